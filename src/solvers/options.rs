@@ -1,0 +1,174 @@
+//! What a solve is asked to do, shared by the CPU reference and the GPU solvers.
+
+use crate::error::{KrylovError, Result};
+use crate::matrix::Csr;
+use crate::scalar::Scalar;
+
+macro_rules! cli_enum {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name { $($(#[$vm])* #[serde(rename = $s)] $var),+ }
+        impl $name {
+            /// All values, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$var),+];
+            /// The name used on the command line and in reports.
+            pub fn as_str(self) -> &'static str { match self { $($name::$var => $s),+ } }
+        }
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result { f.write_str(self.as_str()) }
+        }
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Self, String> {
+                match s { $($s => Ok($name::$var),)+ _ => Err(format!(
+                    "unknown {} `{}` (expected one of: {})", stringify!($name).to_lowercase(), s,
+                    [$($s),+].join(", "))) }
+            }
+        }
+    };
+}
+
+cli_enum!(
+    /// The Krylov (or stationary) method.
+    Method {
+        /// Conjugate gradients (SPD matrices).
+        Cg = "cg",
+        /// BiCGStab (general matrices).
+        Bicgstab = "bicgstab",
+        /// Restarted GMRES(m), the simpler GMRES of Walker–Zhou.
+        Gmres = "gmres",
+        /// Biconjugate gradients, using Aᵀ.
+        Bicg = "bicg",
+        /// Jacobi iteration x ← x + D⁻¹(b − Ax).
+        Jacobi = "jacobi",
+    }
+);
+
+cli_enum!(
+    /// Classical (textbook / BLAS-style) or pipelined (paper 000) formulation.
+    Variant {
+        Classical = "classical",
+        Pipelined = "pipelined",
+    }
+);
+
+cli_enum!(
+    /// Preconditioner.
+    Precond {
+        None = "none",
+        /// Diagonal scaling by D⁻¹.
+        Jacobi = "jacobi",
+    }
+);
+
+cli_enum!(
+    /// Orthogonalisation used by classical GMRES.
+    GramSchmidt {
+        /// Modified Gram–Schmidt: one inner product at a time.
+        Mgs = "mgs",
+        /// Classical Gram–Schmidt: all inner products at once.
+        Cgs = "cgs",
+        /// Classical Gram–Schmidt with one re-orthogonalisation.
+        Cgs2 = "cgs2",
+    }
+);
+
+/// Options of a solve. The stopping test is `‖r_k‖₂ ≤ max(rtol·‖b‖₂, atol)` on the
+/// residual the method tracks; the reported `relative_residual` is always recomputed from x.
+///
+/// ```
+/// use krylov_wgpu::solvers::{Method, SolveOptions, Variant};
+/// let opts = SolveOptions { method: Method::Cg, variant: Variant::Pipelined, ..Default::default() };
+/// assert_eq!(opts.rtol, 1e-6);
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SolveOptions {
+    pub method: Method,
+    pub variant: Variant,
+    /// Relative tolerance on ‖r‖₂/‖b‖₂.
+    pub rtol: f64,
+    /// Absolute tolerance on ‖r‖₂.
+    pub atol: f64,
+    /// Iteration limit (for GMRES: total inner iterations over all restarts).
+    pub max_iter: usize,
+    /// GMRES restart length m.
+    pub restart: usize,
+    pub precond: Precond,
+    /// Orthogonalisation for classical GMRES (pipelined GMRES always uses CGS, or CGS2).
+    pub gs: GramSchmidt,
+}
+
+impl Default for SolveOptions {
+    fn default() -> Self {
+        SolveOptions {
+            method: Method::Cg,
+            variant: Variant::Pipelined,
+            rtol: 1e-6,
+            atol: 0.0,
+            max_iter: 10_000,
+            restart: 30,
+            precond: Precond::None,
+            gs: GramSchmidt::Cgs,
+        }
+    }
+}
+
+impl SolveOptions {
+    /// Checks option values themselves (not the system).
+    pub fn validate(&self) -> Result<()> {
+        if !(self.rtol >= 0.0 && self.rtol.is_finite()) {
+            return Err(KrylovError::InvalidOption(format!(
+                "rtol must be finite and >= 0, got {}",
+                self.rtol
+            )));
+        }
+        if !(self.atol >= 0.0 && self.atol.is_finite()) {
+            return Err(KrylovError::InvalidOption(format!(
+                "atol must be finite and >= 0, got {}",
+                self.atol
+            )));
+        }
+        if self.rtol == 0.0 && self.atol == 0.0 && self.max_iter == usize::MAX {
+            return Err(KrylovError::InvalidOption(
+                "rtol = atol = 0 needs a finite max_iter".into(),
+            ));
+        }
+        if self.method == Method::Gmres && self.restart == 0 {
+            return Err(KrylovError::InvalidOption("restart must be >= 1".into()));
+        }
+        Ok(())
+    }
+
+    /// The absolute residual norm at which the solve stops, given ‖b‖₂.
+    pub fn threshold(&self, b_norm: f64) -> f64 {
+        (self.rtol * b_norm).max(self.atol)
+    }
+}
+
+/// Checks that `A x = b` is a well-posed input: A square, finite, sizes matching, b finite,
+/// and a non-zero diagonal when Jacobi is used (as preconditioner or as the method).
+pub fn validate_system<T: Scalar>(a: &Csr<T>, b: &[T], opts: &SolveOptions) -> Result<()> {
+    opts.validate()?;
+    a.require_square()?;
+    if b.len() != a.nrows() {
+        return Err(KrylovError::DimensionMismatch {
+            what: "right-hand side length vs matrix rows",
+            expected: a.nrows(),
+            found: b.len(),
+        });
+    }
+    a.check_finite()?;
+    if let Some(index) = b.iter().position(|v| !v.is_finite()) {
+        return Err(KrylovError::NonFinite {
+            what: "right-hand side",
+            index,
+        });
+    }
+    if opts.precond == Precond::Jacobi || opts.method == Method::Jacobi {
+        if let Some(row) = a.diagonal().iter().position(|d| *d == T::zero()) {
+            return Err(KrylovError::ZeroDiagonal { row });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! What a solve reports: the same structure for the CPU reference and the GPU solvers.
+
+use super::{Method, Variant};
+use crate::scalar::Precision;
+
+/// Why a solve stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StopReason {
+    /// The residual met the tolerance (and the true residual confirmed it).
+    Converged,
+    /// The iteration limit was reached first.
+    MaxIterations,
+    /// A quantity the recurrence divides by vanished; `quantity` names it (e.g. `"<r, r0*>"`).
+    Breakdown { quantity: String },
+    /// A NaN or infinity appeared in `quantity`.
+    NonFinite { quantity: String },
+    /// CG found ⟨p, Ap⟩ ≤ 0: the matrix is not symmetric positive definite.
+    NotSpd,
+    /// The residual grew beyond any use (Jacobi iteration on a matrix that is not
+    /// diagonally dominant enough, for instance).
+    Diverged,
+    /// The recurrence residual met the tolerance but the true residual ‖b − Ax‖ did not.
+    ResidualGap,
+    /// A cancel flag was raised.
+    Cancelled,
+}
+
+impl StopReason {
+    /// Short machine-readable name (`converged`, `max_iterations`, `breakdown`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            StopReason::Converged => "converged",
+            StopReason::MaxIterations => "max_iterations",
+            StopReason::Breakdown { .. } => "breakdown",
+            StopReason::NonFinite { .. } => "non_finite",
+            StopReason::NotSpd => "not_spd",
+            StopReason::Diverged => "diverged",
+            StopReason::ResidualGap => "residual_gap",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StopReason::Breakdown { quantity } => write!(f, "breakdown ({quantity} = 0)"),
+            StopReason::NonFinite { quantity } => write!(f, "non-finite {quantity}"),
+            StopReason::NotSpd => f.write_str("not SPD (<p, Ap> <= 0)"),
+            StopReason::ResidualGap => {
+                f.write_str("residual gap (recurrence converged, true residual did not)")
+            }
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+impl serde::Serialize for StopReason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// Counts of GPU work for a solve (all zero on the CPU).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct WorkCounts {
+    pub dispatches: u64,
+    pub submits: u64,
+    pub readbacks: u64,
+    pub uploads: u64,
+    pub bytes_read_back: u64,
+    pub bytes_uploaded: u64,
+}
+
+/// The outcome of one solve. Serialises to the CLI's `--json` object.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SolveReport {
+    pub method: Method,
+    pub variant: Variant,
+    pub precision: Precision,
+    /// Storage format the SpMV ran on.
+    pub format: String,
+    /// `"cpu"` or `"gpu"`.
+    pub device: String,
+    /// Adapter name for GPU solves, `null` on the CPU.
+    pub adapter: Option<String>,
+    pub n: usize,
+    pub nnz: usize,
+    pub iterations: usize,
+    pub converged: bool,
+    pub reason: StopReason,
+    /// Human-readable reason, with the iteration where it happened.
+    pub reason_detail: String,
+    /// The TRUE relative residual ‖b − Ax‖₂/‖b‖₂, recomputed from x in f64.
+    pub relative_residual: f64,
+    /// ‖b‖₂.
+    pub b_norm: f64,
+    /// Kernel dispatches per iteration (0 on the CPU).
+    pub dispatches_per_iteration: f64,
+    /// Host↔device transfers per iteration (0 on the CPU).
+    pub transfers_per_iteration: f64,
+    /// Total GPU work.
+    pub counts: WorkCounts,
+    /// Wall-clock seconds of the solve (setup excluded).
+    pub seconds: f64,
+    /// The residual norm the method tracks, ‖r_k‖₂ for k = 0..=iterations (absolute, not
+    /// relative: divide by `b_norm`). GMRES reports the Walker–Zhou estimate.
+    pub history: Vec<f64>,
+}
+
+impl SolveReport {
+    /// An empty report for a solve about to run.
+    pub fn new(method: Method, variant: Variant, precision: Precision, n: usize, nnz: usize) -> Self {
+        SolveReport {
+            method,
+            variant,
+            precision,
+            format: "csr".into(),
+            device: "cpu".into(),
+            adapter: None,
+            n,
+            nnz,
+            iterations: 0,
+            converged: false,
+            reason: StopReason::MaxIterations,
+            reason_detail: String::new(),
+            relative_residual: f64::NAN,
+            b_norm: 0.0,
+            dispatches_per_iteration: 0.0,
+            transfers_per_iteration: 0.0,
+            counts: WorkCounts::default(),
+            seconds: 0.0,
+            history: Vec::new(),
+        }
+    }
+
+    /// The report as one line of JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("report serialises")
+    }
+}
+
+/// A solution vector with its report.
+#[derive(Debug, Clone)]
+pub struct Solution<T> {
+    pub x: Vec<T>,
+    pub report: SolveReport,
+}
