@@ -1,1 +1,402 @@
-fn main() {}
+//! `krylov`: the command-line front end of krylov-wgpu.
+//!
+//! Every error prints one line on stderr and exits non-zero (1: bad input or device
+//! problem, 2: bad command line, 3: the solve did not converge; its report is still printed).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuCsr, SpmvCsr, list_adapters};
+use krylov_wgpu::matrix::{Csr, generators, market};
+use krylov_wgpu::solvers::{
+    CheckMode, GramSchmidt, Method, Precond, SolveOptions, SolveReport, Variant, on_gpu, solve_gpu,
+};
+use krylov_wgpu::{KrylovError, Precision, Result, Scalar, cpu};
+
+/// The problem solved when no matrix is given: 2D Poisson, 5-point stencil, 256×256 grid.
+const DEFAULT_PROBLEM: &str = "poisson2d:256";
+
+#[derive(Parser)]
+#[command(name = "krylov", version, about = "Portable GPU Krylov solvers (CG, BiCGStab, GMRES) on wgpu")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List GPU adapters with backend, type, f64/subgroup/timestamp support and key limits.
+    Info {
+        /// Print one JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Solve A x = b.
+    Solve(SolveArgs),
+    /// Compute y = A·x on the GPU and compare with the f64 CPU product.
+    Spmv(SpmvArgs),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum DeviceArg {
+    /// The GPU when the method runs there and an adapter exists, else the CPU (said on stderr).
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+#[derive(clap::Args)]
+struct MatrixArgs {
+    /// Matrix Market file (.mtx or .mtx.gz). Without one (and without --generate), the
+    /// embedded default problem `poisson2d:256` is solved.
+    matrix: Option<PathBuf>,
+    /// Generate the matrix instead of reading it, e.g. `poisson2d:512`, `laplace3d:64`,
+    /// `convdiff3d:32:circular`, `random-spd:10000:7` (see `--generate help`).
+    #[arg(long, conflicts_with = "matrix")]
+    generate: Option<String>,
+    /// Precision of the computation.
+    #[arg(long, default_value = "f64", value_parser = parse_precision)]
+    precision: Precision,
+    /// GPU adapter: index from `krylov info` or a name substring (default: $KRYLOV_ADAPTER or the best).
+    #[arg(long)]
+    adapter: Option<String>,
+}
+
+#[derive(clap::Args)]
+struct SolveArgs {
+    #[command(flatten)]
+    matrix: MatrixArgs,
+    /// Right-hand side (Matrix Market vector). Default: b = A·1, so the exact solution is all ones.
+    #[arg(long)]
+    rhs: Option<PathBuf>,
+    #[arg(long, default_value = "cg", value_parser = parse_enum::<Method>)]
+    method: Method,
+    #[arg(long, default_value = "pipelined", value_parser = parse_enum::<Variant>)]
+    variant: Variant,
+    #[arg(long, value_enum, default_value = "auto")]
+    device: DeviceArg,
+    /// Stop when ‖r‖₂ ≤ max(rtol·‖b‖₂, atol).
+    #[arg(long, default_value_t = 1e-6, allow_negative_numbers = true)]
+    rtol: f64,
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    atol: f64,
+    #[arg(long, default_value_t = 10_000)]
+    max_iter: usize,
+    /// GMRES restart length m.
+    #[arg(long, default_value_t = 30)]
+    restart: usize,
+    #[arg(long, default_value = "none", value_parser = parse_enum::<Precond>)]
+    precond: Precond,
+    /// Orthogonalisation of classical GMRES.
+    #[arg(long, default_value = "cgs", value_parser = parse_enum::<GramSchmidt>)]
+    gs: GramSchmidt,
+    /// GPU convergence checks: `paper` reads the partial sums back every iteration (paper 000),
+    /// `device` finishes them on the GPU and reads the history once per batch.
+    #[arg(long, default_value = "device", value_parser = parse_enum::<CheckMode>)]
+    check_mode: CheckMode,
+    /// Iterations per submit in `device` mode (0: adapt to the convergence rate).
+    #[arg(long, default_value_t = 0)]
+    batch: usize,
+    /// Write the solution as a Matrix Market vector.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the residual history as CSV (iteration,residual,relative_residual).
+    #[arg(long)]
+    history: Option<PathBuf>,
+    /// Print one JSON object (the full report) instead of a summary.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct SpmvArgs {
+    #[command(flatten)]
+    matrix: MatrixArgs,
+    /// Number of products to time.
+    #[arg(long, default_value_t = 10)]
+    repeat: usize,
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_enum<T: std::str::FromStr<Err = String>>(s: &str) -> std::result::Result<T, String> {
+    s.parse()
+}
+
+fn parse_precision(s: &str) -> std::result::Result<Precision, String> {
+    s.parse()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let generate = match &cli.command {
+        Command::Solve(a) => a.matrix.generate.as_deref(),
+        Command::Spmv(a) => a.matrix.generate.as_deref(),
+        Command::Info { .. } => None,
+    };
+    if generate == Some("help") {
+        println!("{}", generators::SPEC_HELP);
+        return ExitCode::SUCCESS;
+    }
+    let result = match cli.command {
+        Command::Info { json } => info(json),
+        Command::Solve(args) => solve(&args),
+        Command::Spmv(args) => spmv(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            // One line, whatever the error's text holds.
+            let text = e.to_string();
+            let line: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            eprintln!("error: {}", line.join(" "));
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn info(json: bool) -> Result<ExitCode> {
+    let adapters = list_adapters();
+    if json {
+        println!("{}", serde_json::to_string(&adapters).expect("serialisable"));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if adapters.is_empty() {
+        println!("no GPU adapter found: solves run on the CPU (install a Vulkan driver, e.g. mesa-vulkan-drivers)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for a in &adapters {
+        let yn = |b: bool| if b { "yes" } else { "no" };
+        println!("[{}] {} ({}, {})", a.index, a.name, a.backend, a.device_type);
+        println!("    driver:            {}", a.driver);
+        println!(
+            "    f64: {}   subgroups: {} (size {}..{})   timestamps: {}",
+            yn(a.shader_f64),
+            yn(a.subgroup),
+            a.subgroup_min_size,
+            a.subgroup_max_size,
+            yn(a.timestamp_query)
+        );
+        println!(
+            "    max storage binding: {} MiB   max buffer: {} MiB   workgroups/dim: {}   invocations/wg: {}   wg memory: {} KiB",
+            a.max_storage_buffer_binding_size >> 20,
+            a.max_buffer_size >> 20,
+            a.max_compute_workgroups_per_dimension,
+            a.max_compute_invocations_per_workgroup,
+            a.max_compute_workgroup_storage_size >> 10
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads or generates the matrix (in f64; cast later) and names it.
+fn load_matrix(args: &MatrixArgs) -> Result<(Csr<f64>, String)> {
+    if let Some(path) = &args.matrix {
+        return Ok((market::read_matrix_market(path)?, path.display().to_string()));
+    }
+    let spec = args.generate.as_deref().unwrap_or(DEFAULT_PROBLEM);
+    Ok((generators::from_spec(spec)?, spec.to_string()))
+}
+
+fn open_gpu(adapter: &Option<String>) -> Result<Engine> {
+    let mut request = DeviceRequest::from_env();
+    if adapter.is_some() {
+        request.adapter = adapter.clone();
+    }
+    Ok(Engine::new(GpuContext::new(&request)?))
+}
+
+fn solve(args: &SolveArgs) -> Result<ExitCode> {
+    let (a, name) = load_matrix(&args.matrix)?;
+    a.require_square()?;
+    let (b, exact_known) = match &args.rhs {
+        Some(path) => (market::read_vector::<f64>(path)?, false),
+        None => (a.mul_vec(&vec![1.0; a.ncols()])?, true),
+    };
+    if args.method == Method::Cg && !a.is_symmetric(1e-10) {
+        return Err(KrylovError::MethodMismatch(format!(
+            "cg needs a symmetric (positive definite) matrix and {name} is not symmetric; use --method bicgstab or gmres"
+        )));
+    }
+    let opts = SolveOptions {
+        method: args.method,
+        variant: args.variant,
+        rtol: args.rtol,
+        atol: args.atol,
+        max_iter: args.max_iter,
+        restart: args.restart,
+        precond: args.precond,
+        gs: args.gs,
+        check_mode: args.check_mode,
+        batch: args.batch,
+    };
+    let engine = match args.device {
+        DeviceArg::Cpu => None,
+        DeviceArg::Gpu => {
+            if !on_gpu(args.method, args.variant) {
+                return Err(KrylovError::Unsupported(format!(
+                    "{} does not run on the GPU yet; use --device cpu",
+                    args.method
+                )));
+            }
+            Some(open_gpu(&args.matrix.adapter)?)
+        }
+        DeviceArg::Auto if !on_gpu(args.method, args.variant) => {
+            eprintln!("note: {} is not on the GPU yet: solving on the CPU", args.method);
+            None
+        }
+        DeviceArg::Auto => match open_gpu(&args.matrix.adapter) {
+            Ok(engine) => Some(engine),
+            Err(e @ KrylovError::NoAdapter(_)) => {
+                eprintln!("note: {e}: solving on the CPU");
+                None
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    let (x, report): (Vec<f64>, SolveReport) = match args.matrix.precision {
+        Precision::F64 => run_solve::<f64>(engine.as_ref(), &a, &b, &opts)?,
+        Precision::F32 => run_solve::<f32>(engine.as_ref(), &a.cast::<f32>()?, &b, &opts)?,
+    };
+    finish_solve(args, &name, &x, &report, exact_known)
+}
+
+/// Runs the solve in `T` on the GPU (when an engine is given) or the CPU.
+fn run_solve<T: Scalar>(
+    engine: Option<&Engine>,
+    a: &Csr<T>,
+    b: &[f64],
+    opts: &SolveOptions,
+) -> Result<(Vec<f64>, SolveReport)> {
+    let b: Vec<T> = b.iter().map(|&v| T::from_f64(v)).collect();
+    if let Some(index) = b.iter().position(|v| !v.is_finite()) {
+        return Err(KrylovError::NonFinite {
+            what: "right-hand side after conversion to the solve precision",
+            index,
+        });
+    }
+    let sol = match engine {
+        Some(engine) => solve_gpu(engine, a, &b, None, opts, &mut ())?,
+        None => cpu::solve(a, &b, None, opts)?,
+    };
+    Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
+}
+
+fn finish_solve(args: &SolveArgs, name: &str, x: &[f64], report: &SolveReport, exact_known: bool) -> Result<ExitCode> {
+    let solution_error = exact_known.then(|| {
+        (x.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt()
+    });
+    if let Some(path) = &args.out {
+        market::write_vector(path, x)?;
+    }
+    if let Some(path) = &args.history {
+        let mut csv = String::from("iteration,residual,relative_residual\n");
+        for (k, r) in report.history.iter().enumerate() {
+            let rel = if report.b_norm > 0.0 { r / report.b_norm } else { *r };
+            csv.push_str(&format!("{k},{r:e},{rel:e}\n"));
+        }
+        std::fs::write(path, csv).map_err(|e| KrylovError::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+    }
+    if args.json {
+        let mut v = serde_json::to_value(report).expect("serialisable");
+        v["matrix"] = name.into();
+        v["solution_error"] = solution_error.map_or(serde_json::Value::Null, Into::into);
+        println!("{v}");
+    } else {
+        println!(
+            "{name}: n = {}, nnz = {}; {} {} {} on {}{}",
+            report.n,
+            report.nnz,
+            report.variant,
+            report.method,
+            report.precision,
+            report.device,
+            report.adapter.as_deref().map(|a| format!(" ({a})")).unwrap_or_default()
+        );
+        println!(
+            "{} after {} iterations: {}; true relative residual {:.3e}; {:.3} s",
+            if report.converged { "converged" } else { "NOT converged" },
+            report.iterations,
+            report.reason_detail,
+            report.relative_residual,
+            report.seconds
+        );
+        if report.device == "gpu" {
+            println!(
+                "{:.2} dispatches and {:.3} host transfers per iteration",
+                report.dispatches_per_iteration, report.transfers_per_iteration
+            );
+        }
+        if let Some(err) = solution_error {
+            println!("RMS error against the exact solution (all ones): {err:.3e}");
+        }
+    }
+    Ok(if report.converged {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("error: not converged: {}", report.reason_detail);
+        ExitCode::from(3)
+    })
+}
+
+fn spmv(args: &SpmvArgs) -> Result<ExitCode> {
+    let (a, name) = load_matrix(&args.matrix)?;
+    let engine = open_gpu(&args.matrix.adapter)?;
+    match args.matrix.precision {
+        Precision::F32 => spmv_in::<f32>(&engine, &a.cast()?, &name, args),
+        Precision::F64 => spmv_in::<f64>(&engine, &a, &name, args),
+    }
+}
+
+fn spmv_in<T: Scalar>(engine: &Engine, a: &Csr<T>, name: &str, args: &SpmvArgs) -> Result<ExitCode> {
+    let x: Vec<T> = (0..a.ncols()).map(|i| T::from_f64(1.0 + (i % 7) as f64 / 7.0)).collect();
+    let kernel = SpmvCsr::<T>::new(engine)?;
+    let ga = GpuCsr::upload(engine, a)?;
+    let xb = engine.storage_from("x", &x)?;
+    let yb = engine.storage_zeroed::<T>("y", a.nrows())?;
+    let bg = kernel.bind(engine, &ga, &xb, &yb);
+    let y = kernel.apply_buffers(engine, &ga, &xb, &yb)?;
+    let reference = cpu::spmv_f64(a, &x);
+    let num: f64 = y.iter().zip(&reference).map(|(g, r)| (g.as_f64() - r).powi(2)).sum();
+    let den: f64 = reference.iter().map(|r| r * r).sum();
+    let rel = if den > 0.0 { (num / den).sqrt() } else { num.sqrt() };
+    // Time `repeat` products in one submit.
+    let start = Instant::now();
+    let mut batch = engine.begin("spmv timing");
+    for _ in 0..args.repeat.max(1) {
+        kernel.record(&mut batch, &ga, &bg);
+    }
+    batch.submit_and_read::<T>(&yb, 0, 1)?;
+    let per = start.elapsed().as_secs_f64() / args.repeat.max(1) as f64;
+    let bytes = ga.bytes() as f64 + (a.ncols() + a.nrows()) as f64 * std::mem::size_of::<T>() as f64;
+    let report = serde_json::json!({
+        "matrix": name, "n": a.nrows(), "nnz": a.nnz(), "precision": T::PRECISION,
+        "device": "gpu", "adapter": engine.context().summary.name,
+        "relative_error": rel, "seconds_per_spmv": per, "gb_per_s": bytes / per / 1e9,
+    });
+    if args.json {
+        println!("{report}");
+    } else {
+        println!(
+            "{name}: n = {}, nnz = {}, {} on {}: relative error vs f64 CPU {rel:.2e}; {:.1} µs per SpMV ({:.2} GB/s)",
+            a.nrows(),
+            a.nnz(),
+            T::PRECISION,
+            engine.context().summary.name,
+            per * 1e6,
+            bytes / per / 1e9
+        );
+    }
+    let tol = 64.0 * T::PRECISION.epsilon() * (a.row_length_stats().2.max(1) as f64);
+    if !(rel.is_finite() && rel <= tol) {
+        return Err(KrylovError::Gpu(format!(
+            "SpMV relative error {rel:e} exceeds {tol:e}"
+        )));
+    }
+    Ok(ExitCode::SUCCESS)
+}

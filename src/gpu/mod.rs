@@ -1,2 +1,28 @@
 //! The GPU layer: device selection, buffers, pipelines and the accounting of every dispatch
 //! and transfer.
+//!
+//! [`GpuContext`] opens a device; [`Engine`] compiles kernels from `shaders/` and runs them,
+//! counting every dispatch, submit, upload and readback in its [`Counters`].
+
+mod counters;
+mod device;
+mod engine;
+pub mod kernels;
+pub mod shader;
+mod spmv;
+
+pub use counters::Counters;
+pub use device::{AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, list_adapters};
+pub use engine::{Batch, Engine, Kernel, Tuning};
+pub use shader::{KERNELS, KernelSource, ShaderConfig};
+pub use spmv::{GpuCsr, SpmvCsr};
+
+/// Whether tests must fail (rather than skip) when no adapter exists: `KRYLOV_REQUIRE_GPU=1`.
+pub fn gpu_required() -> bool {
+    std::env::var("KRYLOV_REQUIRE_GPU").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
+/// Joins a multi-line wgpu error into one line (the CLI prints errors on one line).
+pub(crate) fn one_line(s: &str) -> String {
+    s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ").replace(":: ", ": ")
+}

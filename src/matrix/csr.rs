@@ -260,15 +260,23 @@ impl<T: Scalar> Csr<T> {
         })
     }
 
-    /// Converts the values to another precision.
-    pub fn cast<U: Scalar>(&self) -> Csr<U> {
-        Csr {
+    /// Converts the values to another precision; a value that overflows the target type
+    /// (e.g. 1e300 into f32) is a [`KrylovError::NonFinite`] error.
+    pub fn cast<U: Scalar>(&self) -> Result<Csr<U>> {
+        let values: Vec<U> = self.values.iter().map(|v| U::from_f64(v.as_f64())).collect();
+        if let Some(index) = values.iter().position(|v| !v.is_finite()) {
+            return Err(KrylovError::NonFinite {
+                what: "matrix values after conversion to the solve precision",
+                index,
+            });
+        }
+        Ok(Csr {
             nrows: self.nrows,
             ncols: self.ncols,
             row_ptr: self.row_ptr.clone(),
             col_idx: self.col_idx.clone(),
-            values: self.values.iter().map(|v| U::from_f64(v.as_f64())).collect(),
-        }
+            values,
+        })
     }
 
     /// Row lengths: minimum, mean and maximum number of stored entries per row.

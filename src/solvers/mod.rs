@@ -1,7 +1,43 @@
 //! Solver options and reports shared by every back end, and the GPU solvers.
+//!
+//! The GPU solvers live one file per method, classical and pipelined variants side by side
+//! ([`cg`]); their kernels are in `shaders/` with host sides in [`crate::gpu`].
 
+pub mod cg;
+mod monitor;
 mod options;
 mod report;
 
-pub use options::{GramSchmidt, Method, Precond, SolveOptions, Variant, validate_system};
-pub use report::{Solution, SolveReport, StopReason, WorkCounts};
+pub use monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
+pub use options::{
+    CheckMode, GramSchmidt, Method, Precond, SolveOptions, Variant, validate_system,
+};
+pub use report::{KernelTime, Solution, SolveReport, StopReason, WorkCounts};
+
+use crate::error::{KrylovError, Result};
+use crate::gpu::Engine;
+use crate::matrix::Csr;
+use crate::scalar::Scalar;
+
+/// Whether `method` (in `variant`) runs on the GPU in this version.
+pub fn on_gpu(method: Method, _variant: Variant) -> bool {
+    matches!(method, Method::Cg)
+}
+
+/// Solves A x = b on the GPU with the method of `opts` (see [`cg::solve`]).
+/// Methods not yet on the GPU return [`KrylovError::Unsupported`]; use [`crate::cpu::solve`].
+pub fn solve_gpu<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Solution<T>> {
+    match opts.method {
+        Method::Cg => cg::solve(engine, a, b, x0, opts, monitor),
+        other => Err(KrylovError::Unsupported(format!(
+            "{other} does not run on the GPU yet (use the CPU solver)"
+        ))),
+    }
+}

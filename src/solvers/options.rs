@@ -74,6 +74,18 @@ cli_enum!(
     }
 );
 
+cli_enum!(
+    /// How a GPU solve checks convergence.
+    CheckMode {
+        /// As paper 000 proposes: the partial sums of the inner products are read back every
+        /// iteration and finished on the host (at most one transfer per iteration).
+        Paper = "paper",
+        /// The scalars are finished on the GPU and never leave it inside the loop; the host
+        /// records k iterations per submit and reads the residual history once per batch.
+        Device = "device",
+    }
+);
+
 /// Options of a solve. The stopping test is `‖r_k‖₂ ≤ max(rtol·‖b‖₂, atol)` on the
 /// residual the method tracks; the reported `relative_residual` is always recomputed from x.
 ///
@@ -97,6 +109,10 @@ pub struct SolveOptions {
     pub precond: Precond,
     /// Orthogonalisation for classical GMRES (pipelined GMRES always uses CGS, or CGS2).
     pub gs: GramSchmidt,
+    /// Convergence checking of GPU solves (ignored on the CPU).
+    pub check_mode: CheckMode,
+    /// Iterations recorded per submit in `device` mode; 0 adapts it to the convergence rate.
+    pub batch: usize,
 }
 
 impl Default for SolveOptions {
@@ -110,6 +126,8 @@ impl Default for SolveOptions {
             restart: 30,
             precond: Precond::None,
             gs: GramSchmidt::Cgs,
+            check_mode: CheckMode::Device,
+            batch: 0,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! What a solve reports: the same structure for the CPU reference and the GPU solvers.
 
-use super::{Method, Variant};
+use super::{CheckMode, Method, Variant};
 use crate::scalar::Precision;
 
 /// Why a solve stopped.
@@ -72,6 +72,14 @@ pub struct WorkCounts {
     pub bytes_uploaded: u64,
 }
 
+/// GPU time spent in one kernel over a solve (from timestamp queries).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KernelTime {
+    pub name: String,
+    pub calls: u64,
+    pub seconds: f64,
+}
+
 /// The outcome of one solve. Serialises to the CLI's `--json` object.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SolveReport {
@@ -99,8 +107,21 @@ pub struct SolveReport {
     pub dispatches_per_iteration: f64,
     /// Host↔device transfers per iteration (0 on the CPU).
     pub transfers_per_iteration: f64,
-    /// Total GPU work.
+    /// Total GPU work (setup, loop and the final residual check).
     pub counts: WorkCounts,
+    /// GPU work of the iteration loop alone (what the per-iteration figures divide).
+    pub loop_counts: WorkCounts,
+    /// Convergence-check mode of a GPU solve (`null` on the CPU).
+    pub check_mode: Option<CheckMode>,
+    /// Iterations recorded per submit (the last batch size in adaptive `device` mode).
+    pub batch_size: usize,
+    /// Iterations recorded on the GPU, including no-op ones recorded after convergence
+    /// inside the last batch (the denominator of the per-iteration figures).
+    pub iterations_recorded: usize,
+    /// Restarts from the current x after the true residual missed the tolerance.
+    pub restarts: usize,
+    /// GPU time per kernel (empty unless timestamps were requested and available).
+    pub kernel_times: Vec<KernelTime>,
     /// Wall-clock seconds of the solve (setup excluded).
     pub seconds: f64,
     /// The residual norm the method tracks, ‖r_k‖₂ for k = 0..=iterations (absolute, not
@@ -129,6 +150,12 @@ impl SolveReport {
             dispatches_per_iteration: 0.0,
             transfers_per_iteration: 0.0,
             counts: WorkCounts::default(),
+            loop_counts: WorkCounts::default(),
+            check_mode: None,
+            batch_size: 0,
+            iterations_recorded: 0,
+            restarts: 0,
+            kernel_times: Vec::new(),
             seconds: 0.0,
             history: Vec::new(),
         }

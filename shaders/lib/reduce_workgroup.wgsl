@@ -1,0 +1,30 @@
+// Workgroup reduction through workgroup memory (a tree of WG/2, WG/4, ... adds).
+// Used when the adapter has no subgroup operations. Defines the same interface as
+// reduce_subgroup.wgsl: `struct Ids` (the entry point's built-ins) and `workgroup_sum`.
+
+struct Ids {
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+}
+
+var<workgroup> red_scratch: array<vec4<Real>, WG>;
+var<workgroup> red_total: vec4<Real>;
+
+// Sum of `v` over the workgroup, returned to every thread as a uniform value. Must be called from uniform
+// control flow by all threads of the workgroup.
+fn workgroup_sum(v: vec4<Real>, ids: Ids) -> vec4<Real> {
+    red_scratch[ids.lid] = v;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if ids.lid < s {
+            red_scratch[ids.lid] = red_scratch[ids.lid] + red_scratch[ids.lid + s];
+        }
+        workgroupBarrier();
+    }
+    if ids.lid == 0u {
+        red_total = red_scratch[0];
+    }
+    // workgroupUniformLoad makes the result uniform (and is the barrier before reuse).
+    return workgroupUniformLoad(&red_total);
+}

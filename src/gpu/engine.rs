@@ -1,0 +1,430 @@
+//! The engine: the only place that records dispatches, submits work, uploads and reads back.
+//! Everything it does goes through [`Counters`], so launch and transfer counts are exact.
+
+use std::sync::{Arc, Mutex};
+
+use bytemuck::Pod;
+use wgpu::util::DeviceExt;
+
+use super::counters::Counters;
+use super::device::GpuContext;
+use super::shader::{KernelSource, ShaderConfig, specialise};
+use crate::error::{KrylovError, Result};
+
+/// A compiled compute pipeline for one kernel in one configuration.
+#[derive(Debug)]
+pub struct Kernel {
+    pub name: &'static str,
+    pub config: ShaderConfig,
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    /// Bindings of group 0 the entry point uses (the automatic layout holds only these).
+    bindings: Vec<u32>,
+}
+
+/// The group-0 bindings that entry point `main` of `wgsl` uses, from naga's analysis.
+fn used_bindings(wgsl: &str, name: &str) -> Result<Vec<u32>> {
+    let module = naga::front::wgsl::parse_str(wgsl)
+        .map_err(|e| KrylovError::Gpu(format!("kernel `{name}` does not parse: {}", e.message())))?;
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::empty(), naga::valid::Capabilities::all())
+        .validate(&module)
+        .map_err(|e| KrylovError::Gpu(format!("kernel `{name}` does not validate: {}", e.as_inner())))?;
+    let ep = module
+        .entry_points
+        .iter()
+        .position(|e| e.name == "main")
+        .ok_or_else(|| KrylovError::Gpu(format!("kernel `{name}` has no entry point `main`")))?;
+    let uses = info.get_entry_point(ep);
+    let mut bindings: Vec<u32> = module
+        .global_variables
+        .iter()
+        .filter(|(h, _)| !uses[*h].is_empty())
+        .filter_map(|(_, g)| g.binding.as_ref().filter(|b| b.group == 0).map(|b| b.binding))
+        .collect();
+    bindings.sort_unstable();
+    Ok(bindings)
+}
+
+impl Kernel {
+    /// The workgroup count covering `n` items with one thread each.
+    pub fn groups_for(&self, n: usize) -> u32 {
+        n.div_ceil(self.config.workgroup_size as usize).max(1) as u32
+    }
+}
+
+/// Runs kernels on a [`GpuContext`] and counts every operation.
+///
+/// ```no_run
+/// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
+/// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
+/// let buf = engine.storage_from("x", &[1.0f32, 2.0, 3.0])?;
+/// assert_eq!(engine.read::<f32>(&buf, 0, 3)?, vec![1.0, 2.0, 3.0]);
+/// assert_eq!(engine.counters().snapshot().readbacks, 1);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub struct Engine {
+    ctx: Arc<GpuContext>,
+    counters: Arc<Counters>,
+    staging: Mutex<Vec<wgpu::Buffer>>,
+    tuning: Tuning,
+}
+
+/// Launch configuration knobs of the solver kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// Threads per workgroup (a power of two, ≤ the adapter's limit).
+    pub workgroup_size: u32,
+    /// Upper bound on the workgroups of a reducing kernel (= partial sums per inner product);
+    /// larger vectors are covered by grid-stride loops.
+    pub max_groups: u32,
+    /// Reduce with subgroup operations: `None` uses them when the adapter has them.
+    pub subgroups: Option<bool>,
+}
+
+impl Default for Tuning {
+    fn default() -> Self {
+        Tuning {
+            workgroup_size: 256,
+            max_groups: 1024,
+            subgroups: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("ctx", &self.ctx).finish()
+    }
+}
+
+impl Engine {
+    /// An engine with fresh counters.
+    pub fn new(ctx: Arc<GpuContext>) -> Self {
+        Self::with_tuning(ctx, Tuning::default())
+    }
+
+    /// An engine with explicit launch configuration.
+    pub fn with_tuning(ctx: Arc<GpuContext>, tuning: Tuning) -> Self {
+        Engine {
+            ctx,
+            counters: Arc::new(Counters::default()),
+            staging: Mutex::new(Vec::new()),
+            tuning,
+        }
+    }
+
+    /// The launch configuration.
+    pub fn tuning(&self) -> Tuning {
+        self.tuning
+    }
+
+    /// The kernel configuration for `precision` under this engine's tuning.
+    pub fn shader_config(&self, precision: crate::Precision) -> ShaderConfig {
+        ShaderConfig {
+            precision,
+            workgroup_size: self.tuning.workgroup_size,
+            subgroups: self.tuning.subgroups.unwrap_or(self.ctx.has_subgroups()),
+        }
+    }
+
+    /// Workgroups of a reducing kernel over `n` entries: enough for one entry per thread,
+    /// at most `max_groups`.
+    pub fn reduction_groups(&self, n: usize) -> u32 {
+        (n.div_ceil(self.tuning.workgroup_size as usize) as u32).clamp(1, self.tuning.max_groups.max(1))
+    }
+
+    /// The device this engine runs on.
+    pub fn context(&self) -> &Arc<GpuContext> {
+        &self.ctx
+    }
+
+    /// The counters of everything this engine did.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Compiles `source` for `config` into a pipeline (auto layout, entry point `main`).
+    /// Shader or pipeline validation errors come back as [`KrylovError::Gpu`] naming the kernel.
+    pub fn kernel(&self, source: &KernelSource, config: ShaderConfig) -> Result<Kernel> {
+        self.ctx.require(config.precision)?;
+        if config.subgroups && !self.ctx.has_subgroups() {
+            return Err(KrylovError::MissingFeature {
+                adapter: self.ctx.summary.name.clone(),
+                feature: "SUBGROUP",
+            });
+        }
+        let device = &self.ctx.device;
+        let wgsl = specialise(source, config);
+        let bindings = used_bindings(&wgsl, source.name)?;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some(source.name),
+            source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+        });
+        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+            label: Some(source.name),
+            layout: None,
+            module: &module,
+            entry_point: Some("main"),
+            compilation_options: Default::default(),
+            cache: None,
+        });
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(KrylovError::Gpu(format!(
+                "kernel `{}` ({}) failed to compile: {}",
+                source.name,
+                config.precision,
+                super::one_line(&e.to_string())
+            )));
+        }
+        let layout = pipeline.get_bind_group_layout(0);
+        Ok(Kernel {
+            name: source.name,
+            config,
+            pipeline,
+            layout,
+            bindings,
+        })
+    }
+
+    /// A bind group binding `buffers[i]` (whole) at binding `i` of group 0.
+    pub fn bind_group(&self, kernel: &Kernel, buffers: &[&wgpu::Buffer]) -> wgpu::BindGroup {
+        let pairs: Vec<(u32, &wgpu::Buffer)> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i as u32, *b))
+            .collect();
+        self.bind_group_at(kernel, &pairs)
+    }
+
+    /// A bind group binding each `(binding, buffer)` pair (whole buffers) of group 0.
+    /// Pairs for bindings the kernel does not use are skipped, so callers can pass the
+    /// bindings every solver kernel shares.
+    pub fn bind_group_at(&self, kernel: &Kernel, buffers: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .filter(|(i, _)| kernel.bindings.contains(i))
+            .map(|(i, b)| wgpu::BindGroupEntry {
+                binding: *i,
+                resource: b.as_entire_binding(),
+            })
+            .collect();
+        self.ctx
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(kernel.name),
+                layout: &kernel.layout,
+                entries: &entries,
+            })
+    }
+
+    const STORAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+        .union(wgpu::BufferUsages::COPY_SRC)
+        .union(wgpu::BufferUsages::COPY_DST);
+
+    /// A storage buffer initialised from `data` (one counted upload). Empty data gets a
+    /// 16-byte buffer so that bindings stay valid.
+    pub fn storage_from<T: Pod>(&self, label: &str, data: &[T]) -> Result<wgpu::Buffer> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        self.ctx.check_binding(label, bytes.len() as u64)?;
+        let contents: &[u8] = if bytes.is_empty() { &[0u8; 16] } else { bytes };
+        let buf = self
+            .ctx
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents,
+                usage: Self::STORAGE,
+            });
+        self.counters.upload(bytes.len() as u64);
+        Ok(buf)
+    }
+
+    /// A zero-initialised storage buffer of `len` elements of `T` (no transfer).
+    pub fn storage_zeroed<T: Pod>(&self, label: &str, len: usize) -> Result<wgpu::Buffer> {
+        let bytes = (len * std::mem::size_of::<T>()) as u64;
+        self.ctx.check_binding(label, bytes)?;
+        Ok(self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes.max(16).next_multiple_of(4),
+            usage: Self::STORAGE,
+            mapped_at_creation: false,
+        }))
+    }
+
+    /// A uniform buffer holding `value` (one counted upload).
+    pub fn uniform_from<T: Pod>(&self, label: &str, value: &T) -> wgpu::Buffer {
+        let bytes = bytemuck::bytes_of(value);
+        self.counters.upload(bytes.len() as u64);
+        self.ctx
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytes,
+                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            })
+    }
+
+    /// Writes `data` at element `offset` of `buffer` (one counted upload).
+    pub fn write<T: Pod>(&self, buffer: &wgpu::Buffer, offset: usize, data: &[T]) {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        self.counters.upload(bytes.len() as u64);
+        self.ctx.queue.write_buffer(
+            buffer,
+            (offset * std::mem::size_of::<T>()) as u64,
+            bytes,
+        );
+    }
+
+    /// Starts recording a batch of dispatches that will share one compute pass.
+    pub fn begin(&self, label: &str) -> Batch<'_> {
+        let encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
+        Batch {
+            engine: self,
+            encoder: Some(encoder),
+            pass: None,
+        }
+    }
+
+    /// Reads `count` elements of `T` from element `offset` of `buffer` (one submit, one
+    /// counted readback).
+    pub fn read<T: Pod>(&self, buffer: &wgpu::Buffer, offset: usize, count: usize) -> Result<Vec<T>> {
+        self.begin("read").submit_and_read(buffer, offset, count)
+    }
+
+    fn take_staging(&self, bytes: u64) -> wgpu::Buffer {
+        let mut pool = self.staging.lock().expect("staging pool");
+        if let Some(i) = pool.iter().position(|b| b.size() >= bytes) {
+            return pool.swap_remove(i);
+        }
+        self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("staging"),
+            size: bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(16),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        })
+    }
+
+    fn give_staging(&self, buf: wgpu::Buffer) {
+        let mut pool = self.staging.lock().expect("staging pool");
+        if pool.len() < 8 {
+            pool.push(buf);
+        }
+    }
+
+    fn wait(&self) -> Result<()> {
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| KrylovError::Gpu(format!("poll failed: {e}")))?;
+        self.ctx.take_error()
+    }
+}
+
+/// Dispatches recorded into one command encoder, in one compute pass where possible.
+/// Dropping a batch without submitting discards it.
+pub struct Batch<'e> {
+    engine: &'e Engine,
+    encoder: Option<wgpu::CommandEncoder>,
+    pass: Option<wgpu::ComputePass<'static>>,
+}
+
+impl Batch<'_> {
+    fn pass(&mut self) -> &mut wgpu::ComputePass<'static> {
+        if self.pass.is_none() {
+            let enc = self.encoder.as_mut().expect("batch not yet submitted");
+            let pass = enc
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("krylov batch"),
+                    timestamp_writes: None,
+                })
+                .forget_lifetime();
+            self.pass = Some(pass);
+        }
+        self.pass.as_mut().expect("pass just created")
+    }
+
+    fn end_pass(&mut self) {
+        self.pass = None;
+    }
+
+    /// Records one dispatch of `groups` workgroups (one counted dispatch). Counts above the
+    /// per-dimension limit (65535 typically) are split into a 2D grid; kernels recover the
+    /// linear workgroup index as `wid.y * nwg.x + wid.x`.
+    pub fn dispatch(&mut self, kernel: &Kernel, bind_group: &wgpu::BindGroup, groups: u32) {
+        let max = self.engine.ctx.limits.max_compute_workgroups_per_dimension.max(1);
+        let (x, y) = if groups <= max {
+            (groups, 1)
+        } else {
+            (max, groups.div_ceil(max))
+        };
+        let pass = self.pass();
+        pass.set_pipeline(&kernel.pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(x, y, 1);
+        self.engine.counters.dispatch();
+    }
+
+    /// Copies `bytes` bytes between buffers on the GPU (no host transfer).
+    pub fn copy(&mut self, src: &wgpu::Buffer, src_offset: u64, dst: &wgpu::Buffer, dst_offset: u64, bytes: u64) {
+        self.end_pass();
+        self.encoder
+            .as_mut()
+            .expect("batch not yet submitted")
+            .copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
+    }
+
+    /// Submits the batch (one counted submit) without waiting.
+    pub fn submit(mut self) -> Result<()> {
+        self.end_pass();
+        let enc = self.encoder.take().expect("batch not yet submitted");
+        self.engine.ctx.queue.submit([enc.finish()]);
+        self.engine.counters.submit();
+        self.engine.ctx.take_error()
+    }
+
+    /// Submits the batch followed by a copy of `count` elements of `T` from element `offset`
+    /// of `buffer`, waits, and returns them: one submit and one counted readback.
+    pub fn submit_and_read<T: Pod>(mut self, buffer: &wgpu::Buffer, offset: usize, count: usize) -> Result<Vec<T>> {
+        let size = std::mem::size_of::<T>();
+        let bytes = (count * size) as u64;
+        if count == 0 {
+            self.submit()?;
+            return Ok(Vec::new());
+        }
+        let padded = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let src_off = (offset * size) as u64;
+        if src_off + padded > buffer.size() {
+            return Err(KrylovError::Gpu(format!(
+                "read of {bytes} bytes at offset {src_off} beyond a buffer of {} bytes",
+                buffer.size()
+            )));
+        }
+        let engine = self.engine;
+        let staging = engine.take_staging(padded);
+        self.copy(buffer, src_off, &staging, 0, padded);
+        self.submit()?;
+        let slice = staging.slice(..padded);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        engine.wait()?;
+        rx.recv()
+            .map_err(|_| KrylovError::Gpu("map callback never ran".into()))?
+            .map_err(|e| KrylovError::Gpu(format!("map_async failed: {e}")))?;
+        let out = {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| KrylovError::Gpu(format!("get_mapped_range failed: {e}")))?;
+            bytemuck::pod_collect_to_vec::<u8, T>(&view[..bytes as usize])
+        };
+        staging.unmap();
+        engine.give_staging(staging);
+        engine.counters.readback(bytes);
+        Ok(out)
+    }
+}

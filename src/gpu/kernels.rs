@@ -1,0 +1,115 @@
+//! Host side of the solver kernels in `shaders/`: the launch parameters they share and the
+//! buffers every solver kernel binds (state, partials, scalars, history: bindings 0–3 of
+//! `shaders/lib/solver_state.wgsl`).
+
+use super::engine::{Engine, Kernel};
+use super::shader::{ShaderConfig, kernel_source};
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+/// Mirrors `struct Params` of `shaders/lib/solver_state.wgsl`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Params {
+    pub n: u32,
+    pub groups: u32,
+    pub jacobi: u32,
+    pub slot: u32,
+    pub dst: u32,
+    pub num: u32,
+    pub den: u32,
+    pub flags: u32,
+    pub comp: u32,
+    pub comp_monitor: u32,
+    pub _pad: [u32; 2],
+}
+
+/// `FLAG_NEGATE` of the WGSL source: axpy subtracts.
+pub const FLAG_NEGATE: u32 = 1;
+/// `FLAG_SHIFT`: dot_finish moves scalars[dst] to scalars[dst + 1] first.
+pub const FLAG_SHIFT: u32 = 2;
+/// `FLAG_MONITOR`: dot_finish records the residual and tests convergence.
+pub const FLAG_MONITOR: u32 = 4;
+/// `FLAG_POSITIVE`: dot_finish stops the solve (not SPD) unless the value is > 0.
+pub const FLAG_POSITIVE: u32 = 8;
+
+/// Status words written by the kernels (`STATUS_*` in solver_state.wgsl).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuStatus {
+    Running,
+    Converged,
+    NotSpd,
+    NonFinite,
+    Breakdown,
+    Unknown(u32),
+}
+
+impl From<u32> for GpuStatus {
+    fn from(v: u32) -> Self {
+        match v {
+            0 => GpuStatus::Running,
+            1 => GpuStatus::Converged,
+            2 => GpuStatus::NotSpd,
+            3 => GpuStatus::NonFinite,
+            4 => GpuStatus::Breakdown,
+            other => GpuStatus::Unknown(other),
+        }
+    }
+}
+
+/// Compiles a solver kernel by name for `T`.
+pub fn solver_kernel<T: Scalar>(engine: &Engine, name: &str, config: ShaderConfig) -> Result<Kernel> {
+    let src = kernel_source(name).unwrap_or_else(|| panic!("kernel {name} is registered"));
+    engine.kernel(src, ShaderConfig { precision: T::PRECISION, ..config })
+}
+
+/// The buffers bound at 0–3 by every solver kernel.
+#[derive(Debug)]
+pub struct SolverBuffers {
+    /// `array<atomic<u32>, 4>`: status, residuals recorded, iteration of the status change.
+    pub state: wgpu::Buffer,
+    /// `array<vec4<Real>>`: `slots × groups` per-workgroup partial sums.
+    pub partials: wgpu::Buffer,
+    /// `array<Real>`: finished scalars; index 2 holds tol².
+    pub scalars: wgpu::Buffer,
+    /// `array<Real>`: squared residual norms, one per recorded iteration.
+    pub history: wgpu::Buffer,
+    pub groups: u32,
+    pub history_len: usize,
+}
+
+/// Number of scalar slots in `SolverBuffers::scalars`.
+pub const N_SCALARS: usize = 8;
+
+impl SolverBuffers {
+    /// Allocates the buffers: `slots` partial slots of `groups` entries and a history of
+    /// `history_len` entries poisoned with −1 (entries the GPU never wrote stay negative).
+    pub fn new<T: Scalar>(engine: &Engine, groups: u32, slots: u32, history_len: usize) -> Result<Self> {
+        Ok(SolverBuffers {
+            state: engine.storage_zeroed::<u32>("state", 4)?,
+            partials: engine.storage_zeroed::<[T; 4]>("partials", (groups * slots) as usize)?,
+            scalars: engine.storage_zeroed::<T>("scalars", N_SCALARS)?,
+            history: engine.storage_from("history", &vec![-T::one(); history_len])?,
+            groups,
+            history_len,
+        })
+    }
+
+    /// The (binding, buffer) pairs 0–3 every solver kernel binds, followed by `params` at 4.
+    pub fn common<'a>(&'a self, params: &'a wgpu::Buffer) -> Vec<(u32, &'a wgpu::Buffer)> {
+        vec![
+            (0, &self.state),
+            (1, &self.partials),
+            (2, &self.scalars),
+            (3, &self.history),
+            (4, params),
+        ]
+    }
+
+    /// Sets the state to running with `recorded` residuals already in the history, and
+    /// tol² (two counted uploads).
+    pub fn reset<T: Scalar>(&self, engine: &Engine, recorded: u32, tol2: T) {
+        engine.write(&self.state, 0, &[0u32, recorded, 0, 0]);
+        engine.write(&self.scalars, 2, &[tol2]);
+    }
+}

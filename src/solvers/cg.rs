@@ -1,0 +1,811 @@
+//! Conjugate gradients on the GPU: [`ClassicalCg`] and [`PipelinedCg`] side by side.
+//!
+//! * **Pipelined** (paper 000, Alg. 2): two fused kernels per iteration —
+//!   `update_cg` (x, r, p updates + first stage of ⟨r,z⟩, ⟨r,r⟩) and `spmv_dot_cg`
+//!   (Ap = A·p + first stage of ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩). The second reduction stage is done
+//!   redundantly by every workgroup of the next kernel, so no extra launch is needed.
+//! * **Classical** (paper 000, Alg. 1) as a BLAS-based code runs it: `spmv_csr`, `dot`,
+//!   `axpy`, `axpy`, `dot`, `xpay` (+ `diag_scale` and one more `dot` with Jacobi) — at least
+//!   six launches; in `paper` mode every inner product is read back and its value sent back up.
+//!
+//! Convergence checks ([`CheckMode`]): `paper` reads the partial sums back every iteration and
+//! finishes them on the host; `device` records k iterations per submit and reads the history
+//! once per batch. Kernels test a status word first, so iterations recorded after convergence
+//! change nothing: the x returned is the x of the converging iteration.
+//!
+//! After the loop the true residual ‖b − Ax‖/‖b‖ is recomputed in f64 (on the GPU with the
+//! `cg_init` kernel for f64 solves, on the CPU for f32 solves); if it misses the tolerance
+//! the solve restarts from x (at most [`MAX_RESTARTS`] times) and otherwise reports
+//! `residual_gap` — never a false convergence.
+
+use std::time::Instant;
+
+use crate::error::{KrylovError, Result};
+use crate::gpu::kernels::{
+    FLAG_MONITOR, FLAG_NEGATE, FLAG_POSITIVE, FLAG_SHIFT, GpuStatus, Params, SolverBuffers, solver_kernel,
+};
+use crate::gpu::{Batch, Engine, GpuCsr, Kernel, SpmvCsr};
+use crate::matrix::Csr;
+use crate::scalar::{Precision, Scalar};
+use crate::solvers::{
+    CheckMode, Method, Monitor, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant, WorkCounts,
+    validate_system,
+};
+
+/// Restarts from the current x allowed when the true residual misses the tolerance.
+pub const MAX_RESTARTS: usize = 3;
+
+/// Relative slack between the threshold and the recomputed true residual (last-digit
+/// disagreement only; see `cpu::TRUE_RESIDUAL_SLACK`).
+const TRUE_RESIDUAL_SLACK: f64 = crate::cpu::TRUE_RESIDUAL_SLACK;
+
+/// The linear system resident on the GPU.
+struct System<T> {
+    a: GpuCsr<T>,
+    b: wgpu::Buffer,
+    x: wgpu::Buffer,
+    /// D⁻¹ with Jacobi, a 1-entry dummy otherwise (kernels branch on `params.jacobi`).
+    dinv: wgpu::Buffer,
+    r: wgpu::Buffer,
+    p: wgpu::Buffer,
+    ap: wgpu::Buffer,
+    n: usize,
+    jacobi: bool,
+}
+
+impl<T: Scalar> System<T> {
+    fn upload(engine: &Engine, a: &Csr<T>, b: &[T], x0: Option<&[T]>, jacobi: bool) -> Result<Self> {
+        let n = a.nrows();
+        let x = match x0 {
+            Some(x0) => engine.storage_from("x", x0)?,
+            None => engine.storage_zeroed::<T>("x", n)?,
+        };
+        let dinv = if jacobi {
+            let d: Vec<T> = a.diagonal().iter().map(|&d| T::one() / d).collect();
+            engine.storage_from("dinv", &d)?
+        } else {
+            engine.storage_zeroed::<T>("dinv (unused)", 1)?
+        };
+        Ok(System {
+            a: GpuCsr::upload(engine, a)?,
+            b: engine.storage_from("b", b)?,
+            x,
+            dinv,
+            r: engine.storage_zeroed::<T>("r", n)?,
+            p: engine.storage_zeroed::<T>("p", n)?,
+            ap: engine.storage_zeroed::<T>("ap", n)?,
+            n,
+            jacobi,
+        })
+    }
+}
+
+/// How a loop segment ended.
+#[derive(Debug, Clone, PartialEq)]
+enum LoopEnd {
+    Converged,
+    MaxIterations,
+    Cancelled,
+    NonFinite,
+    NotSpd,
+    /// The GPU stopped by itself (status word); read it to learn why.
+    GpuStopped,
+}
+
+/// Host-side bookkeeping of a solve.
+struct Run<'m> {
+    history: Vec<f64>,
+    /// Iterations recorded on the GPU inside loops (including no-ops after convergence).
+    recorded: usize,
+    loop_counts: WorkCounts,
+    batch_size: usize,
+    /// Classical `paper` mode: the ⟨r,z⟩ last sent to the device (β's next denominator).
+    last_rz: f64,
+    monitor: &'m mut dyn Monitor,
+}
+
+impl Run<'_> {
+    /// Iterations done so far (the history holds the initial residual plus one per iteration).
+    fn iterations(&self) -> usize {
+        self.history.len().saturating_sub(1)
+    }
+
+    fn push(&mut self, residual: f64) {
+        self.history.push(residual);
+        self.monitor.on_residual(self.history.len() - 1, residual);
+    }
+}
+
+fn sum_component<T: Scalar>(partials: &[T], groups: usize, slot: usize, comp: usize) -> f64 {
+    (0..groups).map(|g| partials[4 * (slot * groups + g) + comp].as_f64()).sum()
+}
+
+/// The next batch size in adaptive `device` mode: the iterations the observed convergence
+/// rate predicts are still needed (+10 %), at least 4, at most twice the previous batch and 1024.
+fn adaptive_batch(history: &[f64], threshold: f64, previous: usize) -> usize {
+    let n = history.len();
+    let guess = if n >= 2 {
+        let span = (n - 1).min(previous.max(1) * 2).max(1);
+        let (r0, r1) = (history[n - 1 - span], history[n - 1]);
+        let rate = (r1.ln() - r0.ln()) / span as f64;
+        if rate < 0.0 && r1 > threshold && threshold > 0.0 {
+            ((threshold.ln() - r1.ln()) / rate * 1.1).ceil() as usize + 1
+        } else {
+            2 * previous
+        }
+    } else {
+        previous
+    };
+    guess.clamp(4, (2 * previous).clamp(4, 1024))
+}
+
+/// Runs `device`-mode batches: records `k` iterations per submit and reads their squared
+/// residuals back once per batch.
+fn device_loop<T: Scalar>(
+    engine: &Engine,
+    bufs: &SolverBuffers,
+    opts: &SolveOptions,
+    threshold: f64,
+    tol2: T,
+    run: &mut Run<'_>,
+    record_iteration: &dyn Fn(&mut Batch<'_>),
+) -> Result<LoopEnd> {
+    let mut k = if opts.batch > 0 { opts.batch } else { 8 };
+    loop {
+        if run.monitor.cancelled() {
+            return Ok(LoopEnd::Cancelled);
+        }
+        let done = run.iterations();
+        if done >= opts.max_iter {
+            return Ok(LoopEnd::MaxIterations);
+        }
+        if opts.batch == 0 && done > 0 {
+            k = adaptive_batch(&run.history, threshold, k);
+        }
+        let k_now = k.min(opts.max_iter - done).min(bufs.history_len - 1 - run.history.len());
+        let before = engine.counters().snapshot();
+        let mut batch = engine.begin("cg batch");
+        for _ in 0..k_now {
+            record_iteration(&mut batch);
+        }
+        let rr: Vec<T> = batch.submit_and_read(&bufs.history, run.history.len(), k_now)?;
+        run.loop_counts = add(&run.loop_counts, &engine.counters().snapshot().since(&before));
+        run.recorded += k_now;
+        run.batch_size = k_now;
+        for v in rr {
+            if v.is_nan() {
+                return Ok(LoopEnd::NonFinite);
+            }
+            if v < T::zero() {
+                return Ok(LoopEnd::GpuStopped);
+            }
+            run.push(v.as_f64().sqrt());
+            if !v.is_finite() {
+                return Ok(LoopEnd::NonFinite);
+            }
+            if v <= tol2 {
+                return Ok(LoopEnd::Converged);
+            }
+        }
+    }
+}
+
+fn add(a: &WorkCounts, b: &WorkCounts) -> WorkCounts {
+    WorkCounts {
+        dispatches: a.dispatches + b.dispatches,
+        submits: a.submits + b.submits,
+        readbacks: a.readbacks + b.readbacks,
+        uploads: a.uploads + b.uploads,
+        bytes_read_back: a.bytes_read_back + b.bytes_read_back,
+        bytes_uploaded: a.bytes_uploaded + b.bytes_uploaded,
+    }
+}
+
+/// What differs between the two variants: their kernels, setup and paper-mode loop.
+trait CgVariant<T: Scalar> {
+    /// Records r = b − Ax, p = z and whatever the first iteration needs, then ends the batch:
+    /// in `device` mode reading the new history entry, in `paper` mode finishing on the host.
+    /// Returns ‖r‖², or `None` if the GPU stopped.
+    fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>>;
+    fn record_iteration(&self, batch: &mut Batch<'_>);
+    fn paper_loop(&self, engine: &Engine, run: &mut Run<'_>, opts: &SolveOptions, threshold: f64) -> Result<LoopEnd>;
+}
+
+/// Pipelined CG (paper 000, Alg. 2): `update_cg` + `spmv_dot_cg`, 2 launches per iteration.
+pub struct PipelinedCg<'a, T> {
+    _t: std::marker::PhantomData<T>,
+    bufs: &'a SolverBuffers,
+    init: Kernel,
+    update: Kernel,
+    spmv_dot: Kernel,
+    bg_init: wgpu::BindGroup,
+    bg_update: wgpu::BindGroup,
+    bg_spmv_dot: wgpu::BindGroup,
+}
+
+impl<'a, T: Scalar> PipelinedCg<'a, T> {
+    fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
+        let cfg = engine.shader_config(T::PRECISION);
+        let init = solver_kernel::<T>(engine, "cg_init", cfg)?;
+        let update = solver_kernel::<T>(engine, "update_cg", cfg)?;
+        let spmv_dot = solver_kernel::<T>(engine, "spmv_dot_cg", cfg)?;
+        let params = engine.uniform_from(
+            "cg params",
+            &Params {
+                n: sys.n as u32,
+                groups: bufs.groups,
+                jacobi: sys.jacobi as u32,
+                ..Default::default()
+            },
+        );
+        let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
+        let mut e = bufs.common(&params);
+        e.extend([(5, &sys.x), (6, &sys.r), (7, &sys.p), (8, &sys.ap), (9, &sys.dinv)]);
+        let bg_update = engine.bind_group_at(&update, &e);
+        let mut e = bufs.common(&params);
+        e.extend([
+            (5, &sys.a.row_ptr),
+            (6, &sys.a.col_idx),
+            (7, &sys.a.values),
+            (8, &sys.p),
+            (9, &sys.ap),
+            (10, &sys.dinv),
+        ]);
+        let bg_spmv_dot = engine.bind_group_at(&spmv_dot, &e);
+        Ok(PipelinedCg {
+            _t: std::marker::PhantomData,
+            bufs,
+            init,
+            update,
+            spmv_dot,
+            bg_init,
+            bg_update,
+            bg_spmv_dot,
+        })
+    }
+
+    fn read_partials(&self, batch: Batch<'_>) -> Result<Vec<T>> {
+        batch.submit_and_read(&self.bufs.partials, 0, 4 * 2 * self.bufs.groups as usize)
+    }
+}
+
+fn cg_init_bind_group<T: Scalar>(
+    engine: &Engine,
+    init: &Kernel,
+    sys: &System<T>,
+    bufs: &SolverBuffers,
+    params: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    engine.bind_group_at(
+        init,
+        &[
+            (1, &bufs.partials),
+            (4, params),
+            (5, &sys.a.row_ptr),
+            (6, &sys.a.col_idx),
+            (7, &sys.a.values),
+            (8, &sys.x),
+            (9, &sys.b),
+            (10, &sys.r),
+            (11, &sys.p),
+            (12, &sys.dinv),
+        ],
+    )
+}
+
+impl<T: Scalar> CgVariant<T> for PipelinedCg<'_, T> {
+    fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
+        let g = self.bufs.groups;
+        let mut batch = engine.begin("cg setup");
+        batch.dispatch(&self.init, &self.bg_init, g);
+        batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, g);
+        match mode {
+            CheckMode::Device => {
+                let v: Vec<T> = batch.submit_and_read(&self.bufs.history, run.history.len(), 1)?;
+                Ok((v[0] >= T::zero() || v[0].is_nan()).then(|| v[0].as_f64()))
+            }
+            CheckMode::Paper => {
+                let parts = self.read_partials(batch)?;
+                Ok(Some(sum_component(&parts, g as usize, 0, 1)))
+            }
+        }
+    }
+
+    fn record_iteration(&self, batch: &mut Batch<'_>) {
+        let g = self.bufs.groups;
+        batch.dispatch(&self.update, &self.bg_update, g);
+        batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, g);
+    }
+
+    /// Paper 000's scheme: one submit of the two kernels, one readback of all partial sums
+    /// (slot 0: ⟨r,z⟩, ⟨r,r⟩ of the new residual; slot 1: ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩), finished on
+    /// the host for the convergence check.
+    fn paper_loop(&self, engine: &Engine, run: &mut Run<'_>, opts: &SolveOptions, threshold: f64) -> Result<LoopEnd> {
+        let g = self.bufs.groups as usize;
+        loop {
+            if run.monitor.cancelled() {
+                return Ok(LoopEnd::Cancelled);
+            }
+            if run.iterations() >= opts.max_iter {
+                return Ok(LoopEnd::MaxIterations);
+            }
+            let before = engine.counters().snapshot();
+            let mut batch = engine.begin("cg iteration");
+            self.record_iteration(&mut batch);
+            let parts = self.read_partials(batch)?;
+            run.loop_counts = add(&run.loop_counts, &engine.counters().snapshot().since(&before));
+            run.recorded += 1;
+            run.batch_size = 1;
+            let rr = sum_component(&parts, g, 0, 1);
+            let pap = sum_component(&parts, g, 1, 0);
+            run.push(rr.sqrt());
+            if !rr.is_finite() {
+                return Ok(LoopEnd::NonFinite);
+            }
+            if rr.sqrt() <= threshold {
+                return Ok(LoopEnd::Converged);
+            }
+            if !(pap > 0.0) {
+                return Ok(if pap.is_nan() { LoopEnd::NonFinite } else { LoopEnd::NotSpd });
+            }
+        }
+    }
+}
+
+/// Classical CG (paper 000, Alg. 1) written the way a BLAS-based library runs it.
+pub struct ClassicalCg<'a, T> {
+    sys: &'a System<T>,
+    bufs: &'a SolverBuffers,
+    z: Option<wgpu::Buffer>,
+    init: Kernel,
+    spmv: SpmvCsr<T>,
+    dot: Kernel,
+    finish: Kernel,
+    axpy: Kernel,
+    xpay: Kernel,
+    diag: Kernel,
+    bg_init: wgpu::BindGroup,
+    bg_spmv: wgpu::BindGroup,
+    bg_dot_pap: wgpu::BindGroup,
+    bg_finish_pap: wgpu::BindGroup,
+    bg_axpy_x: wgpu::BindGroup,
+    bg_axpy_r: wgpu::BindGroup,
+    bg_diag: Option<wgpu::BindGroup>,
+    bg_dot_rz: wgpu::BindGroup,
+    bg_dot_rr: Option<wgpu::BindGroup>,
+    bg_finish_rz: wgpu::BindGroup,
+    bg_finish_rr: Option<wgpu::BindGroup>,
+    bg_finish_init: wgpu::BindGroup,
+    bg_xpay: wgpu::BindGroup,
+}
+
+// Scalars of classical CG: 0 = ⟨r,z⟩ (new), 1 = ⟨r,z⟩ (old), 2 = tol², 3 = ⟨p,Ap⟩.
+const S_RZ: u32 = 0;
+const S_RZ_OLD: u32 = 1;
+const S_PAP: u32 = 3;
+// Partials slots: 0 = ⟨r,z⟩ (cg_init also puts ⟨r,r⟩ in component 1), 1 = ⟨p,Ap⟩, 2 = ⟨r,r⟩.
+const SLOT_RZ: u32 = 0;
+const SLOT_PAP: u32 = 1;
+const SLOT_RR: u32 = 2;
+
+impl<'a, T: Scalar> ClassicalCg<'a, T> {
+    fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
+        let cfg = engine.shader_config(T::PRECISION);
+        let k = |name| solver_kernel::<T>(engine, name, cfg);
+        let (init, dot, finish, axpy, xpay, diag) =
+            (k("cg_init")?, k("dot")?, k("dot_finish")?, k("axpy")?, k("xpay")?, k("diag_scale")?);
+        let spmv = SpmvCsr::<T>::with_config(engine, crate::gpu::ShaderConfig { subgroups: false, ..cfg })?;
+        let base = Params {
+            n: sys.n as u32,
+            groups: bufs.groups,
+            jacobi: sys.jacobi as u32,
+            ..Default::default()
+        };
+        let params = |p: Params| engine.uniform_from("cg params", &p);
+        let p_init = params(base);
+        let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &p_init);
+        let bg_spmv = spmv.bind(engine, &sys.a, &sys.p, &sys.ap);
+        // Every solver kernel gets the common bindings; it keeps those it uses.
+        let bind = |kernel: &Kernel, p: &wgpu::Buffer, vecs: &[(u32, &wgpu::Buffer)]| {
+            let mut e = bufs.common(p);
+            e.extend_from_slice(vecs);
+            engine.bind_group_at(kernel, &e)
+        };
+        let dot_params = |slot| params(Params { slot, ..base });
+        let bg_dot_pap = bind(&dot, &dot_params(SLOT_PAP), &[(5, &sys.p), (6, &sys.ap)]);
+        let finish_params = |slot, dst, comp, flags, comp_monitor| {
+            params(Params {
+                slot,
+                dst,
+                comp,
+                flags,
+                comp_monitor,
+                ..base
+            })
+        };
+        let bg_finish_pap = bind(&finish, &finish_params(SLOT_PAP, S_PAP, 0, FLAG_POSITIVE, 0), &[]);
+        let coef = |flags| {
+            params(Params {
+                num: S_RZ,
+                den: S_PAP,
+                flags,
+                ..base
+            })
+        };
+        let bg_axpy_x = bind(&axpy, &coef(0), &[(5, &sys.p), (6, &sys.x)]);
+        let bg_axpy_r = bind(&axpy, &coef(FLAG_NEGATE), &[(5, &sys.ap), (6, &sys.r)]);
+        let z = if sys.jacobi { Some(engine.storage_zeroed::<T>("z", sys.n)?) } else { None };
+        let zr = z.as_ref().unwrap_or(&sys.r);
+        let bg_diag = z
+            .as_ref()
+            .map(|z| bind(&diag, &params(base), &[(5, &sys.dinv), (6, &sys.r), (7, z)]));
+        let bg_dot_rz = bind(&dot, &dot_params(SLOT_RZ), &[(5, &sys.r), (6, zr)]);
+        let bg_dot_rr = z
+            .as_ref()
+            .map(|_| bind(&dot, &dot_params(SLOT_RR), &[(5, &sys.r), (6, &sys.r)]));
+        // Without Jacobi ⟨r,z⟩ = ⟨r,r⟩: one finish stores it and records it.
+        let rz_flags = if sys.jacobi { FLAG_SHIFT } else { FLAG_SHIFT | FLAG_MONITOR };
+        let bg_finish_rz = bind(&finish, &finish_params(SLOT_RZ, S_RZ, 0, rz_flags, 0), &[]);
+        let bg_finish_rr = z
+            .as_ref()
+            .map(|_| bind(&finish, &finish_params(SLOT_RR, 7, 0, FLAG_MONITOR, 0), &[]));
+        // After cg_init: slot 0 holds (⟨r,z⟩, ⟨r,r⟩).
+        let bg_finish_init = bind(&finish, &finish_params(SLOT_RZ, S_RZ, 0, FLAG_MONITOR, 1), &[]);
+        let xpay_params = params(Params {
+            num: S_RZ,
+            den: S_RZ_OLD,
+            ..base
+        });
+        let bg_xpay = bind(&xpay, &xpay_params, &[(5, zr), (6, &sys.p)]);
+        Ok(ClassicalCg {
+            sys,
+            bufs,
+            z,
+            init,
+            spmv,
+            dot,
+            finish,
+            axpy,
+            xpay,
+            diag,
+            bg_init,
+            bg_spmv,
+            bg_dot_pap,
+            bg_finish_pap,
+            bg_axpy_x,
+            bg_axpy_r,
+            bg_diag,
+            bg_dot_rz,
+            bg_dot_rr,
+            bg_finish_rz,
+            bg_finish_rr,
+            bg_finish_init,
+            bg_xpay,
+        })
+    }
+
+    /// Alg. 1 lines 7–8: Ap = A·p and the first stage of ⟨p, Ap⟩.
+    fn record_spmv_dot(&self, batch: &mut Batch<'_>) {
+        self.spmv.record(batch, &self.sys.a, &self.bg_spmv);
+        batch.dispatch(&self.dot, &self.bg_dot_pap, self.bufs.groups);
+    }
+
+    /// Alg. 1 lines 10–11 and 15 (+ z = D⁻¹r): updates and the first stage of the new
+    /// inner products.
+    fn record_updates_dots(&self, batch: &mut Batch<'_>) {
+        let g = self.bufs.groups;
+        batch.dispatch(&self.axpy, &self.bg_axpy_x, g);
+        batch.dispatch(&self.axpy, &self.bg_axpy_r, g);
+        if let Some(bg) = &self.bg_diag {
+            batch.dispatch(&self.diag, bg, g);
+        }
+        batch.dispatch(&self.dot, &self.bg_dot_rz, g);
+        if let Some(bg) = &self.bg_dot_rr {
+            batch.dispatch(&self.dot, bg, g);
+        }
+    }
+}
+
+impl<T: Scalar> CgVariant<T> for ClassicalCg<'_, T> {
+    fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
+        let g = self.bufs.groups;
+        let mut batch = engine.begin("cg setup");
+        batch.dispatch(&self.init, &self.bg_init, g);
+        match mode {
+            CheckMode::Device => {
+                batch.dispatch(&self.finish, &self.bg_finish_init, 1);
+                let v: Vec<T> = batch.submit_and_read(&self.bufs.history, run.history.len(), 1)?;
+                Ok((v[0] >= T::zero() || v[0].is_nan()).then(|| v[0].as_f64()))
+            }
+            CheckMode::Paper => {
+                let parts: Vec<T> = batch.submit_and_read(&self.bufs.partials, 0, 4 * g as usize)?;
+                let rz = sum_component(&parts, g as usize, 0, 0);
+                engine.write(&self.bufs.scalars, S_RZ as usize, &[T::from_f64(rz)]);
+                run.last_rz = rz;
+                Ok(Some(sum_component(&parts, g as usize, 0, 1)))
+            }
+        }
+    }
+
+    fn record_iteration(&self, batch: &mut Batch<'_>) {
+        self.record_spmv_dot(batch);
+        batch.dispatch(&self.finish, &self.bg_finish_pap, 1);
+        self.record_updates_dots(batch);
+        batch.dispatch(&self.finish, &self.bg_finish_rz, 1);
+        if let Some(bg) = &self.bg_finish_rr {
+            batch.dispatch(&self.finish, bg, 1);
+        }
+        batch.dispatch(&self.xpay, &self.bg_xpay, self.bufs.groups);
+    }
+
+    /// The host drives every scalar: ⟨p,Ap⟩ is read back and sent up before the updates,
+    /// ⟨r,z⟩ (and ⟨r,r⟩) read back and sent up before the next search direction.
+    fn paper_loop(&self, engine: &Engine, run: &mut Run<'_>, opts: &SolveOptions, threshold: f64) -> Result<LoopEnd> {
+        let g = self.bufs.groups as usize;
+        let mut first = true;
+        loop {
+            if run.monitor.cancelled() {
+                return Ok(LoopEnd::Cancelled);
+            }
+            if run.iterations() >= opts.max_iter {
+                return Ok(LoopEnd::MaxIterations);
+            }
+            let before = engine.counters().snapshot();
+            let mut batch = engine.begin("cg spmv");
+            if !first {
+                // Alg. 1 line 18 of the previous iteration, now that β is on the device.
+                batch.dispatch(&self.xpay, &self.bg_xpay, g as u32);
+            }
+            first = false;
+            self.record_spmv_dot(&mut batch);
+            let parts: Vec<T> = batch.submit_and_read(&self.bufs.partials, 4 * g, 4 * g)?;
+            let pap = sum_component(&parts, g, 0, 0);
+            run.recorded += 1;
+            run.batch_size = 1;
+            if !(pap > 0.0) {
+                run.loop_counts = add(&run.loop_counts, &engine.counters().snapshot().since(&before));
+                return Ok(if pap.is_nan() { LoopEnd::NonFinite } else { LoopEnd::NotSpd });
+            }
+            engine.write(&self.bufs.scalars, S_PAP as usize, &[T::from_f64(pap)]);
+            let mut batch = engine.begin("cg update");
+            self.record_updates_dots(&mut batch);
+            let parts: Vec<T> = batch.submit_and_read(&self.bufs.partials, 0, 4 * 3 * g)?;
+            let rz = sum_component(&parts, g, 0, 0);
+            let rr = if self.z.is_some() { sum_component(&parts, g, 2, 0) } else { rz };
+            // β's numerator and denominator: [⟨r,z⟩_new, ⟨r,z⟩_old] in one write.
+            let old: f64 = run.last_rz;
+            engine.write(&self.bufs.scalars, S_RZ as usize, &[T::from_f64(rz), T::from_f64(old)]);
+            run.last_rz = rz;
+            run.loop_counts = add(&run.loop_counts, &engine.counters().snapshot().since(&before));
+            run.push(rr.sqrt());
+            if !rr.is_finite() {
+                return Ok(LoopEnd::NonFinite);
+            }
+            if rr.sqrt() <= threshold {
+                return Ok(LoopEnd::Converged);
+            }
+        }
+    }
+}
+
+/// The true ‖b − Ax‖₂² in f64 on the GPU: `cg_init` recomputes r = b − Ax (overwriting r
+/// and p, which a restart recomputes anyway) and its partial sums of ⟨r,r⟩ are finished here.
+fn true_rr_on_gpu<T: Scalar>(engine: &Engine, init: &Kernel, bg_init: &wgpu::BindGroup, bufs: &SolverBuffers) -> Result<f64> {
+    let g = bufs.groups as usize;
+    let mut batch = engine.begin("true residual");
+    batch.dispatch(init, bg_init, bufs.groups);
+    let parts: Vec<T> = batch.submit_and_read(&bufs.partials, 0, 4 * g)?;
+    Ok(sum_component(&parts, g, 0, 1))
+}
+
+/// Solves A x = b by CG on the GPU (`opts.variant` picks [`ClassicalCg`] or [`PipelinedCg`],
+/// `opts.check_mode` the convergence checking, `opts.precond` Jacobi or none).
+///
+/// Errors: the input checks of [`validate_system`], a nonsymmetric matrix
+/// ([`KrylovError::MethodMismatch`]), f64 on a device without SHADER_F64, buffers over the
+/// device limits. A matrix that turns out not to be SPD is a result (`reason: not_spd`).
+///
+/// ```no_run
+/// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::{cg, SolveOptions, Variant};
+/// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
+/// let a = poisson_2d_fd::<f32>(64);
+/// let b = vec![1.0f32; a.nrows()];
+/// let opts = SolveOptions { variant: Variant::Pipelined, rtol: 1e-5, ..Default::default() };
+/// let sol = cg::solve(&engine, &a, &b, None, &opts, &mut ())?;
+/// assert!(sol.report.converged);
+/// assert_eq!(sol.report.dispatches_per_iteration, 2.0);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn solve<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Solution<T>> {
+    if opts.method != Method::Cg {
+        return Err(KrylovError::InvalidOption(format!(
+            "cg::solve called with method {}",
+            opts.method
+        )));
+    }
+    validate_system(a, b, opts)?;
+    if let Some(x0) = x0 {
+        if x0.len() != a.ncols() {
+            return Err(KrylovError::DimensionMismatch {
+                what: "initial guess length vs matrix columns",
+                expected: a.ncols(),
+                found: x0.len(),
+            });
+        }
+        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
+            return Err(KrylovError::NonFinite { what: "initial guess", index });
+        }
+    }
+    if !a.is_symmetric(1e-10) {
+        return Err(KrylovError::MethodMismatch(
+            "cg needs a symmetric positive definite matrix and this one is not symmetric; use bicgstab or gmres".into(),
+        ));
+    }
+    engine.context().require(T::PRECISION)?;
+    let counts0 = engine.counters().snapshot();
+    let n = a.nrows();
+    let mut report = SolveReport::new(Method::Cg, opts.variant, T::PRECISION, n, a.nnz());
+    report.device = "gpu".into();
+    report.adapter = Some(engine.context().summary.name.clone());
+    report.check_mode = Some(opts.check_mode);
+    let b_norm = crate::cpu::norm2_f64(b);
+    report.b_norm = b_norm;
+    let threshold = opts.threshold(b_norm);
+
+    let jacobi = opts.precond == Precond::Jacobi;
+    let sys = System::upload(engine, a, b, x0, jacobi)?;
+    let groups = engine.reduction_groups(n);
+    // Room for every iteration's residual (+ the initial one); a huge max_iter is capped.
+    let history_len = opts.max_iter.min(1 << 24) + 2;
+    let max_iter = history_len - 2;
+    let bufs = SolverBuffers::new::<T>(engine, groups, 3, history_len)?;
+    let variant: Box<dyn CgVariant<T> + '_> = match opts.variant {
+        Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
+        Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
+    };
+    let cfg = engine.shader_config(T::PRECISION);
+    let init = solver_kernel::<T>(engine, "cg_init", cfg)?;
+    let init_params = engine.uniform_from(
+        "cg params",
+        &Params {
+            n: n as u32,
+            groups,
+            jacobi: jacobi as u32,
+            ..Default::default()
+        },
+    );
+    let bg_init = cg_init_bind_group(engine, &init, &sys, &bufs, &init_params);
+
+    let start = Instant::now();
+    // In `paper` mode the host decides convergence; tol² = 0 keeps the GPU from stopping.
+    let (tol2_gpu, thr2) = match opts.check_mode {
+        CheckMode::Device => {
+            let t = T::from_f64(threshold * threshold);
+            (t, t.as_f64())
+        }
+        CheckMode::Paper => (T::zero(), threshold * threshold),
+    };
+    let opts_loop = SolveOptions { max_iter, ..opts.clone() };
+    let mut run = Run {
+        history: Vec::new(),
+        recorded: 0,
+        loop_counts: WorkCounts::default(),
+        batch_size: 0,
+        last_rz: 0.0,
+        monitor,
+    };
+    let mut restarts = 0;
+    let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
+    bufs.reset(engine, 0, tol2_gpu);
+    let mut setup_rr = variant.setup(engine, &mut run, opts.check_mode)?;
+    let (reason, true_rel) = loop {
+        let end = match setup_rr {
+            None => LoopEnd::GpuStopped,
+            Some(rr) => {
+                run.push(rr.sqrt());
+                if !rr.is_finite() {
+                    LoopEnd::NonFinite
+                } else if rr <= thr2 {
+                    LoopEnd::Converged
+                } else {
+                    match opts.check_mode {
+                        CheckMode::Device => device_loop(
+                            engine,
+                            &bufs,
+                            &opts_loop,
+                            threshold,
+                            tol2_gpu,
+                            &mut run,
+                            &|batch| variant.record_iteration(batch),
+                        )?,
+                        CheckMode::Paper => variant.paper_loop(engine, &mut run, &opts_loop, threshold)?,
+                    }
+                }
+            }
+        };
+        let end = if end == LoopEnd::GpuStopped {
+            let st: Vec<u32> = engine.read(&bufs.state, 0, 4)?;
+            match GpuStatus::from(st[0]) {
+                GpuStatus::NotSpd => LoopEnd::NotSpd,
+                GpuStatus::Converged => LoopEnd::Converged,
+                _ => LoopEnd::NonFinite,
+            }
+        } else {
+            end
+        };
+        let true_rel = true_relative(engine, a, b, &sys, &init, &bg_init, &bufs, b_norm)?;
+        match end {
+            LoopEnd::Converged if true_rel <= rel_target * (1.0 + TRUE_RESIDUAL_SLACK) => {
+                break (StopReason::Converged, true_rel);
+            }
+            LoopEnd::Converged if restarts < MAX_RESTARTS && run.iterations() < max_iter => {
+                // The recurrence drifted from b − Ax: start again from x (cg_init recomputes r).
+                restarts += 1;
+                let it = run.iterations();
+                run.history.pop();
+                bufs.reset(engine, it as u32, tol2_gpu);
+                setup_rr = variant.setup(engine, &mut run, opts.check_mode)?;
+            }
+            LoopEnd::Converged => break (StopReason::ResidualGap, true_rel),
+            LoopEnd::MaxIterations => break (StopReason::MaxIterations, true_rel),
+            LoopEnd::Cancelled => break (StopReason::Cancelled, true_rel),
+            LoopEnd::NotSpd => break (StopReason::NotSpd, true_rel),
+            LoopEnd::NonFinite | LoopEnd::GpuStopped => {
+                break (StopReason::NonFinite { quantity: "residual".into() }, true_rel);
+            }
+        }
+    };
+    let x: Vec<T> = engine.read(&sys.x, 0, n)?;
+    report.seconds = start.elapsed().as_secs_f64();
+    report.iterations = run.iterations();
+    report.converged = reason == StopReason::Converged;
+    report.reason_detail = match &reason {
+        StopReason::Converged => format!("converged at iteration {}", report.iterations),
+        other => format!("{other} at iteration {}", report.iterations),
+    };
+    report.reason = reason;
+    report.relative_residual = true_rel;
+    report.history = run.history;
+    report.iterations_recorded = run.recorded;
+    report.batch_size = run.batch_size;
+    report.restarts = restarts;
+    report.loop_counts = run.loop_counts.clone();
+    report.counts = engine.counters().snapshot().since(&counts0);
+    if run.recorded > 0 {
+        report.dispatches_per_iteration = run.loop_counts.dispatches as f64 / run.recorded as f64;
+        report.transfers_per_iteration = run.loop_counts.transfers() as f64 / run.recorded as f64;
+    }
+    Ok(Solution { x, report })
+}
+
+/// ‖b − Ax‖₂/‖b‖₂ in f64: on the GPU for f64 solves, on the CPU from the downloaded x for
+/// f32 solves (the GPU holds only the f32 matrix and vectors then).
+#[allow(clippy::too_many_arguments)]
+fn true_relative<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    b: &[T],
+    sys: &System<T>,
+    init: &Kernel,
+    bg_init: &wgpu::BindGroup,
+    bufs: &SolverBuffers,
+    b_norm: f64,
+) -> Result<f64> {
+    let scale = if b_norm > 0.0 { b_norm } else { 1.0 };
+    match T::PRECISION {
+        Precision::F64 => Ok(true_rr_on_gpu::<T>(engine, init, bg_init, bufs)?.sqrt() / scale),
+        Precision::F32 => {
+            let x: Vec<T> = engine.read(&sys.x, 0, sys.n)?;
+            Ok(crate::cpu::true_relative_residual(a, b, &x))
+        }
+    }
+}

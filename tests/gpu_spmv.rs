@@ -1,0 +1,183 @@
+//! The `spmv_csr` kernel against the f64 CPU product, on fresh random matrices and on the
+//! shared real matrices, in f32 and f64, with poisoned outputs and exact launch counts.
+
+mod common;
+
+use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuCsr, ShaderConfig, SpmvCsr};
+use krylov_wgpu::matrix::{Coo, Csr, market};
+use krylov_wgpu::{KrylovError, Precision, Scalar, cpu};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn fresh_seed() -> u64 {
+    let s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("random seed: {s}");
+    s
+}
+
+/// A random n×m matrix with ragged rows: some empty, one much longer than the rest.
+fn random_matrix<T: Scalar>(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Csr<T> {
+    let mut coo = Coo::new(n, m);
+    for i in 0..n {
+        let len = match i % 11 {
+            0 => 0,
+            5 if i == 5 => m.min(400),
+            _ => rng.random_range(1..=9usize),
+        };
+        for _ in 0..len {
+            let j = rng.random_range(0..m);
+            coo.push(i, j, T::from_f64(rng.random_range(-1.0..1.0))).unwrap();
+        }
+    }
+    coo.to_csr().unwrap()
+}
+
+/// Runs the GPU product with a NaN-poisoned output and checks each entry against the f64
+/// product with the rigorous rounding-error bound of the computing precision.
+fn check_spmv<T: Scalar>(engine: &Engine, kernel: &SpmvCsr<T>, a: &Csr<T>, x: &[T], what: &str) {
+    let ga = GpuCsr::upload(engine, a).unwrap();
+    let xb = engine.storage_from("x", x).unwrap();
+    let poison = vec![T::nan(); a.nrows()];
+    let yb = engine.storage_from("y", &poison).unwrap();
+    let y = kernel.apply_buffers(engine, &ga, &xb, &yb).unwrap();
+    let exact = cpu::spmv_f64(a, x);
+    let abs_terms: Vec<f64> = (0..a.nrows())
+        .map(|i| {
+            let (c, v) = a.row(i);
+            c.iter().zip(v).map(|(&c, v)| (v.as_f64() * x[c as usize].as_f64()).abs()).sum()
+        })
+        .collect();
+    let lens: Vec<usize> = (0..a.nrows()).map(|i| a.row(i).0.len()).collect();
+    let got: Vec<f64> = y.iter().map(|v| v.as_f64()).collect();
+    common::assert_within_dot_bound(&got, &exact, &abs_terms, &lens, T::PRECISION.epsilon(), what);
+}
+
+fn random_case<T: Scalar>(engine: &Engine) {
+    let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
+    let kernel = SpmvCsr::<T>::new(engine).unwrap();
+    for (n, m) in [(1, 1), (7, 7), (255, 255), (257, 300), (1023, 977), (4099, 4099)] {
+        let a = random_matrix::<T>(&mut rng, n, m);
+        let x: Vec<T> = (0..m).map(|_| T::from_f64(rng.random_range(-2.0..2.0))).collect();
+        check_spmv(engine, &kernel, &a, &x, &format!("random {n}x{m} {}", T::PRECISION));
+    }
+}
+
+#[test]
+fn spmv_matches_cpu_on_random_matrices_f32() {
+    let Some(engine) = common::engine() else { return };
+    random_case::<f32>(&engine);
+}
+
+#[test]
+fn spmv_matches_cpu_on_random_matrices_f64() {
+    let Some(engine) = common::engine() else { return };
+    random_case::<f64>(&engine);
+}
+
+fn shared_case<T: Scalar>(engine: &Engine) {
+    let kernel = SpmvCsr::<T>::new(engine).unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
+    for name in [
+        "494_bus.mtx", "Trefethen_2000.mtx", "add32.mtx", "ani4.mtx", "bcsstk01.mtx", "bcsstk21.mtx",
+        "jpwh_991.mtx", "mesh1e1.mtx", "nos6.mtx", "pde2961.mtx", "pores_1.mtx", "sherman4.mtx",
+        "west0479.mtx",
+    ] {
+        let a: Csr<T> = market::read_matrix_market(common::data(name)).unwrap();
+        let x: Vec<T> = (0..a.ncols()).map(|_| T::from_f64(rng.random_range(-1.0..1.0))).collect();
+        check_spmv(engine, &kernel, &a, &x, &format!("{name} {}", T::PRECISION));
+    }
+}
+
+#[test]
+fn spmv_matches_cpu_on_shared_matrices_f32() {
+    let Some(engine) = common::engine() else { return };
+    shared_case::<f32>(&engine);
+}
+
+#[test]
+fn spmv_matches_cpu_on_shared_matrices_f64() {
+    let Some(engine) = common::engine() else { return };
+    shared_case::<f64>(&engine);
+}
+
+#[test]
+fn spmv_uses_a_2d_grid_beyond_the_workgroup_limit() {
+    let Some(engine) = common::engine() else { return };
+    // One thread per workgroup: 70 001 rows need 70 001 workgroups, more than the 65 535
+    // allowed in one dimension, so the engine splits the grid and the kernel must recombine it.
+    let limit = engine.context().limits.max_compute_workgroups_per_dimension as usize;
+    let n = limit + 4466;
+    let kernel = SpmvCsr::<f32>::with_config(
+        &engine,
+        ShaderConfig { precision: Precision::F32, workgroup_size: 1 },
+    )
+    .unwrap();
+    let mut coo = Coo::new(n, n);
+    for i in 0..n {
+        coo.push(i, i, 2.0f32).unwrap();
+        if i + 1 < n {
+            coo.push(i, i + 1, -1.0).unwrap();
+        }
+    }
+    let a = coo.to_csr().unwrap();
+    let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
+    check_spmv(&engine, &kernel, &a, &x, "2D grid");
+}
+
+#[test]
+fn one_product_is_one_dispatch_one_submit_one_readback() {
+    let Some(engine) = common::engine() else { return };
+    let a = Csr::<f32>::identity(100);
+    let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
+    let ga = GpuCsr::upload(&engine, &a).unwrap();
+    let before = engine.counters().snapshot();
+    assert_eq!(before.uploads, 4, "row_ptr, col_idx, values, params");
+    let y = kernel.apply(&engine, &ga, &vec![3.0; 100]).unwrap();
+    assert_eq!(y, vec![3.0; 100]);
+    let d = engine.counters().snapshot().since(&before);
+    assert_eq!((d.dispatches, d.submits, d.readbacks, d.uploads), (1, 1, 1, 1));
+    assert_eq!(d.bytes_read_back, 400);
+}
+
+#[test]
+fn wrong_vector_length_is_a_typed_error() {
+    let Some(engine) = common::engine() else { return };
+    let a = Csr::<f32>::identity(10);
+    let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
+    let ga = GpuCsr::upload(&engine, &a).unwrap();
+    let err = kernel.apply(&engine, &ga, &[1.0; 9]).unwrap_err();
+    assert!(matches!(err, KrylovError::DimensionMismatch { expected: 10, found: 9, .. }), "{err}");
+}
+
+#[test]
+fn buffers_over_the_binding_limit_are_refused() {
+    let Some(engine) = common::engine() else { return };
+    let limit = engine.context().limits.max_storage_buffer_binding_size as usize;
+    let err = engine.storage_zeroed::<f32>("huge", limit / 4 + 1).unwrap_err();
+    assert!(
+        matches!(err, KrylovError::BufferTooLarge { limit_name: "max_storage_buffer_binding_size", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn f64_on_a_device_without_shader_f64_is_a_typed_error() {
+    if common::engine().is_none() {
+        return;
+    }
+    // Open a second device on the same adapter without asking for SHADER_F64.
+    let ctx = GpuContext::new_with_features(&DeviceRequest::from_env(), krylov_wgpu::wgpu::Features::empty()).unwrap();
+    assert!(!ctx.supports(Precision::F64));
+    let engine = Engine::new(ctx);
+    let err = SpmvCsr::<f64>::new(&engine).unwrap_err();
+    assert!(matches!(err, KrylovError::MissingFeature { .. }), "{err}");
+    let err = GpuCsr::upload(&engine, &Csr::<f64>::identity(3)).unwrap_err();
+    assert!(matches!(err, KrylovError::MissingFeature { .. }), "{err}");
+    // f32 still works there.
+    let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
+    let ga = GpuCsr::upload(&engine, &Csr::<f32>::identity(3)).unwrap();
+    assert_eq!(kernel.apply(&engine, &ga, &[1.0, 2.0, 3.0]).unwrap(), vec![1.0, 2.0, 3.0]);
+}
