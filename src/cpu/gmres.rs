@@ -1,1 +1,311 @@
-//! (being written)
+//! Restarted GMRES(m) in the "simpler GMRES" form of Walker & Zhou (1994), as in paper 000:
+//! classical (Alg. 5, residual updated inside the cycle, Gram–Schmidt of choice) and
+//! pipelined (Alg. 6, classical Gram–Schmidt, residual not updated inside the cycle).
+//!
+//! One cycle, with r0 = b − A x0 and ρ0 = ‖r0‖ (absolute, unnormalised residual):
+//!
+//! * Krylov basis: v0 = r0/ρ0, and for i = 1..m, v_i = A v_{i−1} orthogonalised against
+//!   v_1..v_{i−1} (R_{j,i} = ⟨v_j, A v_{i−1}⟩) and normalised (R_{i,i} = its norm), so that
+//!   A [v0, v1, …, v_{m−1}] = [v1, …, v_m] R with R upper triangular;
+//! * ξ_i = ⟨r0, v_i⟩ (= ⟨r_{i−1}, v_i⟩ with r_i = r_{i−1} − ξ_i v_i, the classical form);
+//! * the minimiser of ‖r0 − A Z η‖ over Z = [v0, v1, …, v_{k−1}] solves R η = ξ, and the
+//!   residual norm is known without forming it: ‖r_i‖² = ‖r_{i−1}‖² − ξ_i²
+//!   (the Walker–Zhou monitor reported in the history);
+//! * x_k = x0 + η1 v0 + Σ_{i=2..k} η_i v_{i−1}.
+//!
+//! The classical variant updates r inside the cycle (Alg. 5 l.16) and writes the update with
+//! that residual instead of v0: since v0 = (r_{k−1} + Σ_{i<k} ξ_i v_i)/ρ0,
+//! x_k = x0 + (η1/ρ0) r_{k−1} + Σ_{i=2..k} η̃_i v_{i−1} with η̃_i = η_i + (η1/ρ0) ξ_{i−1}
+//! (the paper's η̃ correction; the paper normalises r, which removes the 1/ρ0). This needs
+//! r = r_{k−1}, so l.16 is applied lazily, just before ξ_i is computed. The pipelined
+//! variant never updates r (r = r0 = ρ0 v0), so its update needs no correction: the η̃ of
+//! the paper belongs to the updated residual of Alg. 5, not to Alg. 6.
+//!
+//! The monitor is evaluated as ‖r_i‖ = √((‖r_{i−1}‖ − |ξ_i|)(‖r_{i−1}‖ + |ξ_i|)) (0 once
+//! |ξ_i| ≥ ‖r_{i−1}‖), algebraically the same but without the cancellation of a running
+//! ρ0² − Σξ². The pipelined GPU code may run the whole cycle before reading the ξ's back: it
+//! then takes k as the first step whose estimate meets the threshold (or the truncation
+//! below), which gives the same x as the early exit here.
+//!
+//! **Cycle truncation** (not in the paper): a cycle also ends, and GMRES restarts from the
+//! recomputed true residual, once its estimate has dropped below ε_T^(1/3)·ρ0 (6e-6 in f64,
+//! 5e-3 in f32). The basis [v0, v1, …, v_{k−1}] of simpler GMRES has a condition number of
+//! about ρ0/‖r_k‖ (Liesen, Rozložník & Strakoš 2002; Jiránek, Rozložník & Gutknecht 2008):
+//! past that point Gram–Schmidt (even MGS or CGS2) loses orthogonality, the ξ monitor becomes
+//! meaningless and R η = ξ is ill-conditioned — without this rule GMRES(144) on a 12×12
+//! Poisson problem stalls at |r|/|b| ≈ 3e-8 (the true residual of the iterate then grows
+//! to O(1)) and with CGS2 returns an x whose residual is 1e54.
+//!
+//! With Jacobi (right) preconditioning every `A v` is `A D⁻¹ v` and the update is
+//! `x_k = x0 + D⁻¹(…)`. At each restart the true residual b − Ax is recomputed; a cycle whose
+//! estimate met the threshold ends the solve only if that true residual confirms it
+//! (otherwise GMRES restarts, at most [`MAX_GAP_RESTARTS`] times, then stops and the driver
+//! reports a residual gap).
+//!
+//! Breakdown: `"R_ii"` when the new Krylov vector vanishes after Gram–Schmidt,
+//! R_{i,i} ≤ ε·‖A v_{i−1}‖ (the Krylov space is invariant: the exact solution was already
+//! found, or A is singular); the cycle is closed with the i−1 columns it has, and unless the
+//! true residual then meets the threshold the solve stops with that breakdown.
+
+use super::{Stop, System, dot, is_breakdown, run};
+use crate::error::Result;
+use crate::matrix::Csr;
+use crate::scalar::Scalar;
+use crate::solvers::{GramSchmidt, Method, Solution, SolveOptions, Variant};
+
+/// Cycles whose Walker–Zhou estimate met the threshold while the recomputed true residual did
+/// not, before GMRES gives up (the driver then reports `ResidualGap`).
+pub const MAX_GAP_RESTARTS: usize = 3;
+
+/// Classical GMRES(m) (Alg. 5) with `opts.gs` (MGS, CGS or CGS2) and `opts.restart` = m.
+pub fn classical<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Solution<T>> {
+    let gs = opts.gs;
+    run(
+        a,
+        b,
+        x0,
+        opts,
+        Method::Gmres,
+        Variant::Classical,
+        move |sys, x, h| gmres_core(sys, x, h, Variant::Classical, gs),
+    )
+}
+
+/// Pipelined GMRES(m) (Alg. 6): classical Gram–Schmidt (CGS2 if `opts.gs` is `Cgs2`, CGS
+/// otherwise), ξ_i = ⟨r0, v_i⟩ with r0 never updated inside the cycle.
+pub fn pipelined<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Solution<T>> {
+    let gs = match opts.gs {
+        GramSchmidt::Cgs2 => GramSchmidt::Cgs2,
+        _ => GramSchmidt::Cgs,
+    };
+    run(
+        a,
+        b,
+        x0,
+        opts,
+        Method::Gmres,
+        Variant::Pipelined,
+        move |sys, x, h| gmres_core(sys, x, h, Variant::Pipelined, gs),
+    )
+}
+
+/// l.8–13: orthogonalises `w` against `v[1..i]` (the basis vectors v_1..v_{i−1}), adding the
+/// coefficients to `rcol[j]` = R_{j,i} (1-based j).
+fn orthogonalize<T: Scalar>(gs: GramSchmidt, v: &[Vec<T>], i: usize, w: &mut [T], rcol: &mut [T]) {
+    match gs {
+        GramSchmidt::Mgs => {
+            // One inner product, then one update, at a time.
+            for j in 1..i {
+                let h = dot(&v[j], w);
+                rcol[j] += h;
+                super::axpy(-h, &v[j], w);
+            }
+        }
+        GramSchmidt::Cgs | GramSchmidt::Cgs2 => {
+            let passes = if gs == GramSchmidt::Cgs2 { 2 } else { 1 };
+            for _ in 0..passes {
+                // l.8–10: all R_{j,i} = ⟨v_j, v_i⟩ from the same v_i (one fused kernel) …
+                let h: Vec<T> = (1..i).map(|j| dot(&v[j], w)).collect();
+                // l.11–13: … then v_i = v_i − Σ_j R_{j,i} v_j.
+                for (j, &hj) in (1..i).zip(&h) {
+                    rcol[j] += hj;
+                    super::axpy(-hj, &v[j], w);
+                }
+            }
+        }
+    }
+}
+
+fn gmres_core<T: Scalar>(
+    sys: &System<'_, T>,
+    x: &mut [T],
+    hist: &mut Vec<f64>,
+    variant: Variant,
+    gs: GramSchmidt,
+) -> Stop {
+    // Restarts after a cycle whose estimate converged but whose true residual did not.
+    let mut gap_restarts = 0;
+    let mut stop = gmres_cycles(sys, x, hist, variant, gs, &mut gap_restarts);
+    stop.restarts = gap_restarts;
+    stop
+}
+
+fn gmres_cycles<T: Scalar>(
+    sys: &System<'_, T>,
+    x: &mut [T],
+    hist: &mut Vec<f64>,
+    variant: Variant,
+    gs: GramSchmidt,
+    gap_restarts: &mut usize,
+) -> Stop {
+    let n = sys.n();
+    let m = sys.restart.min(n).max(1);
+    let classical = variant == Variant::Classical;
+    // Basis v[0] = v0, v[1..=m] = v_1..v_m; R is m×m, column i (1-based) in rmat[i][1..=i].
+    let mut v: Vec<Vec<T>> = (0..=m).map(|_| vec![T::zero(); n]).collect();
+    let mut rmat: Vec<Vec<T>> = (0..=m).map(|_| vec![T::zero(); m + 1]).collect();
+    let mut xi = vec![T::zero(); m + 1];
+    let mut r = vec![T::zero(); n];
+    let mut tmp = vec![T::zero(); n];
+    let mut w = vec![T::zero(); n];
+    let mut total = 0usize;
+    let mut gap_cycles = 0usize;
+
+    // l.2: r0 = b − A x0;  l.3: ρ0 = ‖r0‖₂.
+    sys.residual(x, &mut r);
+    let mut rho0 = dot(&r, &r).sqrt();
+    hist.push(rho0.as_f64());
+    if !rho0.is_finite() {
+        return Stop::non_finite(0, "<r, r>", rho0.as_f64());
+    }
+    if sys.done(rho0.as_f64()) {
+        return Stop::converged(0, rho0.as_f64(), sys.b_norm);
+    }
+
+    loop {
+        if total >= sys.max_iter {
+            return Stop::max_iterations(total, rho0.as_f64(), sys.b_norm);
+        }
+        // l.4: v0 = r0/ρ0 (r keeps the unnormalised residual).
+        for (vj, &rj) in v[0].iter_mut().zip(&r) {
+            *vj = rj / rho0;
+        }
+        // l.5: R = 0.
+        for col in rmat.iter_mut() {
+            col.iter_mut().for_each(|e| *e = T::zero());
+        }
+        let cycle_start = rho0.as_f64();
+        // Cycle truncation (see the module docs): end the cycle once the estimate has dropped
+        // by ε^(1/3), where the basis [v0, v1, …] is too ill-conditioned to go on.
+        let truncate = T::PRECISION.epsilon().cbrt() * cycle_start;
+        let mut est_t = rho0;
+        let mut est = rho0.as_f64();
+        let mut k = 0usize;
+        let mut breakdown: Option<(usize, f64, f64)> = None;
+        // l.6: for i = 1 to m.
+        for i in 1..=m {
+            // l.7: v_i = A v_{i−1} (A D⁻¹ v_{i−1} with right preconditioning).
+            sys.precond(&v[i - 1], &mut tmp);
+            sys.spmv(&tmp, &mut w);
+            let w_norm = dot(&w, &w).sqrt().as_f64();
+            if !w_norm.is_finite() {
+                return Stop::non_finite(total, "A v", w_norm);
+            }
+            // l.8–13: Gram–Schmidt against v_1..v_{i−1}.
+            orthogonalize(gs, &v, i, &mut w, &mut rmat[i]);
+            // l.14: R_{i,i} = ‖v_i‖, v_i = v_i/‖v_i‖.
+            let rii = dot(&w, &w).sqrt();
+            if w_norm == 0.0 || is_breakdown::<T>(rii.as_f64(), w_norm) {
+                breakdown = Some((i, rii.as_f64(), w_norm));
+                break;
+            }
+            rmat[i][i] = rii;
+            for (vj, &wj) in v[i].iter_mut().zip(&w) {
+                *vj = wj / rii;
+            }
+            // l.16 of the previous step (classical only), deferred to here so that r = r_{k−1}
+            // whenever the cycle ends, as the η̃ update of l.22 needs: r = r − ξ_{i−1} v_{i−1}.
+            if classical && i > 1 {
+                super::axpy(-xi[i - 1], &v[i - 1], &mut r);
+            }
+            // l.15: ξ_i = ⟨r, v_i⟩ (classical: r = r_{i−1}; pipelined: r = r0).
+            xi[i] = dot(&r, &v[i]);
+            // Walker–Zhou monitor: ‖r_i‖² = ‖r_{i−1}‖² − ξ_i², evaluated as
+            // (‖r_{i−1}‖ − |ξ_i|)(‖r_{i−1}‖ + |ξ_i|): a running ρ0² − Σξ² would cancel down to
+            // a floor of about √(iε)·ρ0 (1e-7·ρ0 in f64), this form keeps the error relative
+            // to the current residual.
+            let a = xi[i].abs();
+            est_t = if a < est_t {
+                ((est_t - a) * (est_t + a)).sqrt()
+            } else {
+                T::zero()
+            };
+            est = est_t.as_f64();
+            total += 1;
+            k = i;
+            hist.push(est);
+            if !est.is_finite() {
+                return Stop::non_finite(total, "xi", xi[i].as_f64());
+            }
+            if sys.done(est) || total >= sys.max_iter || est <= truncate {
+                break;
+            }
+        }
+        // l.21: solve R η = (ξ_1, …, ξ_k) by back substitution.
+        let mut eta = vec![T::zero(); k + 1];
+        for i in (1..=k).rev() {
+            let mut s = xi[i];
+            for l in i + 1..=k {
+                s -= rmat[l][i] * eta[l];
+            }
+            eta[i] = s / rmat[i][i];
+        }
+        // l.22: the update, in the preconditioned space (z), then x += D⁻¹ z.
+        if k >= 1 {
+            let z = &mut w;
+            if classical {
+                // x_k = x0 + (η1/ρ0) r_{k−1} + Σ_{i=2..k} η̃_i v_{i−1},
+                // η̃_i = η_i + (η1/ρ0) ξ_{i−1}, because v0 = (r_{k−1} + Σ_{i<k} ξ_i v_i)/ρ0.
+                let c = eta[1] / rho0;
+                for (zj, &rj) in z.iter_mut().zip(&r) {
+                    *zj = c * rj;
+                }
+                for i in 2..=k {
+                    super::axpy(eta[i] + c * xi[i - 1], &v[i - 1], z);
+                }
+            } else {
+                // x_k = x0 + η1 v0 + Σ_{i=2..k} η_i v_{i−1}  (r = r0 = ρ0 v0 was never updated).
+                z.iter_mut().for_each(|e| *e = T::zero());
+                for i in 1..=k {
+                    super::axpy(eta[i], &v[i - 1], z);
+                }
+            }
+            sys.precond(z, &mut tmp);
+            super::axpy(T::one(), &tmp, x);
+        }
+        // Restart: the true residual r = b − A x, ρ0 = ‖r‖.
+        sys.residual(x, &mut r);
+        rho0 = dot(&r, &r).sqrt();
+        let true_res = rho0.as_f64();
+        if !true_res.is_finite() {
+            return Stop::non_finite(total, "<r, r>", true_res);
+        }
+        if let Some((i, rii, w_norm)) = breakdown {
+            if sys.done(true_res) {
+                return Stop::converged(total, true_res, sys.b_norm);
+            }
+            let mut s = Stop::breakdown(total, "R_ii", rii, w_norm);
+            s.detail = format!(
+                "{} (step {i} of the cycle: A v_{} lies in the span of the basis)",
+                s.detail,
+                i - 1
+            );
+            return s;
+        }
+        if sys.done(est) {
+            if sys.done(true_res) {
+                return Stop::converged(total, true_res, sys.b_norm);
+            }
+            // A cycle whose estimate is optimistic (lost orthogonality makes Σξ² overshoot)
+            // but that still cut the true residual at least in half is progress, not a gap.
+            if true_res > 0.5 * cycle_start {
+                gap_cycles += 1;
+            }
+            if gap_cycles >= MAX_GAP_RESTARTS || total >= sys.max_iter {
+                // The estimate converged, the true residual did not: the driver reports it.
+                return Stop::converged(total, est, sys.b_norm);
+            }
+            *gap_restarts += 1;
+        }
+    }
+}

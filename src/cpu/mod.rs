@@ -1,5 +1,32 @@
 //! f64 reference implementations (generic over [`Scalar`](crate::Scalar), so also usable in f32):
 //! the oracle for every GPU test and the fallback when no GPU exists.
+//!
+//! Every method has the same entry signature as [`solve`] (which dispatches on
+//! `opts.method` × `opts.variant`; the per-method functions ignore those two fields):
+//!
+//! | method | classical | pipelined |
+//! |---|---|---|
+//! | CG | [`cg::classical_cg`] (Alg. 1 of paper 000) | [`cg::pipelined_cg`] (Alg. 2) |
+//! | BiCGStab | [`bicgstab::classical`] (Alg. 3) | [`bicgstab::pipelined`] (Alg. 4) |
+//! | GMRES(m) | [`gmres::classical`] (Alg. 5, MGS/CGS/CGS2) | [`gmres::pipelined`] (Alg. 6) |
+//! | BiCG | [`bicg::bicg`] (paper 001 §3.1, explicit Aᵀ) | same |
+//! | Jacobi iteration | [`jacobi::jacobi_iteration`] | same |
+//!
+//! With `Precond::Jacobi`, CG is the standard preconditioned CG (and a pipelined PCG derived
+//! the same way as Alg. 2), BiCGStab and GMRES are right-preconditioned (`A D⁻¹ y = b`,
+//! `x = D⁻¹ y`), BiCG follows the preconditioned BiCG of the Templates book. The stopping
+//! test always uses the unpreconditioned residual ‖r‖₂ (for GMRES its Walker–Zhou estimate).
+//!
+//! ```
+//! use krylov_wgpu::matrix::Csr;
+//! use krylov_wgpu::solvers::{Method, SolveOptions, Variant};
+//! let a = Csr::<f64>::new(2, 2, vec![0, 2, 4], vec![0, 1, 0, 1], vec![4.0, 1.0, 1.0, 3.0])?;
+//! let opts = SolveOptions { method: Method::Cg, variant: Variant::Classical, rtol: 1e-12, ..Default::default() };
+//! let sol = krylov_wgpu::cpu::solve(&a, &[1.0, 2.0], None, &opts)?;
+//! assert!(sol.report.converged);
+//! assert!((sol.x[0] - 1.0 / 11.0).abs() < 1e-12 && (sol.x[1] - 7.0 / 11.0).abs() < 1e-12);
+//! # Ok::<(), krylov_wgpu::KrylovError>(())
+//! ```
 
 mod blas;
 mod spmv;
@@ -13,3 +40,333 @@ pub mod jacobi;
 
 pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
 pub use spmv::{spmv, spmv_f64, true_relative_residual};
+
+use crate::error::{KrylovError, Result};
+use crate::matrix::Csr;
+use crate::scalar::Scalar;
+use crate::solvers::{
+    Method, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant, validate_system,
+};
+
+/// Relative slack allowed between the stopping threshold and the TRUE residual ‖b − Ax‖₂
+/// (recomputed in f64) when a solve whose tracked residual met the threshold is confirmed as
+/// converged: `true ≤ threshold · (1 + TRUE_RESIDUAL_SLACK)`.
+///
+/// The tracked residual is a recurrence evaluated in `T`; when it lands right at the
+/// threshold, the recomputed one can differ from it in the last digits (f64: ~1e-13 relative
+/// on a moderately conditioned matrix; f32: ~1e-4). A 0.1 % slack absorbs that last-digit
+/// disagreement only; a genuine residual gap (the recurrence drifting away from b − Ax, as
+/// f32 does on an ill-conditioned matrix or with a tight rtol) is a factor 2–1000 and is
+/// reported as [`StopReason::ResidualGap`].
+pub const TRUE_RESIDUAL_SLACK: f64 = 1e-3;
+
+/// Factor of the "numerically zero" test for the quantities the Krylov recurrences divide by:
+/// `|⟨x, y⟩| ≤ BREAKDOWN_FACTOR · ε_T · ‖x‖₂‖y‖₂` (ε_T the unit round-off of `T`) is a
+/// breakdown of `⟨x, y⟩`: the cosine of the angle between x and y is below the round-off of
+/// `T`, so x ⊥ y to working precision and the value is at the level of the rounding error of
+/// its own terms. (Exactly zero is too weak a test: a value at the round-off level divides
+/// noise into the next step — unpreconditioned BiCGStab on nos6 then grows the residual to
+/// 1e16 — while a √n·ε threshold stops runs that still recover, such as BiCGStab with
+/// Jacobi on add32 one iteration before convergence.)
+pub const BREAKDOWN_FACTOR: f64 = 1.0;
+
+/// Residual growth (relative to the initial residual) beyond which a stationary iteration is
+/// declared [`StopReason::Diverged`].
+pub const DIVERGENCE_FACTOR: f64 = 1e6;
+
+/// Whether `value = ⟨x, y⟩` is numerically zero given `‖x‖₂·‖y‖₂ = norms` (see
+/// [`BREAKDOWN_FACTOR`]); zero norms make any value a breakdown.
+pub fn is_breakdown<T: Scalar>(value: f64, norms: f64) -> bool {
+    value.abs() <= BREAKDOWN_FACTOR * T::PRECISION.epsilon() * norms
+}
+
+/// Whether a solve whose tracked residual met `threshold` is confirmed by its true residual
+/// norm `true_abs = ‖b − Ax‖₂` (see [`TRUE_RESIDUAL_SLACK`]).
+pub fn confirms_convergence(true_abs: f64, threshold: f64) -> bool {
+    true_abs <= threshold * (1.0 + TRUE_RESIDUAL_SLACK)
+}
+
+/// What a method core hands back to [`run`]: how it stopped. `Converged` here only means
+/// that the TRACKED residual met the threshold; [`run`] confirms it with the true residual.
+#[derive(Debug, Clone)]
+pub(crate) struct Stop {
+    pub iterations: usize,
+    pub reason: StopReason,
+    pub detail: String,
+    /// Restarts from the current x after the true residual missed the tolerance (GMRES).
+    pub restarts: usize,
+}
+
+impl Stop {
+    pub(crate) fn converged(iterations: usize, res: f64, sys_b_norm: f64) -> Self {
+        Stop {
+            restarts: 0,
+            iterations,
+            reason: StopReason::Converged,
+            detail: format!(
+                "converged at iteration {iterations}: tracked |r| = {res:.3e} (|r|/|b| = {:.3e})",
+                rel(res, sys_b_norm)
+            ),
+        }
+    }
+
+    pub(crate) fn max_iterations(iterations: usize, res: f64, sys_b_norm: f64) -> Self {
+        Stop {
+            restarts: 0,
+            iterations,
+            reason: StopReason::MaxIterations,
+            detail: format!(
+                "iteration limit {iterations} reached: tracked |r| = {res:.3e} (|r|/|b| = {:.3e})",
+                rel(res, sys_b_norm)
+            ),
+        }
+    }
+
+    pub(crate) fn breakdown(iterations: usize, quantity: &str, value: f64, scale: f64) -> Self {
+        Stop {
+            restarts: 0,
+            iterations,
+            reason: StopReason::Breakdown {
+                quantity: quantity.to_string(),
+            },
+            detail: format!(
+                "breakdown at iteration {iterations}: {quantity} = {value:.3e}, numerically zero \
+                 (scale {scale:.3e})"
+            ),
+        }
+    }
+
+    pub(crate) fn non_finite(iterations: usize, quantity: &str, value: f64) -> Self {
+        Stop {
+            restarts: 0,
+            iterations,
+            reason: StopReason::NonFinite {
+                quantity: quantity.to_string(),
+            },
+            detail: format!("non-finite {quantity} = {value} at iteration {iterations}"),
+        }
+    }
+
+    pub(crate) fn not_spd(iterations: usize, what: &str) -> Self {
+        Stop {
+            restarts: 0,
+            iterations,
+            reason: StopReason::NotSpd,
+            detail: format!("not SPD at iteration {iterations}: {what}"),
+        }
+    }
+
+    pub(crate) fn diverged(iterations: usize, res: f64, r0: f64) -> Self {
+        Stop {
+            restarts: 0,
+            iterations,
+            reason: StopReason::Diverged,
+            detail: format!(
+                "diverged at iteration {iterations}: |r| = {res:.3e} vs initial {r0:.3e}"
+            ),
+        }
+    }
+}
+
+/// ‖v‖₂ in f64, scaled so that it does not overflow for entries above ~1e154.
+fn scaled_norm2<T: Scalar>(v: &[T]) -> f64 {
+    let scale = v.iter().fold(0.0f64, |m, x| m.max(x.as_f64().abs()));
+    if scale == 0.0 || !scale.is_finite() {
+        return scale;
+    }
+    scale
+        * v.iter()
+            .map(|x| (x.as_f64() / scale).powi(2))
+            .sum::<f64>()
+            .sqrt()
+}
+
+fn rel(res: f64, b_norm: f64) -> f64 {
+    if b_norm > 0.0 { res / b_norm } else { res }
+}
+
+/// The system and stopping parameters a method core runs on.
+pub(crate) struct System<'a, T> {
+    pub a: &'a Csr<T>,
+    pub b: &'a [T],
+    /// D⁻¹ (inverse diagonal) when Jacobi preconditioning is on.
+    pub inv_diag: Option<Vec<T>>,
+    /// Absolute stopping threshold max(rtol·‖b‖, atol).
+    pub tau: f64,
+    pub b_norm: f64,
+    pub max_iter: usize,
+    pub restart: usize,
+}
+
+impl<T: Scalar> System<'_, T> {
+    pub fn n(&self) -> usize {
+        self.b.len()
+    }
+
+    /// y = A·x.
+    pub fn spmv(&self, x: &[T], y: &mut [T]) {
+        spmv(self.a, x, y).expect("sizes checked by validate_system");
+    }
+
+    /// r = b − A·x.
+    pub fn residual(&self, x: &[T], r: &mut [T]) {
+        self.spmv(x, r);
+        for (ri, &bi) in r.iter_mut().zip(self.b) {
+            *ri = bi - *ri;
+        }
+    }
+
+    /// out = M⁻¹·v (a copy when no preconditioner).
+    pub fn precond(&self, v: &[T], out: &mut [T]) {
+        match &self.inv_diag {
+            Some(d) => {
+                for ((o, &vi), &di) in out.iter_mut().zip(v).zip(d) {
+                    *o = di * vi;
+                }
+            }
+            None => out.copy_from_slice(v),
+        }
+    }
+
+    /// Whether a tracked residual norm meets the threshold.
+    pub fn done(&self, res: f64) -> bool {
+        res <= self.tau
+    }
+}
+
+/// Solves `A x = b` on the CPU with the method, variant and preconditioner of `opts`.
+///
+/// Checks the input first ([`validate_system`], and `x0`'s length): bad input is an error,
+/// while a solve that runs but fails (breakdown, iteration limit, ...) is a report with
+/// `converged == false` and the reason. `b = 0` returns `x = 0`, converged at iteration 0.
+/// The report's `relative_residual` is the true ‖b − Ax‖₂/‖b‖₂ recomputed in f64; a solve
+/// is `converged` only if the tracked residual met `opts.threshold(‖b‖)` and the true
+/// residual confirms it (else [`StopReason::ResidualGap`]).
+pub fn solve<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Solution<T>> {
+    match (opts.method, opts.variant) {
+        (Method::Cg, Variant::Classical) => cg::classical_cg(a, b, x0, opts),
+        (Method::Cg, Variant::Pipelined) => cg::pipelined_cg(a, b, x0, opts),
+        (Method::Bicgstab, Variant::Classical) => bicgstab::classical(a, b, x0, opts),
+        (Method::Bicgstab, Variant::Pipelined) => bicgstab::pipelined(a, b, x0, opts),
+        (Method::Gmres, Variant::Classical) => gmres::classical(a, b, x0, opts),
+        (Method::Gmres, Variant::Pipelined) => gmres::pipelined(a, b, x0, opts),
+        (Method::Bicg, variant) => bicg::run_bicg(a, b, x0, opts, variant),
+        (Method::Jacobi, variant) => jacobi::run_jacobi(a, b, x0, opts, variant),
+    }
+}
+
+/// Common driver of every method: validates, sets up x, D⁻¹ and the threshold, runs the
+/// method core, and fills the report (true residual, ResidualGap check).
+pub(crate) fn run<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    method: Method,
+    variant: Variant,
+    core: impl FnOnce(&System<'_, T>, &mut [T], &mut Vec<f64>) -> Stop,
+) -> Result<Solution<T>> {
+    let opts = SolveOptions {
+        method,
+        variant,
+        ..opts.clone()
+    };
+    validate_system(a, b, &opts)?;
+    if let Some(x0) = x0 {
+        if x0.len() != a.ncols() {
+            return Err(KrylovError::DimensionMismatch {
+                what: "initial guess length vs matrix columns",
+                expected: a.ncols(),
+                found: x0.len(),
+            });
+        }
+        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
+            return Err(KrylovError::NonFinite {
+                what: "initial guess",
+                index,
+            });
+        }
+    }
+    let n = a.nrows();
+    let mut report = SolveReport::new(method, variant, T::PRECISION, n, a.nnz());
+    report.device = "cpu".into();
+    report.format = "csr".into();
+    let b_norm = scaled_norm2(b);
+    report.b_norm = b_norm;
+    let start = std::time::Instant::now();
+
+    if b_norm == 0.0 {
+        // A x = 0 is solved by x = 0 exactly, whatever x0 is.
+        report.iterations = 0;
+        report.converged = true;
+        report.reason = StopReason::Converged;
+        report.reason_detail = "converged at iteration 0: b = 0, so x = 0".into();
+        report.relative_residual = 0.0;
+        report.history = vec![0.0];
+        report.seconds = start.elapsed().as_secs_f64();
+        return Ok(Solution {
+            x: vec![T::zero(); n],
+            report,
+        });
+    }
+
+    let uses_jacobi = opts.precond == Precond::Jacobi && method != Method::Jacobi;
+    let inv_diag = (uses_jacobi || method == Method::Jacobi)
+        .then(|| a.diagonal().iter().map(|&d| T::one() / d).collect());
+    let sys = System {
+        a,
+        b,
+        inv_diag,
+        tau: opts.threshold(b_norm),
+        b_norm,
+        max_iter: opts.max_iter,
+        restart: opts.restart,
+    };
+    let mut x = match x0 {
+        Some(x0) => x0.to_vec(),
+        None => vec![T::zero(); n],
+    };
+    let mut history = Vec::new();
+    let stop = core(&sys, &mut x, &mut history);
+    report.seconds = start.elapsed().as_secs_f64();
+
+    let true_rel = true_relative_residual(a, b, &x);
+    report.relative_residual = true_rel;
+    report.history = history;
+    report.iterations = stop.iterations;
+    report.restarts = stop.restarts;
+    let true_abs = true_rel * b_norm;
+    let (reason, detail) = match stop.reason {
+        StopReason::Converged if !confirms_convergence(true_abs, sys.tau) => (
+            StopReason::ResidualGap,
+            format!(
+                "residual gap at iteration {}: the tracked residual met the threshold {:.3e} \
+                 but the true |b - Ax| = {true_abs:.3e} (|b - Ax|/|b| = {true_rel:.3e}) does not",
+                stop.iterations, sys.tau
+            ),
+        ),
+        StopReason::Converged => (
+            StopReason::Converged,
+            format!("{}; true |b - Ax|/|b| = {true_rel:.3e}", stop.detail),
+        ),
+        other => (other, stop.detail),
+    };
+    report.converged = reason == StopReason::Converged;
+    report.reason = reason;
+    report.reason_detail = detail;
+    Ok(Solution { x, report })
+}
+
+/// Checks a scalar for NaN/∞, returning the `NonFinite` stop naming it.
+pub(crate) fn finite_or_stop<T: Scalar>(v: T, iterations: usize, quantity: &str) -> Option<Stop> {
+    if v.is_finite() {
+        None
+    } else {
+        Some(Stop::non_finite(iterations, quantity, v.as_f64()))
+    }
+}
