@@ -3,15 +3,26 @@
 
 use std::sync::{Arc, OnceLock};
 
-use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, gpu_required};
+use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, Tuning, gpu_required};
 
 /// A fresh engine (fresh counters) on the shared test device, or `None` when no adapter
 /// exists and `KRYLOV_REQUIRE_GPU` is not set. With `KRYLOV_REQUIRE_GPU=1` (CI) a missing
 /// adapter fails the test.
 pub fn engine() -> Option<Engine> {
+    context().map(Engine::new)
+}
+
+/// Like [`engine`] with explicit tuning (e.g. to force the subgroup or the workgroup-memory
+/// reduction).
+pub fn engine_with(tuning: Tuning) -> Option<Engine> {
+    context().map(|c| Engine::with_tuning(c, tuning))
+}
+
+/// The shared test device.
+pub fn context() -> Option<Arc<GpuContext>> {
     static CTX: OnceLock<Result<Arc<GpuContext>, String>> = OnceLock::new();
     match CTX.get_or_init(|| GpuContext::new(&DeviceRequest::from_env()).map_err(|e| e.to_string())) {
-        Ok(ctx) => Some(Engine::new(ctx.clone())),
+        Ok(ctx) => Some(ctx.clone()),
         Err(e) => {
             assert!(!gpu_required(), "KRYLOV_REQUIRE_GPU=1 but no GPU device: {e}");
             eprintln!("no GPU adapter ({e}); this GPU test does nothing here");
