@@ -10,7 +10,9 @@ pub type Result<T, E = KrylovError> = std::result::Result<T, E>;
 /// What went wrong while parsing a Matrix Market file.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MarketErrorKind {
-    #[error("missing or malformed banner (expected `%%MatrixMarket matrix <format> <field> <symmetry>`)")]
+    #[error(
+        "missing or malformed banner (expected `%%MatrixMarket matrix <format> <field> <symmetry>`)"
+    )]
     BadBanner,
     #[error("unsupported {what} `{value}`")]
     Unsupported { what: &'static str, value: String },
@@ -23,7 +25,11 @@ pub enum MarketErrorKind {
     #[error("non-finite value `{0}`")]
     NonFinite(String),
     #[error("{what} index {index} out of range 1..={max}")]
-    IndexOutOfRange { what: &'static str, index: i64, max: usize },
+    IndexOutOfRange {
+        what: &'static str,
+        index: i64,
+        max: usize,
+    },
     #[error("expected {expected} tokens on the entry line, found {found}")]
     WrongTokenCount { expected: usize, found: usize },
     #[error("file ends after {found} of {expected} entries (truncated)")]

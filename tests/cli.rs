@@ -1030,10 +1030,10 @@ fn chosen_adapter(list: &[Value]) -> &Value {
     if let Ok(want) = std::env::var("KRYLOV_ADAPTER") {
         let want = want.trim().to_lowercase();
         if !want.is_empty() {
-            if let Ok(i) = want.parse::<usize>() {
-                if let Some(a) = list.iter().find(|a| a["index"].as_u64() == Some(i as u64)) {
-                    return a;
-                }
+            if let Ok(i) = want.parse::<usize>()
+                && let Some(a) = list.iter().find(|a| a["index"].as_u64() == Some(i as u64))
+            {
+                return a;
             }
             if let Some(a) = list.iter().find(|a| {
                 a["name"]

@@ -45,7 +45,10 @@ fn opts(variant: Variant, mode: CheckMode, precond: Precond, rtol: f64) -> Solve
 fn assert_iterations_close(gpu: usize, cpu: usize, n: usize, what: &str) {
     let share = if cpu > n { 0.10 } else { 0.02 };
     let slack = ((cpu as f64) * share).ceil().max(1.0) as usize;
-    assert!(gpu.abs_diff(cpu) <= slack, "{what}: GPU {gpu} iterations vs CPU {cpu} (±{slack})");
+    assert!(
+        gpu.abs_diff(cpu) <= slack,
+        "{what}: GPU {gpu} iterations vs CPU {cpu} (±{slack})"
+    );
 }
 
 fn true_rel<T: Scalar>(a: &Csr<T>, b: &[T], x: &[T]) -> f64 {
@@ -62,7 +65,11 @@ fn check_all<T: Scalar>(engine: &Engine, a: &Csr<T>, b: &[T], cond: f64, what: &
         for precond in PRECONDS {
             let o = opts(variant, CheckMode::Device, precond, rtol);
             let reference = cpu::solve(a, b, None, &o).unwrap();
-            assert!(reference.report.converged, "{what}: CPU reference did not converge: {:?}", reference.report.reason);
+            assert!(
+                reference.report.converged,
+                "{what}: CPU reference did not converge: {:?}",
+                reference.report.reason
+            );
             for mode in MODES {
                 let o = opts(variant, mode, precond, rtol);
                 let tag = format!("{what} {variant} {mode} {precond} {}", T::PRECISION);
@@ -70,16 +77,33 @@ fn check_all<T: Scalar>(engine: &Engine, a: &Csr<T>, b: &[T], cond: f64, what: &
                 let r = &sol.report;
                 assert!(r.converged, "{tag}: {}", r.reason_detail);
                 assert_eq!(r.history.len(), r.iterations + 1, "{tag}: history length");
-                assert!(r.history.iter().all(|h| h.is_finite()), "{tag}: history finite");
+                assert!(
+                    r.history.iter().all(|h| h.is_finite()),
+                    "{tag}: history finite"
+                );
                 let rel = true_rel(a, b, &sol.x);
-                assert!(rel <= rtol * 1.001, "{tag}: true residual {rel:e} > rtol {rtol:e}");
-                assert!((rel - r.relative_residual).abs() <= 1e-3 * rel + 1e-300, "{tag}: reported residual");
+                assert!(
+                    rel <= rtol * 1.001,
+                    "{tag}: true residual {rel:e} > rtol {rtol:e}"
+                );
+                assert!(
+                    (rel - r.relative_residual).abs() <= 1e-3 * rel + 1e-300,
+                    "{tag}: reported residual"
+                );
                 assert_iterations_close(r.iterations, reference.report.iterations, a.nrows(), &tag);
                 // ‖x − x_cpu‖/‖x_cpu‖ ≤ κ·(rtol_gpu + rtol_cpu): both are within κ·rtol of A⁻¹b.
-                let num: f64 = sol.x.iter().zip(&reference.x).map(|(g, c)| (g.as_f64() - c.as_f64()).powi(2)).sum();
+                let num: f64 = sol
+                    .x
+                    .iter()
+                    .zip(&reference.x)
+                    .map(|(g, c)| (g.as_f64() - c.as_f64()).powi(2))
+                    .sum();
                 let den: f64 = reference.x.iter().map(|c| c.as_f64().powi(2)).sum();
                 let err = (num / den).sqrt();
-                assert!(err <= 2.0 * cond * rtol, "{tag}: solution differs from CPU by {err:e} (κ = {cond:e})");
+                assert!(
+                    err <= 2.0 * cond * rtol,
+                    "{tag}: solution differs from CPU by {err:e} (κ = {cond:e})"
+                );
                 assert!(sol.x.iter().all(|v| v.is_finite()), "{tag}: x finite");
             }
         }
@@ -98,21 +122,27 @@ fn ones_rhs<T: Scalar>(a: &Csr<T>) -> Vec<T> {
 
 #[test]
 fn cg_matches_cpu_on_poisson_f32() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a = poisson_2d_fd::<f32>(23);
     check_all(&engine, &a, &ones_rhs(&a), poisson_cond(23), "poisson2d:23");
 }
 
 #[test]
 fn cg_matches_cpu_on_poisson_f64() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a = poisson_2d_fd::<f64>(23);
     check_all(&engine, &a, &ones_rhs(&a), poisson_cond(23), "poisson2d:23");
 }
 
 #[test]
 fn cg_matches_cpu_on_laplace_3d_both_precisions() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     // κ of the 7-point Laplacian: cot²(πh/2) as in 2D.
     let a = laplace_3d::<f64>(9);
     check_all(&engine, &a, &ones_rhs(&a), poisson_cond(9), "laplace3d:9");
@@ -128,7 +158,12 @@ fn cond_estimate(a: &Csr<f64>) -> f64 {
     let gersh = (0..n)
         .map(|i| a.row(i).1.iter().map(|v| v.abs()).sum::<f64>())
         .fold(0.0, f64::max);
-    let tight = SolveOptions { variant: Variant::Classical, rtol: 1e-13, max_iter: 20 * n, ..Default::default() };
+    let tight = SolveOptions {
+        variant: Variant::Classical,
+        rtol: 1e-13,
+        max_iter: 20 * n,
+        ..Default::default()
+    };
     let mut v: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 / 7.0).collect();
     let mut inv_norm = 0.0;
     for _ in 0..12 {
@@ -143,8 +178,17 @@ fn cond_estimate(a: &Csr<f64>) -> f64 {
 
 #[test]
 fn cg_matches_cpu_on_shared_spd_matrices_f64() {
-    let Some(engine) = common::engine() else { return };
-    for name in ["bcsstk01.mtx", "494_bus.mtx", "nos6.mtx", "mesh1e1.mtx", "Trefethen_2000.mtx", "ani4.mtx"] {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    for name in [
+        "bcsstk01.mtx",
+        "494_bus.mtx",
+        "nos6.mtx",
+        "mesh1e1.mtx",
+        "Trefethen_2000.mtx",
+        "ani4.mtx",
+    ] {
         let a: Csr<f64> = market::read_matrix_market(common::data(name)).unwrap();
         let b = if name == "mesh1e1.mtx" {
             market::read_vector(common::data("mesh1e1_rhs.mtx")).unwrap()
@@ -158,25 +202,44 @@ fn cg_matches_cpu_on_shared_spd_matrices_f64() {
 
 #[test]
 fn cg_matches_cpu_on_bcsstk21_f64() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a: Csr<f64> = market::read_matrix_market(common::data("bcsstk21.mtx")).unwrap();
     let b = ones_rhs(&a);
     for variant in VARIANTS {
         let o = opts(variant, CheckMode::Device, Precond::Jacobi, 1e-10);
         let reference = cpu::solve(&a, &b, None, &o).unwrap();
         let sol = cg::solve(&engine, &a, &b, None, &o, &mut ()).unwrap();
-        assert!(sol.report.converged && reference.report.converged, "{variant}: {}", sol.report.reason_detail);
-        assert_iterations_close(sol.report.iterations, reference.report.iterations, a.nrows(), &format!("bcsstk21 {variant}"));
+        assert!(
+            sol.report.converged && reference.report.converged,
+            "{variant}: {}",
+            sol.report.reason_detail
+        );
+        assert_iterations_close(
+            sol.report.iterations,
+            reference.report.iterations,
+            a.nrows(),
+            &format!("bcsstk21 {variant}"),
+        );
         assert!(true_rel(&a, &b, &sol.x) <= 1e-10 * 1.001);
     }
 }
 
 #[test]
 fn cg_f32_on_shared_spd_matrices_with_jacobi() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     // Moderately conditioned shared matrices in f32 with Jacobi: the GPU result meets the
     // tolerance (true residual) and agrees with the f32 CPU reference in iteration count.
-    for name in ["494_bus.mtx", "nos6.mtx", "mesh1e1.mtx", "Trefethen_2000.mtx", "ani4.mtx"] {
+    for name in [
+        "494_bus.mtx",
+        "nos6.mtx",
+        "mesh1e1.mtx",
+        "Trefethen_2000.mtx",
+        "ani4.mtx",
+    ] {
         let a64: Csr<f64> = market::read_matrix_market(common::data(name)).unwrap();
         let a: Csr<f32> = a64.cast().unwrap();
         let b = ones_rhs(&a);
@@ -188,7 +251,12 @@ fn cg_f32_on_shared_spd_matrices_with_jacobi() {
                 let tag = format!("{name} f32 {variant} {mode}");
                 assert!(sol.report.converged, "{tag}: {}", sol.report.reason_detail);
                 assert!(true_rel(&a, &b, &sol.x) <= 1e-4 * 1.001, "{tag}");
-                assert_iterations_close(sol.report.iterations, reference.report.iterations, a.nrows(), &tag);
+                assert_iterations_close(
+                    sol.report.iterations,
+                    reference.report.iterations,
+                    a.nrows(),
+                    &tag,
+                );
             }
         }
     }
@@ -196,14 +264,25 @@ fn cg_f32_on_shared_spd_matrices_with_jacobi() {
 
 #[test]
 fn launch_and_transfer_counts_are_exact() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a = poisson_2d_fd::<f32>(20);
     let b = ones_rhs(&a);
     for precond in PRECONDS {
         for variant in VARIANTS {
-            for (mode, batch) in [(CheckMode::Paper, 0), (CheckMode::Device, 1), (CheckMode::Device, 7)] {
-                let o = SolveOptions { batch, ..opts(variant, mode, precond, 1e-5) };
-                let r = cg::solve(&engine, &a, &b, None, &o, &mut ()).unwrap().report;
+            for (mode, batch) in [
+                (CheckMode::Paper, 0),
+                (CheckMode::Device, 1),
+                (CheckMode::Device, 7),
+            ] {
+                let o = SolveOptions {
+                    batch,
+                    ..opts(variant, mode, precond, 1e-5)
+                };
+                let r = cg::solve(&engine, &a, &b, None, &o, &mut ())
+                    .unwrap()
+                    .report;
                 let tag = format!("{variant} {mode} k={batch} {precond}");
                 assert!(r.converged, "{tag}");
                 let j = r.recorded();
@@ -212,23 +291,49 @@ fn launch_and_transfer_counts_are_exact() {
                 match (variant, mode) {
                     (Variant::Pipelined, CheckMode::Paper) => {
                         assert_eq!(j, r.iterations, "{tag}");
-                        assert_eq!(c.dispatches, 2 * j as u64, "{tag}: 2 launches per iteration");
-                        assert_eq!((c.readbacks, c.uploads, c.submits), (j as u64, 0, j as u64), "{tag}");
+                        assert_eq!(
+                            c.dispatches,
+                            2 * j as u64,
+                            "{tag}: 2 launches per iteration"
+                        );
+                        assert_eq!(
+                            (c.readbacks, c.uploads, c.submits),
+                            (j as u64, 0, j as u64),
+                            "{tag}"
+                        );
                         assert_eq!(r.transfers_per_iteration, 1.0, "{tag}");
                     }
                     (Variant::Pipelined, CheckMode::Device) => {
-                        assert_eq!(c.dispatches, 2 * j as u64, "{tag}: 2 launches per iteration");
-                        assert_eq!(c.readbacks, j.div_ceil(batch) as u64, "{tag}: one readback per batch");
+                        assert_eq!(
+                            c.dispatches,
+                            2 * j as u64,
+                            "{tag}: 2 launches per iteration"
+                        );
+                        assert_eq!(
+                            c.readbacks,
+                            j.div_ceil(batch) as u64,
+                            "{tag}: one readback per batch"
+                        );
                         assert_eq!(c.uploads, 0, "{tag}");
-                        assert!(r.transfers_per_iteration <= 1.0 / batch as f64 + 1e-12, "{tag}");
-                        assert!(j >= r.iterations && j < r.iterations + batch, "{tag}: recorded {j}");
+                        assert!(
+                            r.transfers_per_iteration <= 1.0 / batch as f64 + 1e-12,
+                            "{tag}"
+                        );
+                        assert!(
+                            j >= r.iterations && j < r.iterations + batch,
+                            "{tag}: recorded {j}"
+                        );
                     }
                     (Variant::Classical, CheckMode::Paper) => {
                         // spmv, dot, axpy, axpy, [diag_scale, dot,] dot, xpay (none after the last).
                         let per = if jac { 8 } else { 6 };
                         assert_eq!(j, r.iterations, "{tag}");
                         assert_eq!(c.dispatches, (per * j - 1) as u64, "{tag}");
-                        assert_eq!((c.readbacks, c.uploads), (2 * j as u64, 2 * j as u64), "{tag}");
+                        assert_eq!(
+                            (c.readbacks, c.uploads),
+                            (2 * j as u64, 2 * j as u64),
+                            "{tag}"
+                        );
                         assert_eq!(r.transfers_per_iteration, 4.0, "{tag}");
                     }
                     (Variant::Classical, CheckMode::Device) => {
@@ -260,19 +365,29 @@ impl Recorded for krylov_wgpu::solvers::SolveReport {
 
 #[test]
 fn device_mode_returns_the_x_of_the_converging_iteration() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a = poisson_2d_fd::<f32>(30);
     let b = ones_rhs(&a);
     for variant in VARIANTS {
         let run = |mode, batch, max_iter| {
-            let o = SolveOptions { batch, max_iter, ..opts(variant, mode, Precond::None, 1e-5) };
+            let o = SolveOptions {
+                batch,
+                max_iter,
+                ..opts(variant, mode, Precond::None, 1e-5)
+            };
             cg::solve(&engine, &a, &b, None, &o, &mut ()).unwrap()
         };
         // A batch of 13 overshoots convergence: the iterations recorded after it are no-ops.
         let big = run(CheckMode::Device, 13, 5000);
         assert!(big.report.converged);
         let j = big.report.iterations;
-        assert!(big.report.iterations_recorded > j, "{variant}: the batch overshoots ({})", big.report.iterations_recorded);
+        assert!(
+            big.report.iterations_recorded > j,
+            "{variant}: the batch overshoots ({})",
+            big.report.iterations_recorded
+        );
         // One iteration per batch stops exactly there; so does a run limited to j iterations.
         let single = run(CheckMode::Device, 1, 5000);
         assert_eq!(single.report.iterations, j);
@@ -280,7 +395,10 @@ fn device_mode_returns_the_x_of_the_converging_iteration() {
         let limited = run(CheckMode::Device, 1, j);
         for (other, what) in [(&single, "batch 1"), (&limited, "max_iter = j")] {
             assert!(
-                big.x.iter().zip(&other.x).all(|(p, q)| p.to_bits() == q.to_bits()),
+                big.x
+                    .iter()
+                    .zip(&other.x)
+                    .all(|(p, q)| p.to_bits() == q.to_bits()),
                 "{variant}: x after overshooting differs from x at iteration {j} ({what})"
             );
         }
@@ -295,7 +413,11 @@ fn both_reduction_paths_agree() {
     let b = ones_rhs(&a);
     let mut results = Vec::new();
     for subgroups in [false, true] {
-        let engine = common::engine_with(Tuning { subgroups: Some(subgroups), ..Tuning::default() }).unwrap();
+        let engine = common::engine_with(Tuning {
+            subgroups: Some(subgroups),
+            ..Tuning::default()
+        })
+        .unwrap();
         for variant in VARIANTS {
             let o = opts(variant, CheckMode::Device, Precond::None, 1e-10);
             match cg::solve(&engine, &a, &b, None, &o, &mut ()) {
@@ -313,17 +435,40 @@ fn both_reduction_paths_agree() {
     if ctx.has_subgroups() {
         assert_eq!(results.len(), 4);
         for (s, v, it) in &results {
-            let other = results.iter().find(|(s2, v2, _)| s2 != s && v2 == v).unwrap();
-            assert!(it.abs_diff(other.2) <= 1, "{v} subgroups={s}: {it} vs {}", other.2);
+            let other = results
+                .iter()
+                .find(|(s2, v2, _)| s2 != s && v2 == v)
+                .unwrap();
+            assert!(
+                it.abs_diff(other.2) <= 1,
+                "{v} subgroups={s}: {it} vs {}",
+                other.2
+            );
         }
     }
     // Small and large workgroups, and few reduction groups (grid-stride loops).
     for tuning in [
-        Tuning { workgroup_size: 64, max_groups: 3, ..Tuning::default() },
-        Tuning { workgroup_size: 512, max_groups: 1024, ..Tuning::default() },
+        Tuning {
+            workgroup_size: 64,
+            max_groups: 3,
+            ..Tuning::default()
+        },
+        Tuning {
+            workgroup_size: 512,
+            max_groups: 1024,
+            ..Tuning::default()
+        },
     ] {
         let engine = common::engine_with(tuning).unwrap();
-        let sol = cg::solve(&engine, &a, &b, None, &opts(Variant::Pipelined, CheckMode::Device, Precond::None, 1e-10), &mut ()).unwrap();
+        let sol = cg::solve(
+            &engine,
+            &a,
+            &b,
+            None,
+            &opts(Variant::Pipelined, CheckMode::Device, Precond::None, 1e-10),
+            &mut (),
+        )
+        .unwrap();
         assert!(sol.report.converged, "{tuning:?}");
         assert!(true_rel(&a, &b, &sol.x) <= 1e-10 * 1.001, "{tuning:?}");
     }
@@ -341,24 +486,44 @@ fn indefinite(n: usize) -> Csr<f64> {
 
 #[test]
 fn non_spd_matrices_are_reported_not_iterated() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     // Poisson shifted past its smallest eigenvalue is symmetric indefinite too.
     let mut shifted = Coo::new(400, 400);
     let p = poisson_2d_fd::<f64>(20);
     for i in 0..400 {
         let (c, v) = p.row(i);
         for (&j, &x) in c.iter().zip(v) {
-            shifted.push(i, j as usize, if j as usize == i { x - 1.0 } else { x }).unwrap();
+            shifted
+                .push(i, j as usize, if j as usize == i { x - 1.0 } else { x })
+                .unwrap();
         }
     }
     for a in [indefinite(64), shifted.to_csr().unwrap()] {
         let b = vec![1.0; a.nrows()];
         for variant in VARIANTS {
             for mode in MODES {
-                let sol = cg::solve(&engine, &a, &b, None, &opts(variant, mode, Precond::None, 1e-10), &mut ()).unwrap();
-                assert_eq!(sol.report.reason, StopReason::NotSpd, "{variant} {mode}: {}", sol.report.reason_detail);
+                let sol = cg::solve(
+                    &engine,
+                    &a,
+                    &b,
+                    None,
+                    &opts(variant, mode, Precond::None, 1e-10),
+                    &mut (),
+                )
+                .unwrap();
+                assert_eq!(
+                    sol.report.reason,
+                    StopReason::NotSpd,
+                    "{variant} {mode}: {}",
+                    sol.report.reason_detail
+                );
                 assert!(!sol.report.converged);
-                assert!(sol.report.iterations < 200, "{variant} {mode}: detected late");
+                assert!(
+                    sol.report.iterations < 200,
+                    "{variant} {mode}: detected late"
+                );
                 assert!(sol.x.iter().all(|v| v.is_finite()));
             }
         }
@@ -367,18 +532,29 @@ fn non_spd_matrices_are_reported_not_iterated() {
 
 #[test]
 fn never_reports_false_convergence_in_f32() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     // rtol 1e-9 is below what f32 can attain here: the solver must not claim convergence.
     let a = poisson_2d_fd::<f32>(40);
     let b = ones_rhs(&a);
     for variant in VARIANTS {
         for mode in MODES {
-            let o = SolveOptions { max_iter: 600, ..opts(variant, mode, Precond::None, 1e-9) };
+            let o = SolveOptions {
+                max_iter: 600,
+                ..opts(variant, mode, Precond::None, 1e-9)
+            };
             let sol = cg::solve(&engine, &a, &b, None, &o, &mut ()).unwrap();
             let rel = true_rel(&a, &b, &sol.x);
-            assert!(!sol.report.converged || rel <= 1e-9, "{variant} {mode}: false convergence at {rel:e}");
             assert!(
-                matches!(sol.report.reason, StopReason::ResidualGap | StopReason::MaxIterations | StopReason::Converged),
+                !sol.report.converged || rel <= 1e-9,
+                "{variant} {mode}: false convergence at {rel:e}"
+            );
+            assert!(
+                matches!(
+                    sol.report.reason,
+                    StopReason::ResidualGap | StopReason::MaxIterations | StopReason::Converged
+                ),
                 "{:?}",
                 sol.report.reason
             );
@@ -388,7 +564,9 @@ fn never_reports_false_convergence_in_f32() {
 
 #[test]
 fn monitor_sees_the_history_and_can_cancel() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a = poisson_2d_fd::<f64>(16);
     let b = ones_rhs(&a);
     for mode in MODES {
@@ -429,7 +607,9 @@ fn monitor_sees_the_history_and_can_cancel() {
 
 #[test]
 fn trivial_systems_and_initial_guesses() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a = poisson_2d_fd::<f64>(10);
     for variant in VARIANTS {
         for mode in MODES {
@@ -440,36 +620,68 @@ fn trivial_systems_and_initial_guesses() {
             let ones = vec![1.0; 100];
             let b = a.mul_vec(&ones).unwrap();
             let exact = cg::solve(&engine, &a, &b, Some(&ones), &o, &mut ()).unwrap();
-            assert!(exact.report.converged && exact.report.iterations == 0, "{variant} {mode}");
+            assert!(
+                exact.report.converged && exact.report.iterations == 0,
+                "{variant} {mode}"
+            );
         }
     }
 }
 
 #[test]
 fn bad_input_is_a_typed_error() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let o = opts(Variant::Pipelined, CheckMode::Device, Precond::None, 1e-8);
     let a = poisson_2d_fd::<f64>(4);
-    let err = |r: Result<_, KrylovError>| r.err().expect("an error");
-    assert!(matches!(err(cg::solve(&engine, &a, &[1.0; 15], None, &o, &mut ())), KrylovError::DimensionMismatch { .. }));
+    let err =
+        |r: Result<krylov_wgpu::solvers::Solution<f64>, KrylovError>| r.expect_err("an error");
+    assert!(matches!(
+        err(cg::solve(&engine, &a, &[1.0; 15], None, &o, &mut ())),
+        KrylovError::DimensionMismatch { .. }
+    ));
     let mut b = vec![1.0; 16];
     b[3] = f64::NAN;
-    assert!(matches!(err(cg::solve(&engine, &a, &b, None, &o, &mut ())), KrylovError::NonFinite { .. }));
+    assert!(matches!(
+        err(cg::solve(&engine, &a, &b, None, &o, &mut ())),
+        KrylovError::NonFinite { .. }
+    ));
     let nonsym: Csr<f64> = market::read_matrix_market(common::data("pores_1.mtx")).unwrap();
     assert!(matches!(
-        err(cg::solve(&engine, &nonsym, &vec![1.0; 30], None, &o, &mut ())),
+        err(cg::solve(
+            &engine,
+            &nonsym,
+            &vec![1.0; 30],
+            None,
+            &o,
+            &mut ()
+        )),
         KrylovError::MethodMismatch(_)
     ));
     let mut zero_diag = Coo::new(2, 2);
     zero_diag.push(0, 1, 1.0).unwrap();
     zero_diag.push(1, 0, 1.0).unwrap();
-    let jac = SolveOptions { precond: Precond::Jacobi, ..o.clone() };
+    let jac = SolveOptions {
+        precond: Precond::Jacobi,
+        ..o.clone()
+    };
     assert!(matches!(
-        err(cg::solve(&engine, &zero_diag.to_csr().unwrap(), &[1.0, 1.0], None, &jac, &mut ())),
+        err(cg::solve(
+            &engine,
+            &zero_diag.to_csr().unwrap(),
+            &[1.0, 1.0],
+            None,
+            &jac,
+            &mut ()
+        )),
         KrylovError::ZeroDiagonal { row: 0 }
     ));
     let rect = Csr::<f64>::new(2, 3, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
-    assert!(matches!(err(cg::solve(&engine, &rect, &[1.0, 1.0], None, &o, &mut ())), KrylovError::NotSquare { .. }));
+    assert!(matches!(
+        err(cg::solve(&engine, &rect, &[1.0, 1.0], None, &o, &mut ())),
+        KrylovError::NotSquare { .. }
+    ));
 }
 
 #[test]

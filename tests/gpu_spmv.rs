@@ -29,7 +29,8 @@ fn random_matrix<T: Scalar>(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Csr<T> 
         };
         for _ in 0..len {
             let j = rng.random_range(0..m);
-            coo.push(i, j, T::from_f64(rng.random_range(-1.0..1.0))).unwrap();
+            coo.push(i, j, T::from_f64(rng.random_range(-1.0..1.0)))
+                .unwrap();
         }
     }
     coo.to_csr().unwrap()
@@ -47,33 +48,62 @@ fn check_spmv<T: Scalar>(engine: &Engine, kernel: &SpmvCsr<T>, a: &Csr<T>, x: &[
     let abs_terms: Vec<f64> = (0..a.nrows())
         .map(|i| {
             let (c, v) = a.row(i);
-            c.iter().zip(v).map(|(&c, v)| (v.as_f64() * x[c as usize].as_f64()).abs()).sum()
+            c.iter()
+                .zip(v)
+                .map(|(&c, v)| (v.as_f64() * x[c as usize].as_f64()).abs())
+                .sum()
         })
         .collect();
     let lens: Vec<usize> = (0..a.nrows()).map(|i| a.row(i).0.len()).collect();
     let got: Vec<f64> = y.iter().map(|v| v.as_f64()).collect();
-    common::assert_within_dot_bound(&got, &exact, &abs_terms, &lens, T::PRECISION.epsilon(), what);
+    common::assert_within_dot_bound(
+        &got,
+        &exact,
+        &abs_terms,
+        &lens,
+        T::PRECISION.epsilon(),
+        what,
+    );
 }
 
 fn random_case<T: Scalar>(engine: &Engine) {
     let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
     let kernel = SpmvCsr::<T>::new(engine).unwrap();
-    for (n, m) in [(1, 1), (7, 7), (255, 255), (257, 300), (1023, 977), (4099, 4099)] {
+    for (n, m) in [
+        (1, 1),
+        (7, 7),
+        (255, 255),
+        (257, 300),
+        (1023, 977),
+        (4099, 4099),
+    ] {
         let a = random_matrix::<T>(&mut rng, n, m);
-        let x: Vec<T> = (0..m).map(|_| T::from_f64(rng.random_range(-2.0..2.0))).collect();
-        check_spmv(engine, &kernel, &a, &x, &format!("random {n}x{m} {}", T::PRECISION));
+        let x: Vec<T> = (0..m)
+            .map(|_| T::from_f64(rng.random_range(-2.0..2.0)))
+            .collect();
+        check_spmv(
+            engine,
+            &kernel,
+            &a,
+            &x,
+            &format!("random {n}x{m} {}", T::PRECISION),
+        );
     }
 }
 
 #[test]
 fn spmv_matches_cpu_on_random_matrices_f32() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     random_case::<f32>(&engine);
 }
 
 #[test]
 fn spmv_matches_cpu_on_random_matrices_f64() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     random_case::<f64>(&engine);
 }
 
@@ -81,38 +111,59 @@ fn shared_case<T: Scalar>(engine: &Engine) {
     let kernel = SpmvCsr::<T>::new(engine).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
     for name in [
-        "494_bus.mtx", "Trefethen_2000.mtx", "add32.mtx", "ani4.mtx", "bcsstk01.mtx", "bcsstk21.mtx",
-        "jpwh_991.mtx", "mesh1e1.mtx", "nos6.mtx", "pde2961.mtx", "pores_1.mtx", "sherman4.mtx",
+        "494_bus.mtx",
+        "Trefethen_2000.mtx",
+        "add32.mtx",
+        "ani4.mtx",
+        "bcsstk01.mtx",
+        "bcsstk21.mtx",
+        "jpwh_991.mtx",
+        "mesh1e1.mtx",
+        "nos6.mtx",
+        "pde2961.mtx",
+        "pores_1.mtx",
+        "sherman4.mtx",
         "west0479.mtx",
     ] {
         let a: Csr<T> = market::read_matrix_market(common::data(name)).unwrap();
-        let x: Vec<T> = (0..a.ncols()).map(|_| T::from_f64(rng.random_range(-1.0..1.0))).collect();
+        let x: Vec<T> = (0..a.ncols())
+            .map(|_| T::from_f64(rng.random_range(-1.0..1.0)))
+            .collect();
         check_spmv(engine, &kernel, &a, &x, &format!("{name} {}", T::PRECISION));
     }
 }
 
 #[test]
 fn spmv_matches_cpu_on_shared_matrices_f32() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     shared_case::<f32>(&engine);
 }
 
 #[test]
 fn spmv_matches_cpu_on_shared_matrices_f64() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     shared_case::<f64>(&engine);
 }
 
 #[test]
 fn spmv_uses_a_2d_grid_beyond_the_workgroup_limit() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     // One thread per workgroup: 70 001 rows need 70 001 workgroups, more than the 65 535
     // allowed in one dimension, so the engine splits the grid and the kernel must recombine it.
     let limit = engine.context().limits.max_compute_workgroups_per_dimension as usize;
     let n = limit + 4466;
     let kernel = SpmvCsr::<f32>::with_config(
         &engine,
-        ShaderConfig { precision: Precision::F32, workgroup_size: 1 },
+        ShaderConfig {
+            workgroup_size: 1,
+            ..ShaderConfig::new(Precision::F32)
+        },
     )
     .unwrap();
     let mut coo = Coo::new(n, n);
@@ -129,7 +180,9 @@ fn spmv_uses_a_2d_grid_beyond_the_workgroup_limit() {
 
 #[test]
 fn one_product_is_one_dispatch_one_submit_one_readback() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a = Csr::<f32>::identity(100);
     let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
     let ga = GpuCsr::upload(&engine, &a).unwrap();
@@ -138,27 +191,52 @@ fn one_product_is_one_dispatch_one_submit_one_readback() {
     let y = kernel.apply(&engine, &ga, &vec![3.0; 100]).unwrap();
     assert_eq!(y, vec![3.0; 100]);
     let d = engine.counters().snapshot().since(&before);
-    assert_eq!((d.dispatches, d.submits, d.readbacks, d.uploads), (1, 1, 1, 1));
+    assert_eq!(
+        (d.dispatches, d.submits, d.readbacks, d.uploads),
+        (1, 1, 1, 1)
+    );
     assert_eq!(d.bytes_read_back, 400);
 }
 
 #[test]
 fn wrong_vector_length_is_a_typed_error() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let a = Csr::<f32>::identity(10);
     let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
     let ga = GpuCsr::upload(&engine, &a).unwrap();
     let err = kernel.apply(&engine, &ga, &[1.0; 9]).unwrap_err();
-    assert!(matches!(err, KrylovError::DimensionMismatch { expected: 10, found: 9, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            KrylovError::DimensionMismatch {
+                expected: 10,
+                found: 9,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
 fn buffers_over_the_binding_limit_are_refused() {
-    let Some(engine) = common::engine() else { return };
+    let Some(engine) = common::engine() else {
+        return;
+    };
     let limit = engine.context().limits.max_storage_buffer_binding_size as usize;
-    let err = engine.storage_zeroed::<f32>("huge", limit / 4 + 1).unwrap_err();
+    let err = engine
+        .storage_zeroed::<f32>("huge", limit / 4 + 1)
+        .unwrap_err();
     assert!(
-        matches!(err, KrylovError::BufferTooLarge { limit_name: "max_storage_buffer_binding_size", .. }),
+        matches!(
+            err,
+            KrylovError::BufferTooLarge {
+                limit_name: "max_storage_buffer_binding_size",
+                ..
+            }
+        ),
         "{err}"
     );
 }
@@ -169,7 +247,11 @@ fn f64_on_a_device_without_shader_f64_is_a_typed_error() {
         return;
     }
     // Open a second device on the same adapter without asking for SHADER_F64.
-    let ctx = GpuContext::new_with_features(&DeviceRequest::from_env(), krylov_wgpu::wgpu::Features::empty()).unwrap();
+    let ctx = GpuContext::new_with_features(
+        &DeviceRequest::from_env(),
+        krylov_wgpu::wgpu::Features::empty(),
+    )
+    .unwrap();
     assert!(!ctx.supports(Precision::F64));
     let engine = Engine::new(ctx);
     let err = SpmvCsr::<f64>::new(&engine).unwrap_err();
@@ -179,5 +261,8 @@ fn f64_on_a_device_without_shader_f64_is_a_typed_error() {
     // f32 still works there.
     let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
     let ga = GpuCsr::upload(&engine, &Csr::<f32>::identity(3)).unwrap();
-    assert_eq!(kernel.apply(&engine, &ga, &[1.0, 2.0, 3.0]).unwrap(), vec![1.0, 2.0, 3.0]);
+    assert_eq!(
+        kernel.apply(&engine, &ga, &[1.0, 2.0, 3.0]).unwrap(),
+        vec![1.0, 2.0, 3.0]
+    );
 }

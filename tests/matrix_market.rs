@@ -363,7 +363,10 @@ fn round_trip_empty_and_rectangular() {
 fn writers_refuse_non_finite_values() {
     // `Csr::cast` refuses an f64 -> f32 overflow, so a non-finite matrix cannot be built.
     let a = Csr::<f64>::new(1, 1, vec![0, 1], vec![0], vec![1e300]).unwrap();
-    assert!(matches!(a.cast::<f32>(), Err(KrylovError::NonFinite { index: 0, .. })));
+    assert!(matches!(
+        a.cast::<f32>(),
+        Err(KrylovError::NonFinite { index: 0, .. })
+    ));
     let mut buf = Vec::new();
     assert!(matches!(
         write_vector_to(&mut buf, &[1.0, f64::NAN]),

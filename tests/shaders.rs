@@ -11,12 +11,21 @@ fn module(name: &str, config: ShaderConfig) -> (naga::Module, naga::valid::Modul
     let precision = config.precision;
     let k = KERNELS.iter().find(|k| k.name == name).unwrap();
     let src = specialise(k, config);
-    let module = naga::front::wgsl::parse_str(&src)
-        .unwrap_or_else(|e| panic!("{name} ({precision}) does not parse:\n{}", e.emit_to_string(&src)));
+    let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| {
+        panic!(
+            "{name} ({precision}) does not parse:\n{}",
+            e.emit_to_string(&src)
+        )
+    });
     let caps = Capabilities::FLOAT64 | Capabilities::SUBGROUP | Capabilities::SUBGROUP_BARRIER;
     let info = Validator::new(ValidationFlags::all(), caps)
         .validate(&module)
-        .unwrap_or_else(|e| panic!("{name} ({precision}) does not validate:\n{}", e.emit_to_string(&src)));
+        .unwrap_or_else(|e| {
+            panic!(
+                "{name} ({precision}) does not validate:\n{}",
+                e.emit_to_string(&src)
+            )
+        });
     (module, info)
 }
 
@@ -27,13 +36,17 @@ fn every_kernel_is_registered_once_and_exists_as_a_file() {
         .unwrap()
         .filter_map(|e| {
             let p = e.unwrap().path();
-            (p.extension()? == "wgsl").then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
+            (p.extension()? == "wgsl")
+                .then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
         })
         .collect();
     files.sort();
     let mut names: Vec<String> = KERNELS.iter().map(|k| k.name.to_string()).collect();
     names.sort();
-    assert_eq!(files, names, "shaders/ and gpu::shader::KERNELS must list the same kernels");
+    assert_eq!(
+        files, names,
+        "shaders/ and gpu::shader::KERNELS must list the same kernels"
+    );
 }
 
 #[test]
@@ -45,16 +58,29 @@ fn every_kernel_translates_to_spirv_msl_and_hlsl() {
             .into_iter()
             .flat_map(|p| flavours.iter().map(move |s| (p, s)))
         {
-            let config = ShaderConfig { subgroups, ..ShaderConfig::new(precision) };
+            let config = ShaderConfig {
+                subgroups,
+                ..ShaderConfig::new(precision)
+            };
             let (module, info) = module(k.name, config);
-            let spv_opts = naga::back::spv::Options { lang_version: (1, 3), ..Default::default() };
+            let spv_opts = naga::back::spv::Options {
+                lang_version: (1, 3),
+                ..Default::default()
+            };
             let spv = naga::back::spv::write_vec(&module, &info, &spv_opts, None)
                 .unwrap_or_else(|e| panic!("{} ({precision}) -> SPIR-V: {e}", k.name));
-            assert!(spv.len() > 5 && spv[0] == 0x0723_0203, "{}: SPIR-V magic", k.name);
+            assert!(
+                spv.len() > 5 && spv[0] == 0x0723_0203,
+                "{}: SPIR-V magic",
+                k.name
+            );
 
             match precision {
                 Precision::F32 => {
-                    let msl_opts = naga::back::msl::Options { lang_version: (2, 4), ..Default::default() };
+                    let msl_opts = naga::back::msl::Options {
+                        lang_version: (2, 4),
+                        ..Default::default()
+                    };
                     let (text, _) = naga::back::msl::write_string(
                         &module,
                         &info,
@@ -62,14 +88,20 @@ fn every_kernel_translates_to_spirv_msl_and_hlsl() {
                         &naga::back::msl::PipelineOptions::default(),
                     )
                     .unwrap_or_else(|e| panic!("{} (f32) -> MSL: {e}", k.name));
-                    assert!(text.contains("kernel void"), "{}: MSL has a compute entry point", k.name);
+                    assert!(
+                        text.contains("kernel void"),
+                        "{}: MSL has a compute entry point",
+                        k.name
+                    );
                 }
                 Precision::F64 => {
                     // Metal has no doubles: a validator with Metal's capabilities (no FLOAT64)
                     // must reject the f64 kernel, which is how wgpu refuses it there.
                     let metal_caps = Capabilities::SUBGROUP | Capabilities::SUBGROUP_BARRIER;
                     assert!(
-                        Validator::new(ValidationFlags::all(), metal_caps).validate(&module).is_err(),
+                        Validator::new(ValidationFlags::all(), metal_caps)
+                            .validate(&module)
+                            .is_err(),
                         "{}: f64 kernel validated without FLOAT64",
                         k.name
                     );
@@ -85,7 +117,11 @@ fn every_kernel_translates_to_spirv_msl_and_hlsl() {
             naga::back::hlsl::Writer::new(&mut text, &hlsl_opts, &pipeline)
                 .write(&module, &info, None)
                 .unwrap_or_else(|e| panic!("{} ({precision}) -> HLSL: {e}", k.name));
-            assert!(text.contains("[numthreads("), "{}: HLSL has a compute entry point", k.name);
+            assert!(
+                text.contains("[numthreads("),
+                "{}: HLSL has a compute entry point",
+                k.name
+            );
         }
     }
 }

@@ -19,7 +19,11 @@ use krylov_wgpu::{KrylovError, Precision, Result, Scalar, cpu};
 const DEFAULT_PROBLEM: &str = "poisson2d:256";
 
 #[derive(Parser)]
-#[command(name = "krylov", version, about = "Portable GPU Krylov solvers (CG, BiCGStab, GMRES) on wgpu")]
+#[command(
+    name = "krylov",
+    version,
+    about = "Portable GPU Krylov solvers (CG, BiCGStab, GMRES) on wgpu"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -78,9 +82,9 @@ struct SolveArgs {
     #[arg(long, value_enum, default_value = "auto")]
     device: DeviceArg,
     /// Stop when ‖r‖₂ ≤ max(rtol·‖b‖₂, atol).
-    #[arg(long, default_value_t = 1e-6, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
     rtol: f64,
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     atol: f64,
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
@@ -150,7 +154,11 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line, whatever the error's text holds.
             let text = e.to_string();
-            let line: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            let line: Vec<&str> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
             eprintln!("error: {}", line.join(" "));
             ExitCode::from(1)
         }
@@ -160,16 +168,24 @@ fn main() -> ExitCode {
 fn info(json: bool) -> Result<ExitCode> {
     let adapters = list_adapters();
     if json {
-        println!("{}", serde_json::to_string(&adapters).expect("serialisable"));
+        println!(
+            "{}",
+            serde_json::to_string(&adapters).expect("serialisable")
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if adapters.is_empty() {
-        println!("no GPU adapter found: solves run on the CPU (install a Vulkan driver, e.g. mesa-vulkan-drivers)");
+        println!(
+            "no GPU adapter found: solves run on the CPU (install a Vulkan driver, e.g. mesa-vulkan-drivers)"
+        );
         return Ok(ExitCode::SUCCESS);
     }
     for a in &adapters {
         let yn = |b: bool| if b { "yes" } else { "no" };
-        println!("[{}] {} ({}, {})", a.index, a.name, a.backend, a.device_type);
+        println!(
+            "[{}] {} ({}, {})",
+            a.index, a.name, a.backend, a.device_type
+        );
         println!("    driver:            {}", a.driver);
         println!(
             "    f64: {}   subgroups: {} (size {}..{})   timestamps: {}",
@@ -194,7 +210,10 @@ fn info(json: bool) -> Result<ExitCode> {
 /// Reads or generates the matrix (in f64; cast later) and names it.
 fn load_matrix(args: &MatrixArgs) -> Result<(Csr<f64>, String)> {
     if let Some(path) = &args.matrix {
-        return Ok((market::read_matrix_market(path)?, path.display().to_string()));
+        return Ok((
+            market::read_matrix_market(path)?,
+            path.display().to_string(),
+        ));
     }
     let spec = args.generate.as_deref().unwrap_or(DEFAULT_PROBLEM);
     Ok((generators::from_spec(spec)?, spec.to_string()))
@@ -244,7 +263,10 @@ fn solve(args: &SolveArgs) -> Result<ExitCode> {
             Some(open_gpu(&args.matrix.adapter)?)
         }
         DeviceArg::Auto if !on_gpu(args.method, args.variant) => {
-            eprintln!("note: {} is not on the GPU yet: solving on the CPU", args.method);
+            eprintln!(
+                "note: {} is not on the GPU yet: solving on the CPU",
+                args.method
+            );
             None
         }
         DeviceArg::Auto => match open_gpu(&args.matrix.adapter) {
@@ -284,17 +306,26 @@ fn run_solve<T: Scalar>(
     Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
 }
 
-fn finish_solve(args: &SolveArgs, name: &str, x: &[f64], report: &SolveReport, exact_known: bool) -> Result<ExitCode> {
-    let solution_error = exact_known.then(|| {
-        (x.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt()
-    });
+fn finish_solve(
+    args: &SolveArgs,
+    name: &str,
+    x: &[f64],
+    report: &SolveReport,
+    exact_known: bool,
+) -> Result<ExitCode> {
+    let solution_error = exact_known
+        .then(|| (x.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt());
     if let Some(path) = &args.out {
         market::write_vector(path, x)?;
     }
     if let Some(path) = &args.history {
         let mut csv = String::from("iteration,residual,relative_residual\n");
         for (k, r) in report.history.iter().enumerate() {
-            let rel = if report.b_norm > 0.0 { r / report.b_norm } else { *r };
+            let rel = if report.b_norm > 0.0 {
+                r / report.b_norm
+            } else {
+                *r
+            };
             csv.push_str(&format!("{k},{r:e},{rel:e}\n"));
         }
         std::fs::write(path, csv).map_err(|e| KrylovError::Io {
@@ -316,11 +347,19 @@ fn finish_solve(args: &SolveArgs, name: &str, x: &[f64], report: &SolveReport, e
             report.method,
             report.precision,
             report.device,
-            report.adapter.as_deref().map(|a| format!(" ({a})")).unwrap_or_default()
+            report
+                .adapter
+                .as_deref()
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default()
         );
         println!(
             "{} after {} iterations: {}; true relative residual {:.3e}; {:.3} s",
-            if report.converged { "converged" } else { "NOT converged" },
+            if report.converged {
+                "converged"
+            } else {
+                "NOT converged"
+            },
             report.iterations,
             report.reason_detail,
             report.relative_residual,
@@ -353,8 +392,15 @@ fn spmv(args: &SpmvArgs) -> Result<ExitCode> {
     }
 }
 
-fn spmv_in<T: Scalar>(engine: &Engine, a: &Csr<T>, name: &str, args: &SpmvArgs) -> Result<ExitCode> {
-    let x: Vec<T> = (0..a.ncols()).map(|i| T::from_f64(1.0 + (i % 7) as f64 / 7.0)).collect();
+fn spmv_in<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    name: &str,
+    args: &SpmvArgs,
+) -> Result<ExitCode> {
+    let x: Vec<T> = (0..a.ncols())
+        .map(|i| T::from_f64(1.0 + (i % 7) as f64 / 7.0))
+        .collect();
     let kernel = SpmvCsr::<T>::new(engine)?;
     let ga = GpuCsr::upload(engine, a)?;
     let xb = engine.storage_from("x", &x)?;
@@ -362,9 +408,17 @@ fn spmv_in<T: Scalar>(engine: &Engine, a: &Csr<T>, name: &str, args: &SpmvArgs) 
     let bg = kernel.bind(engine, &ga, &xb, &yb);
     let y = kernel.apply_buffers(engine, &ga, &xb, &yb)?;
     let reference = cpu::spmv_f64(a, &x);
-    let num: f64 = y.iter().zip(&reference).map(|(g, r)| (g.as_f64() - r).powi(2)).sum();
+    let num: f64 = y
+        .iter()
+        .zip(&reference)
+        .map(|(g, r)| (g.as_f64() - r).powi(2))
+        .sum();
     let den: f64 = reference.iter().map(|r| r * r).sum();
-    let rel = if den > 0.0 { (num / den).sqrt() } else { num.sqrt() };
+    let rel = if den > 0.0 {
+        (num / den).sqrt()
+    } else {
+        num.sqrt()
+    };
     // Time `repeat` products in one submit.
     let start = Instant::now();
     let mut batch = engine.begin("spmv timing");
@@ -373,7 +427,8 @@ fn spmv_in<T: Scalar>(engine: &Engine, a: &Csr<T>, name: &str, args: &SpmvArgs) 
     }
     batch.submit_and_read::<T>(&yb, 0, 1)?;
     let per = start.elapsed().as_secs_f64() / args.repeat.max(1) as f64;
-    let bytes = ga.bytes() as f64 + (a.ncols() + a.nrows()) as f64 * std::mem::size_of::<T>() as f64;
+    let bytes =
+        ga.bytes() as f64 + (a.ncols() + a.nrows()) as f64 * std::mem::size_of::<T>() as f64;
     let report = serde_json::json!({
         "matrix": name, "n": a.nrows(), "nnz": a.nnz(), "precision": T::PRECISION,
         "device": "gpu", "adapter": engine.context().summary.name,

@@ -45,7 +45,7 @@ impl AdapterSummary {
             timestamp_query: f.contains(wgpu::Features::TIMESTAMP_QUERY),
             subgroup_min_size: info.subgroup_min_size,
             subgroup_max_size: info.subgroup_max_size,
-            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size as u64,
+            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
             max_buffer_size: l.max_buffer_size,
             max_compute_workgroups_per_dimension: l.max_compute_workgroups_per_dimension,
             max_compute_invocations_per_workgroup: l.max_compute_invocations_per_workgroup,
@@ -217,7 +217,11 @@ impl GpuContext {
 
     /// Wraps a device created elsewhere (for instance by eframe). The library uses only the
     /// features and limits that device was created with.
-    pub fn from_existing(adapter: wgpu::Adapter, device: wgpu::Device, queue: wgpu::Queue) -> Arc<Self> {
+    pub fn from_existing(
+        adapter: wgpu::Adapter,
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+    ) -> Arc<Self> {
         Arc::new(Self::wrap(adapter, device, queue))
     }
 
@@ -228,7 +232,7 @@ impl GpuContext {
         summary.shader_f64 = features.contains(wgpu::Features::SHADER_F64);
         summary.subgroup = features.contains(wgpu::Features::SUBGROUP);
         summary.timestamp_query = features.contains(wgpu::Features::TIMESTAMP_QUERY);
-        summary.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size as u64;
+        summary.max_storage_buffer_binding_size = limits.max_storage_buffer_binding_size;
         summary.max_buffer_size = limits.max_buffer_size;
         let errors = Arc::new(Mutex::new(Vec::new()));
         let sink = errors.clone();
@@ -275,13 +279,17 @@ impl GpuContext {
 
     /// Whether GPU timestamps can be written inside compute passes.
     pub fn has_timestamps(&self) -> bool {
-        self.features
-            .contains(wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+        self.features.contains(
+            wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES,
+        )
     }
 
     /// Returns (and clears) the first error the device reported since the last call.
     pub fn take_error(&self) -> Result<()> {
-        let mut v = self.errors.lock().map_err(|_| KrylovError::Gpu("error sink poisoned".into()))?;
+        let mut v = self
+            .errors
+            .lock()
+            .map_err(|_| KrylovError::Gpu("error sink poisoned".into()))?;
         if v.is_empty() {
             Ok(())
         } else {
@@ -293,7 +301,7 @@ impl GpuContext {
 
     /// Checks that a storage binding of `bytes` fits the device limits.
     pub fn check_binding(&self, what: &str, bytes: u64) -> Result<()> {
-        let binding = self.limits.max_storage_buffer_binding_size as u64;
+        let binding = self.limits.max_storage_buffer_binding_size;
         if bytes > binding {
             return Err(KrylovError::BufferTooLarge {
                 what: what.to_string(),

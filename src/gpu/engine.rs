@@ -24,11 +24,20 @@ pub struct Kernel {
 
 /// The group-0 bindings that entry point `main` of `wgsl` uses, from naga's analysis.
 fn used_bindings(wgsl: &str, name: &str) -> Result<Vec<u32>> {
-    let module = naga::front::wgsl::parse_str(wgsl)
-        .map_err(|e| KrylovError::Gpu(format!("kernel `{name}` does not parse: {}", e.message())))?;
-    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::empty(), naga::valid::Capabilities::all())
-        .validate(&module)
-        .map_err(|e| KrylovError::Gpu(format!("kernel `{name}` does not validate: {}", e.as_inner())))?;
+    let module = naga::front::wgsl::parse_str(wgsl).map_err(|e| {
+        KrylovError::Gpu(format!("kernel `{name}` does not parse: {}", e.message()))
+    })?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::empty(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| {
+        KrylovError::Gpu(format!(
+            "kernel `{name}` does not validate: {}",
+            e.as_inner()
+        ))
+    })?;
     let ep = module
         .entry_points
         .iter()
@@ -39,7 +48,12 @@ fn used_bindings(wgsl: &str, name: &str) -> Result<Vec<u32>> {
         .global_variables
         .iter()
         .filter(|(h, _)| !uses[*h].is_empty())
-        .filter_map(|(_, g)| g.binding.as_ref().filter(|b| b.group == 0).map(|b| b.binding))
+        .filter_map(|(_, g)| {
+            g.binding
+                .as_ref()
+                .filter(|b| b.group == 0)
+                .map(|b| b.binding)
+        })
         .collect();
     bindings.sort_unstable();
     Ok(bindings)
@@ -130,7 +144,8 @@ impl Engine {
     /// Workgroups of a reducing kernel over `n` entries: enough for one entry per thread,
     /// at most `max_groups`.
     pub fn reduction_groups(&self, n: usize) -> u32 {
-        (n.div_ceil(self.tuning.workgroup_size as usize) as u32).clamp(1, self.tuning.max_groups.max(1))
+        (n.div_ceil(self.tuning.workgroup_size as usize) as u32)
+            .clamp(1, self.tuning.max_groups.max(1))
     }
 
     /// The device this engine runs on.
@@ -200,7 +215,11 @@ impl Engine {
     /// A bind group binding each `(binding, buffer)` pair (whole buffers) of group 0.
     /// Pairs for bindings the kernel does not use are skipped, so callers can pass the
     /// bindings every solver kernel shares.
-    pub fn bind_group_at(&self, kernel: &Kernel, buffers: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
+    pub fn bind_group_at(
+        &self,
+        kernel: &Kernel,
+        buffers: &[(u32, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
         let entries: Vec<wgpu::BindGroupEntry> = buffers
             .iter()
             .filter(|(i, _)| kernel.bindings.contains(i))
@@ -269,11 +288,9 @@ impl Engine {
     pub fn write<T: Pod>(&self, buffer: &wgpu::Buffer, offset: usize, data: &[T]) {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         self.counters.upload(bytes.len() as u64);
-        self.ctx.queue.write_buffer(
-            buffer,
-            (offset * std::mem::size_of::<T>()) as u64,
-            bytes,
-        );
+        self.ctx
+            .queue
+            .write_buffer(buffer, (offset * std::mem::size_of::<T>()) as u64, bytes);
     }
 
     /// Starts recording a batch of dispatches that will share one compute pass.
@@ -291,7 +308,12 @@ impl Engine {
 
     /// Reads `count` elements of `T` from element `offset` of `buffer` (one submit, one
     /// counted readback).
-    pub fn read<T: Pod>(&self, buffer: &wgpu::Buffer, offset: usize, count: usize) -> Result<Vec<T>> {
+    pub fn read<T: Pod>(
+        &self,
+        buffer: &wgpu::Buffer,
+        offset: usize,
+        count: usize,
+    ) -> Result<Vec<T>> {
         self.begin("read").submit_and_read(buffer, offset, count)
     }
 
@@ -355,7 +377,12 @@ impl Batch<'_> {
     /// per-dimension limit (65535 typically) are split into a 2D grid; kernels recover the
     /// linear workgroup index as `wid.y * nwg.x + wid.x`.
     pub fn dispatch(&mut self, kernel: &Kernel, bind_group: &wgpu::BindGroup, groups: u32) {
-        let max = self.engine.ctx.limits.max_compute_workgroups_per_dimension.max(1);
+        let max = self
+            .engine
+            .ctx
+            .limits
+            .max_compute_workgroups_per_dimension
+            .max(1);
         let (x, y) = if groups <= max {
             (groups, 1)
         } else {
@@ -369,7 +396,14 @@ impl Batch<'_> {
     }
 
     /// Copies `bytes` bytes between buffers on the GPU (no host transfer).
-    pub fn copy(&mut self, src: &wgpu::Buffer, src_offset: u64, dst: &wgpu::Buffer, dst_offset: u64, bytes: u64) {
+    pub fn copy(
+        &mut self,
+        src: &wgpu::Buffer,
+        src_offset: u64,
+        dst: &wgpu::Buffer,
+        dst_offset: u64,
+        bytes: u64,
+    ) {
         self.end_pass();
         self.encoder
             .as_mut()
@@ -388,7 +422,12 @@ impl Batch<'_> {
 
     /// Submits the batch followed by a copy of `count` elements of `T` from element `offset`
     /// of `buffer`, waits, and returns them: one submit and one counted readback.
-    pub fn submit_and_read<T: Pod>(mut self, buffer: &wgpu::Buffer, offset: usize, count: usize) -> Result<Vec<T>> {
+    pub fn submit_and_read<T: Pod>(
+        mut self,
+        buffer: &wgpu::Buffer,
+        offset: usize,
+        count: usize,
+    ) -> Result<Vec<T>> {
         let size = std::mem::size_of::<T>();
         let bytes = (count * size) as u64;
         if count == 0 {

@@ -58,9 +58,19 @@ impl From<u32> for GpuStatus {
 }
 
 /// Compiles a solver kernel by name for `T`.
-pub fn solver_kernel<T: Scalar>(engine: &Engine, name: &str, config: ShaderConfig) -> Result<Kernel> {
+pub fn solver_kernel<T: Scalar>(
+    engine: &Engine,
+    name: &str,
+    config: ShaderConfig,
+) -> Result<Kernel> {
     let src = kernel_source(name).unwrap_or_else(|| panic!("kernel {name} is registered"));
-    engine.kernel(src, ShaderConfig { precision: T::PRECISION, ..config })
+    engine.kernel(
+        src,
+        ShaderConfig {
+            precision: T::PRECISION,
+            ..config
+        },
+    )
 }
 
 /// The buffers bound at 0–3 by every solver kernel.
@@ -84,7 +94,12 @@ pub const N_SCALARS: usize = 8;
 impl SolverBuffers {
     /// Allocates the buffers: `slots` partial slots of `groups` entries and a history of
     /// `history_len` entries poisoned with −1 (entries the GPU never wrote stay negative).
-    pub fn new<T: Scalar>(engine: &Engine, groups: u32, slots: u32, history_len: usize) -> Result<Self> {
+    pub fn new<T: Scalar>(
+        engine: &Engine,
+        groups: u32,
+        slots: u32,
+        history_len: usize,
+    ) -> Result<Self> {
         Ok(SolverBuffers {
             state: engine.storage_zeroed::<u32>("state", 4)?,
             partials: engine.storage_zeroed::<[T; 4]>("partials", (groups * slots) as usize)?,

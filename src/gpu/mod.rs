@@ -24,5 +24,10 @@ pub fn gpu_required() -> bool {
 
 /// Joins a multi-line wgpu error into one line (the CLI prints errors on one line).
 pub(crate) fn one_line(s: &str) -> String {
-    s.split('\n').map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(": ").replace(":: ", ": ")
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
+        .replace(":: ", ": ")
 }

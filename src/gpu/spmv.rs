@@ -37,10 +37,7 @@ impl<T: Scalar> GpuCsr<T> {
         engine.context().require(T::PRECISION)?;
         let ctx = engine.context();
         ctx.check_binding("CSR column indices", (a.nnz() * 4) as u64)?;
-        ctx.check_binding(
-            "CSR values",
-            (a.nnz() * std::mem::size_of::<T>()) as u64,
-        )?;
+        ctx.check_binding("CSR values", (a.nnz() * std::mem::size_of::<T>()) as u64)?;
         Ok(GpuCsr {
             nrows: a.nrows(),
             ncols: a.ncols(),
@@ -106,12 +103,26 @@ impl<T: Scalar> SpmvCsr<T> {
     }
 
     /// A bind group computing `y = A·x` for these buffers (create once, dispatch many times).
-    pub fn bind(&self, engine: &Engine, a: &GpuCsr<T>, x: &wgpu::Buffer, y: &wgpu::Buffer) -> wgpu::BindGroup {
-        engine.bind_group(&self.kernel, &[&a.params, &a.row_ptr, &a.col_idx, &a.values, x, y])
+    pub fn bind(
+        &self,
+        engine: &Engine,
+        a: &GpuCsr<T>,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+    ) -> wgpu::BindGroup {
+        engine.bind_group(
+            &self.kernel,
+            &[&a.params, &a.row_ptr, &a.col_idx, &a.values, x, y],
+        )
     }
 
     /// Records one dispatch of y = A·x into `batch`.
-    pub fn record(&self, batch: &mut super::Batch<'_>, a: &GpuCsr<T>, bind_group: &wgpu::BindGroup) {
+    pub fn record(
+        &self,
+        batch: &mut super::Batch<'_>,
+        a: &GpuCsr<T>,
+        bind_group: &wgpu::BindGroup,
+    ) {
         batch.dispatch(&self.kernel, bind_group, self.kernel.groups_for(a.nrows));
     }
 
@@ -130,7 +141,13 @@ impl<T: Scalar> SpmvCsr<T> {
     }
 
     /// Computes y = A·x on existing buffers and reads y back.
-    pub fn apply_buffers(&self, engine: &Engine, a: &GpuCsr<T>, x: &wgpu::Buffer, y: &wgpu::Buffer) -> Result<Vec<T>> {
+    pub fn apply_buffers(
+        &self,
+        engine: &Engine,
+        a: &GpuCsr<T>,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+    ) -> Result<Vec<T>> {
         let bg = self.bind(engine, a, x, y);
         let mut batch = engine.begin("spmv");
         self.record(&mut batch, a, &bg);

@@ -263,7 +263,11 @@ impl<T: Scalar> Csr<T> {
     /// Converts the values to another precision; a value that overflows the target type
     /// (e.g. 1e300 into f32) is a [`KrylovError::NonFinite`] error.
     pub fn cast<U: Scalar>(&self) -> Result<Csr<U>> {
-        let values: Vec<U> = self.values.iter().map(|v| U::from_f64(v.as_f64())).collect();
+        let values: Vec<U> = self
+            .values
+            .iter()
+            .map(|v| U::from_f64(v.as_f64()))
+            .collect();
         if let Some(index) = values.iter().position(|v| !v.is_finite()) {
             return Err(KrylovError::NonFinite {
                 what: "matrix values after conversion to the solve precision",

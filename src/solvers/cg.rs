@@ -22,14 +22,15 @@ use std::time::Instant;
 
 use crate::error::{KrylovError, Result};
 use crate::gpu::kernels::{
-    FLAG_MONITOR, FLAG_NEGATE, FLAG_POSITIVE, FLAG_SHIFT, GpuStatus, Params, SolverBuffers, solver_kernel,
+    FLAG_MONITOR, FLAG_NEGATE, FLAG_POSITIVE, FLAG_SHIFT, GpuStatus, Params, SolverBuffers,
+    solver_kernel,
 };
 use crate::gpu::{Batch, Engine, GpuCsr, Kernel, SpmvCsr};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
 use crate::solvers::{
-    CheckMode, Method, Monitor, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant, WorkCounts,
-    validate_system,
+    CheckMode, Method, Monitor, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant,
+    WorkCounts, validate_system,
 };
 
 /// Restarts from the current x allowed when the true residual misses the tolerance.
@@ -54,7 +55,13 @@ struct System<T> {
 }
 
 impl<T: Scalar> System<T> {
-    fn upload(engine: &Engine, a: &Csr<T>, b: &[T], x0: Option<&[T]>, jacobi: bool) -> Result<Self> {
+    fn upload(
+        engine: &Engine,
+        a: &Csr<T>,
+        b: &[T],
+        x0: Option<&[T]>,
+        jacobi: bool,
+    ) -> Result<Self> {
         let n = a.nrows();
         let x = match x0 {
             Some(x0) => engine.storage_from("x", x0)?,
@@ -117,7 +124,9 @@ impl Run<'_> {
 }
 
 fn sum_component<T: Scalar>(partials: &[T], groups: usize, slot: usize, comp: usize) -> f64 {
-    (0..groups).map(|g| partials[4 * (slot * groups + g) + comp].as_f64()).sum()
+    (0..groups)
+        .map(|g| partials[4 * (slot * groups + g) + comp].as_f64())
+        .sum()
 }
 
 /// The next batch size in adaptive `device` mode: the iterations the observed convergence
@@ -162,14 +171,19 @@ fn device_loop<T: Scalar>(
         if opts.batch == 0 && done > 0 {
             k = adaptive_batch(&run.history, threshold, k);
         }
-        let k_now = k.min(opts.max_iter - done).min(bufs.history_len - 1 - run.history.len());
+        let k_now = k
+            .min(opts.max_iter - done)
+            .min(bufs.history_len - 1 - run.history.len());
         let before = engine.counters().snapshot();
         let mut batch = engine.begin("cg batch");
         for _ in 0..k_now {
             record_iteration(&mut batch);
         }
         let rr: Vec<T> = batch.submit_and_read(&bufs.history, run.history.len(), k_now)?;
-        run.loop_counts = add(&run.loop_counts, &engine.counters().snapshot().since(&before));
+        run.loop_counts = add(
+            &run.loop_counts,
+            &engine.counters().snapshot().since(&before),
+        );
         run.recorded += k_now;
         run.batch_size = k_now;
         for v in rr {
@@ -208,7 +222,13 @@ trait CgVariant<T: Scalar> {
     /// Returns ‖r‖², or `None` if the GPU stopped.
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>>;
     fn record_iteration(&self, batch: &mut Batch<'_>);
-    fn paper_loop(&self, engine: &Engine, run: &mut Run<'_>, opts: &SolveOptions, threshold: f64) -> Result<LoopEnd>;
+    fn paper_loop(
+        &self,
+        engine: &Engine,
+        run: &mut Run<'_>,
+        opts: &SolveOptions,
+        threshold: f64,
+    ) -> Result<LoopEnd>;
 }
 
 /// Pipelined CG (paper 000, Alg. 2): `update_cg` + `spmv_dot_cg`, 2 launches per iteration.
@@ -240,7 +260,13 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
         );
         let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
         let mut e = bufs.common(&params);
-        e.extend([(5, &sys.x), (6, &sys.r), (7, &sys.p), (8, &sys.ap), (9, &sys.dinv)]);
+        e.extend([
+            (5, &sys.x),
+            (6, &sys.r),
+            (7, &sys.p),
+            (8, &sys.ap),
+            (9, &sys.dinv),
+        ]);
         let bg_update = engine.bind_group_at(&update, &e);
         let mut e = bufs.common(&params);
         e.extend([
@@ -320,7 +346,13 @@ impl<T: Scalar> CgVariant<T> for PipelinedCg<'_, T> {
     /// Paper 000's scheme: one submit of the two kernels, one readback of all partial sums
     /// (slot 0: ⟨r,z⟩, ⟨r,r⟩ of the new residual; slot 1: ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩), finished on
     /// the host for the convergence check.
-    fn paper_loop(&self, engine: &Engine, run: &mut Run<'_>, opts: &SolveOptions, threshold: f64) -> Result<LoopEnd> {
+    fn paper_loop(
+        &self,
+        engine: &Engine,
+        run: &mut Run<'_>,
+        opts: &SolveOptions,
+        threshold: f64,
+    ) -> Result<LoopEnd> {
         let g = self.bufs.groups as usize;
         loop {
             if run.monitor.cancelled() {
@@ -333,7 +365,10 @@ impl<T: Scalar> CgVariant<T> for PipelinedCg<'_, T> {
             let mut batch = engine.begin("cg iteration");
             self.record_iteration(&mut batch);
             let parts = self.read_partials(batch)?;
-            run.loop_counts = add(&run.loop_counts, &engine.counters().snapshot().since(&before));
+            run.loop_counts = add(
+                &run.loop_counts,
+                &engine.counters().snapshot().since(&before),
+            );
             run.recorded += 1;
             run.batch_size = 1;
             let rr = sum_component(&parts, g, 0, 1);
@@ -345,8 +380,12 @@ impl<T: Scalar> CgVariant<T> for PipelinedCg<'_, T> {
             if rr.sqrt() <= threshold {
                 return Ok(LoopEnd::Converged);
             }
-            if !(pap > 0.0) {
-                return Ok(if pap.is_nan() { LoopEnd::NonFinite } else { LoopEnd::NotSpd });
+            if pap.is_nan() || pap <= 0.0 {
+                return Ok(if pap.is_nan() {
+                    LoopEnd::NonFinite
+                } else {
+                    LoopEnd::NotSpd
+                });
             }
         }
     }
@@ -392,9 +431,21 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
     fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
         let cfg = engine.shader_config(T::PRECISION);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
-        let (init, dot, finish, axpy, xpay, diag) =
-            (k("cg_init")?, k("dot")?, k("dot_finish")?, k("axpy")?, k("xpay")?, k("diag_scale")?);
-        let spmv = SpmvCsr::<T>::with_config(engine, crate::gpu::ShaderConfig { subgroups: false, ..cfg })?;
+        let (init, dot, finish, axpy, xpay, diag) = (
+            k("cg_init")?,
+            k("dot")?,
+            k("dot_finish")?,
+            k("axpy")?,
+            k("xpay")?,
+            k("diag_scale")?,
+        );
+        let spmv = SpmvCsr::<T>::with_config(
+            engine,
+            crate::gpu::ShaderConfig {
+                subgroups: false,
+                ..cfg
+            },
+        )?;
         let base = Params {
             n: sys.n as u32,
             groups: bufs.groups,
@@ -423,7 +474,11 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
                 ..base
             })
         };
-        let bg_finish_pap = bind(&finish, &finish_params(SLOT_PAP, S_PAP, 0, FLAG_POSITIVE, 0), &[]);
+        let bg_finish_pap = bind(
+            &finish,
+            &finish_params(SLOT_PAP, S_PAP, 0, FLAG_POSITIVE, 0),
+            &[],
+        );
         let coef = |flags| {
             params(Params {
                 num: S_RZ,
@@ -434,7 +489,11 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
         };
         let bg_axpy_x = bind(&axpy, &coef(0), &[(5, &sys.p), (6, &sys.x)]);
         let bg_axpy_r = bind(&axpy, &coef(FLAG_NEGATE), &[(5, &sys.ap), (6, &sys.r)]);
-        let z = if sys.jacobi { Some(engine.storage_zeroed::<T>("z", sys.n)?) } else { None };
+        let z = if sys.jacobi {
+            Some(engine.storage_zeroed::<T>("z", sys.n)?)
+        } else {
+            None
+        };
         let zr = z.as_ref().unwrap_or(&sys.r);
         let bg_diag = z
             .as_ref()
@@ -444,13 +503,21 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
             .as_ref()
             .map(|_| bind(&dot, &dot_params(SLOT_RR), &[(5, &sys.r), (6, &sys.r)]));
         // Without Jacobi ⟨r,z⟩ = ⟨r,r⟩: one finish stores it and records it.
-        let rz_flags = if sys.jacobi { FLAG_SHIFT } else { FLAG_SHIFT | FLAG_MONITOR };
+        let rz_flags = if sys.jacobi {
+            FLAG_SHIFT
+        } else {
+            FLAG_SHIFT | FLAG_MONITOR
+        };
         let bg_finish_rz = bind(&finish, &finish_params(SLOT_RZ, S_RZ, 0, rz_flags, 0), &[]);
         let bg_finish_rr = z
             .as_ref()
             .map(|_| bind(&finish, &finish_params(SLOT_RR, 7, 0, FLAG_MONITOR, 0), &[]));
         // After cg_init: slot 0 holds (⟨r,z⟩, ⟨r,r⟩).
-        let bg_finish_init = bind(&finish, &finish_params(SLOT_RZ, S_RZ, 0, FLAG_MONITOR, 1), &[]);
+        let bg_finish_init = bind(
+            &finish,
+            &finish_params(SLOT_RZ, S_RZ, 0, FLAG_MONITOR, 1),
+            &[],
+        );
         let xpay_params = params(Params {
             num: S_RZ,
             den: S_RZ_OLD,
@@ -518,7 +585,8 @@ impl<T: Scalar> CgVariant<T> for ClassicalCg<'_, T> {
                 Ok((v[0] >= T::zero() || v[0].is_nan()).then(|| v[0].as_f64()))
             }
             CheckMode::Paper => {
-                let parts: Vec<T> = batch.submit_and_read(&self.bufs.partials, 0, 4 * g as usize)?;
+                let parts: Vec<T> =
+                    batch.submit_and_read(&self.bufs.partials, 0, 4 * g as usize)?;
                 let rz = sum_component(&parts, g as usize, 0, 0);
                 engine.write(&self.bufs.scalars, S_RZ as usize, &[T::from_f64(rz)]);
                 run.last_rz = rz;
@@ -540,7 +608,13 @@ impl<T: Scalar> CgVariant<T> for ClassicalCg<'_, T> {
 
     /// The host drives every scalar: ⟨p,Ap⟩ is read back and sent up before the updates,
     /// ⟨r,z⟩ (and ⟨r,r⟩) read back and sent up before the next search direction.
-    fn paper_loop(&self, engine: &Engine, run: &mut Run<'_>, opts: &SolveOptions, threshold: f64) -> Result<LoopEnd> {
+    fn paper_loop(
+        &self,
+        engine: &Engine,
+        run: &mut Run<'_>,
+        opts: &SolveOptions,
+        threshold: f64,
+    ) -> Result<LoopEnd> {
         let g = self.bufs.groups as usize;
         let mut first = true;
         loop {
@@ -562,21 +636,39 @@ impl<T: Scalar> CgVariant<T> for ClassicalCg<'_, T> {
             let pap = sum_component(&parts, g, 0, 0);
             run.recorded += 1;
             run.batch_size = 1;
-            if !(pap > 0.0) {
-                run.loop_counts = add(&run.loop_counts, &engine.counters().snapshot().since(&before));
-                return Ok(if pap.is_nan() { LoopEnd::NonFinite } else { LoopEnd::NotSpd });
+            if pap.is_nan() || pap <= 0.0 {
+                run.loop_counts = add(
+                    &run.loop_counts,
+                    &engine.counters().snapshot().since(&before),
+                );
+                return Ok(if pap.is_nan() {
+                    LoopEnd::NonFinite
+                } else {
+                    LoopEnd::NotSpd
+                });
             }
             engine.write(&self.bufs.scalars, S_PAP as usize, &[T::from_f64(pap)]);
             let mut batch = engine.begin("cg update");
             self.record_updates_dots(&mut batch);
             let parts: Vec<T> = batch.submit_and_read(&self.bufs.partials, 0, 4 * 3 * g)?;
             let rz = sum_component(&parts, g, 0, 0);
-            let rr = if self.z.is_some() { sum_component(&parts, g, 2, 0) } else { rz };
+            let rr = if self.z.is_some() {
+                sum_component(&parts, g, 2, 0)
+            } else {
+                rz
+            };
             // β's numerator and denominator: [⟨r,z⟩_new, ⟨r,z⟩_old] in one write.
             let old: f64 = run.last_rz;
-            engine.write(&self.bufs.scalars, S_RZ as usize, &[T::from_f64(rz), T::from_f64(old)]);
+            engine.write(
+                &self.bufs.scalars,
+                S_RZ as usize,
+                &[T::from_f64(rz), T::from_f64(old)],
+            );
             run.last_rz = rz;
-            run.loop_counts = add(&run.loop_counts, &engine.counters().snapshot().since(&before));
+            run.loop_counts = add(
+                &run.loop_counts,
+                &engine.counters().snapshot().since(&before),
+            );
             run.push(rr.sqrt());
             if !rr.is_finite() {
                 return Ok(LoopEnd::NonFinite);
@@ -590,7 +682,12 @@ impl<T: Scalar> CgVariant<T> for ClassicalCg<'_, T> {
 
 /// The true ‖b − Ax‖₂² in f64 on the GPU: `cg_init` recomputes r = b − Ax (overwriting r
 /// and p, which a restart recomputes anyway) and its partial sums of ⟨r,r⟩ are finished here.
-fn true_rr_on_gpu<T: Scalar>(engine: &Engine, init: &Kernel, bg_init: &wgpu::BindGroup, bufs: &SolverBuffers) -> Result<f64> {
+fn true_rr_on_gpu<T: Scalar>(
+    engine: &Engine,
+    init: &Kernel,
+    bg_init: &wgpu::BindGroup,
+    bufs: &SolverBuffers,
+) -> Result<f64> {
     let g = bufs.groups as usize;
     let mut batch = engine.begin("true residual");
     batch.dispatch(init, bg_init, bufs.groups);
@@ -642,7 +739,10 @@ pub fn solve<T: Scalar>(
             });
         }
         if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(KrylovError::NonFinite { what: "initial guess", index });
+            return Err(KrylovError::NonFinite {
+                what: "initial guess",
+                index,
+            });
         }
     }
     if !a.is_symmetric(1e-10) {
@@ -694,7 +794,10 @@ pub fn solve<T: Scalar>(
         }
         CheckMode::Paper => (T::zero(), threshold * threshold),
     };
-    let opts_loop = SolveOptions { max_iter, ..opts.clone() };
+    let opts_loop = SolveOptions {
+        max_iter,
+        ..opts.clone()
+    };
     let mut run = Run {
         history: Vec::new(),
         recorded: 0,
@@ -727,7 +830,9 @@ pub fn solve<T: Scalar>(
                             &mut run,
                             &|batch| variant.record_iteration(batch),
                         )?,
-                        CheckMode::Paper => variant.paper_loop(engine, &mut run, &opts_loop, threshold)?,
+                        CheckMode::Paper => {
+                            variant.paper_loop(engine, &mut run, &opts_loop, threshold)?
+                        }
                     }
                 }
             }
@@ -760,7 +865,12 @@ pub fn solve<T: Scalar>(
             LoopEnd::Cancelled => break (StopReason::Cancelled, true_rel),
             LoopEnd::NotSpd => break (StopReason::NotSpd, true_rel),
             LoopEnd::NonFinite | LoopEnd::GpuStopped => {
-                break (StopReason::NonFinite { quantity: "residual".into() }, true_rel);
+                break (
+                    StopReason::NonFinite {
+                        quantity: "residual".into(),
+                    },
+                    true_rel,
+                );
             }
         }
     };

@@ -54,7 +54,10 @@ pub struct ChannelMonitor {
 
 impl Monitor for ChannelMonitor {
     fn on_residual(&mut self, iteration: usize, residual: f64) {
-        let _ = self.sender.send(Progress { iteration, residual });
+        let _ = self.sender.send(Progress {
+            iteration,
+            residual,
+        });
     }
     fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)

@@ -183,10 +183,10 @@ pub fn validate_system<T: Scalar>(a: &Csr<T>, b: &[T], opts: &SolveOptions) -> R
             index,
         });
     }
-    if opts.precond == Precond::Jacobi || opts.method == Method::Jacobi {
-        if let Some(row) = a.diagonal().iter().position(|d| *d == T::zero()) {
-            return Err(KrylovError::ZeroDiagonal { row });
-        }
+    if (opts.precond == Precond::Jacobi || opts.method == Method::Jacobi)
+        && let Some(row) = a.diagonal().iter().position(|d| *d == T::zero())
+    {
+        return Err(KrylovError::ZeroDiagonal { row });
     }
     Ok(())
 }

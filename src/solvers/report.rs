@@ -131,7 +131,13 @@ pub struct SolveReport {
 
 impl SolveReport {
     /// An empty report for a solve about to run.
-    pub fn new(method: Method, variant: Variant, precision: Precision, n: usize, nnz: usize) -> Self {
+    pub fn new(
+        method: Method,
+        variant: Variant,
+        precision: Precision,
+        n: usize,
+        nnz: usize,
+    ) -> Self {
         SolveReport {
             method,
             variant,

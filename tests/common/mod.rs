@@ -21,10 +21,14 @@ pub fn engine_with(tuning: Tuning) -> Option<Engine> {
 /// The shared test device.
 pub fn context() -> Option<Arc<GpuContext>> {
     static CTX: OnceLock<Result<Arc<GpuContext>, String>> = OnceLock::new();
-    match CTX.get_or_init(|| GpuContext::new(&DeviceRequest::from_env()).map_err(|e| e.to_string())) {
+    match CTX.get_or_init(|| GpuContext::new(&DeviceRequest::from_env()).map_err(|e| e.to_string()))
+    {
         Ok(ctx) => Some(ctx.clone()),
         Err(e) => {
-            assert!(!gpu_required(), "KRYLOV_REQUIRE_GPU=1 but no GPU device: {e}");
+            assert!(
+                !gpu_required(),
+                "KRYLOV_REQUIRE_GPU=1 but no GPU device: {e}"
+            );
             eprintln!("no GPU adapter ({e}); this GPU test does nothing here");
             None
         }
@@ -33,13 +37,22 @@ pub fn context() -> Option<Arc<GpuContext>> {
 
 /// Path of a file in tests/data.
 pub fn data(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
 }
 
 /// Per-entry check of a computed product against the f64 oracle with the rigorous
 /// floating-point bound |ŷ_i − y_i| ≤ γ_k Σ_j |a_ij x_j|, γ_k = k·u/(1 − k·u), k = row length
 /// (+1 for the final rounding), u the unit round-off of the computing precision. NaN fails.
-pub fn assert_within_dot_bound(got: &[f64], exact: &[f64], abs_terms: &[f64], row_len: &[usize], eps: f64, what: &str) {
+pub fn assert_within_dot_bound(
+    got: &[f64],
+    exact: &[f64],
+    abs_terms: &[f64],
+    row_len: &[usize],
+    eps: f64,
+    what: &str,
+) {
     assert_eq!(got.len(), exact.len(), "{what}: length");
     let u = eps / 2.0;
     for i in 0..got.len() {
@@ -47,6 +60,11 @@ pub fn assert_within_dot_bound(got: &[f64], exact: &[f64], abs_terms: &[f64], ro
         let gamma = k * u / (1.0 - k * u);
         let bound = gamma * abs_terms[i] + f64::MIN_POSITIVE;
         let err = (got[i] - exact[i]).abs();
-        assert!(err <= bound, "{what}: entry {i}: got {} expected {} (error {err:e} > bound {bound:e})", got[i], exact[i]);
+        assert!(
+            err <= bound,
+            "{what}: entry {i}: got {} expected {} (error {err:e} > bound {bound:e})",
+            got[i],
+            exact[i]
+        );
     }
 }
