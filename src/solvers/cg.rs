@@ -18,27 +18,20 @@
 //! the solve restarts from x (at most [`MAX_RESTARTS`] times) and otherwise reports
 //! `residual_gap` — never a false convergence.
 
-use std::time::Instant;
-
 use crate::error::{KrylovError, Result};
 use crate::gpu::kernels::{
-    FLAG_MONITOR, FLAG_NEGATE, FLAG_POSITIVE, FLAG_SHIFT, GpuStatus, Params, SolverBuffers,
-    solver_kernel,
+    FLAG_MONITOR, FLAG_NEGATE, FLAG_POSITIVE, FLAG_SHIFT, Params, SolverBuffers, solver_kernel,
 };
 use crate::gpu::{Batch, Engine, GpuCsr, Kernel, SpmvCsr};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
 use crate::solvers::{
-    CheckMode, Method, Monitor, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant,
-    WorkCounts, validate_system,
+    CheckMode, Method, Monitor, Precond, Solution, SolveOptions, SolveReport, Variant,
+    validate_system,
 };
 
-/// Restarts from the current x allowed when the true residual misses the tolerance.
-pub const MAX_RESTARTS: usize = 3;
-
-/// Relative slack between the threshold and the recomputed true residual (last-digit
-/// disagreement only; see `cpu::TRUE_RESIDUAL_SLACK`).
-const TRUE_RESIDUAL_SLACK: f64 = crate::cpu::TRUE_RESIDUAL_SLACK;
+pub use super::driver::MAX_RESTARTS;
+use super::driver::{GpuIterative, LoopEnd, Run, add, drive, sum_component};
 
 /// The linear system resident on the GPU.
 struct System<T> {
@@ -84,134 +77,6 @@ impl<T: Scalar> System<T> {
             n,
             jacobi,
         })
-    }
-}
-
-/// How a loop segment ended.
-#[derive(Debug, Clone, PartialEq)]
-enum LoopEnd {
-    Converged,
-    MaxIterations,
-    Cancelled,
-    NonFinite,
-    NotSpd,
-    /// The GPU stopped by itself (status word); read it to learn why.
-    GpuStopped,
-}
-
-/// Host-side bookkeeping of a solve.
-struct Run<'m> {
-    history: Vec<f64>,
-    /// Iterations recorded on the GPU inside loops (including no-ops after convergence).
-    recorded: usize,
-    loop_counts: WorkCounts,
-    batch_size: usize,
-    /// Classical `paper` mode: the ⟨r,z⟩ last sent to the device (β's next denominator).
-    last_rz: f64,
-    monitor: &'m mut dyn Monitor,
-}
-
-impl Run<'_> {
-    /// Iterations done so far (the history holds the initial residual plus one per iteration).
-    fn iterations(&self) -> usize {
-        self.history.len().saturating_sub(1)
-    }
-
-    fn push(&mut self, residual: f64) {
-        self.history.push(residual);
-        self.monitor.on_residual(self.history.len() - 1, residual);
-    }
-}
-
-fn sum_component<T: Scalar>(partials: &[T], groups: usize, slot: usize, comp: usize) -> f64 {
-    (0..groups)
-        .map(|g| partials[4 * (slot * groups + g) + comp].as_f64())
-        .sum()
-}
-
-/// The next batch size in adaptive `device` mode: the iterations the observed convergence
-/// rate predicts are still needed (+10 %), at least 4, at most twice the previous batch and 1024.
-fn adaptive_batch(history: &[f64], threshold: f64, previous: usize) -> usize {
-    let n = history.len();
-    let guess = if n >= 2 {
-        let span = (n - 1).min(previous.max(1) * 2).max(1);
-        let (r0, r1) = (history[n - 1 - span], history[n - 1]);
-        let rate = (r1.ln() - r0.ln()) / span as f64;
-        if rate < 0.0 && r1 > threshold && threshold > 0.0 {
-            ((threshold.ln() - r1.ln()) / rate * 1.1).ceil() as usize + 1
-        } else {
-            2 * previous
-        }
-    } else {
-        previous
-    };
-    guess.clamp(4, (2 * previous).clamp(4, 1024))
-}
-
-/// Runs `device`-mode batches: records `k` iterations per submit and reads their squared
-/// residuals back once per batch.
-fn device_loop<T: Scalar>(
-    engine: &Engine,
-    bufs: &SolverBuffers,
-    opts: &SolveOptions,
-    threshold: f64,
-    tol2: T,
-    run: &mut Run<'_>,
-    record_iteration: &dyn Fn(&mut Batch<'_>),
-) -> Result<LoopEnd> {
-    let mut k = if opts.batch > 0 { opts.batch } else { 8 };
-    loop {
-        if run.monitor.cancelled() {
-            return Ok(LoopEnd::Cancelled);
-        }
-        let done = run.iterations();
-        if done >= opts.max_iter {
-            return Ok(LoopEnd::MaxIterations);
-        }
-        if opts.batch == 0 && done > 0 {
-            k = adaptive_batch(&run.history, threshold, k);
-        }
-        let k_now = k
-            .min(opts.max_iter - done)
-            .min(bufs.history_len - 1 - run.history.len());
-        let before = engine.counters().snapshot();
-        let mut batch = engine.begin("cg batch");
-        for _ in 0..k_now {
-            record_iteration(&mut batch);
-        }
-        let rr: Vec<T> = batch.submit_and_read(&bufs.history, run.history.len(), k_now)?;
-        run.loop_counts = add(
-            &run.loop_counts,
-            &engine.counters().snapshot().since(&before),
-        );
-        run.recorded += k_now;
-        run.batch_size = k_now;
-        for v in rr {
-            if v.is_nan() {
-                return Ok(LoopEnd::NonFinite);
-            }
-            if v < T::zero() {
-                return Ok(LoopEnd::GpuStopped);
-            }
-            run.push(v.as_f64().sqrt());
-            if !v.is_finite() {
-                return Ok(LoopEnd::NonFinite);
-            }
-            if v <= tol2 {
-                return Ok(LoopEnd::Converged);
-            }
-        }
-    }
-}
-
-fn add(a: &WorkCounts, b: &WorkCounts) -> WorkCounts {
-    WorkCounts {
-        dispatches: a.dispatches + b.dispatches,
-        submits: a.submits + b.submits,
-        readbacks: a.readbacks + b.readbacks,
-        uploads: a.uploads + b.uploads,
-        bytes_read_back: a.bytes_read_back + b.bytes_read_back,
-        bytes_uploaded: a.bytes_uploaded + b.bytes_uploaded,
     }
 }
 
@@ -766,7 +631,6 @@ pub fn solve<T: Scalar>(
     let groups = engine.reduction_groups(n);
     // Room for every iteration's residual (+ the initial one); a huge max_iter is capped.
     let history_len = opts.max_iter.min(1 << 24) + 2;
-    let max_iter = history_len - 2;
     let bufs = SolverBuffers::new::<T>(engine, groups, 3, history_len)?;
     let variant: Box<dyn CgVariant<T> + '_> = match opts.variant {
         Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
@@ -784,117 +648,69 @@ pub fn solve<T: Scalar>(
         },
     );
     let bg_init = cg_init_bind_group(engine, &init, &sys, &bufs, &init_params);
-
-    let start = Instant::now();
-    // In `paper` mode the host decides convergence; tol² = 0 keeps the GPU from stopping.
-    let (tol2_gpu, thr2) = match opts.check_mode {
-        CheckMode::Device => {
-            let t = T::from_f64(threshold * threshold);
-            (t, t.as_f64())
-        }
-        CheckMode::Paper => (T::zero(), threshold * threshold),
+    let solver = Cg {
+        variant,
+        a,
+        b,
+        sys: &sys,
+        init,
+        bg_init,
+        bufs: &bufs,
     };
-    let opts_loop = SolveOptions {
-        max_iter,
-        ..opts.clone()
-    };
-    let mut run = Run {
-        history: Vec::new(),
-        recorded: 0,
-        loop_counts: WorkCounts::default(),
-        batch_size: 0,
-        last_rz: 0.0,
+    drive(
+        engine,
+        &solver,
+        &bufs,
+        opts,
+        threshold,
         monitor,
-    };
-    let mut restarts = 0;
-    let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
-    bufs.reset(engine, 0, tol2_gpu);
-    let mut setup_rr = variant.setup(engine, &mut run, opts.check_mode)?;
-    let (reason, true_rel) = loop {
-        let end = match setup_rr {
-            None => LoopEnd::GpuStopped,
-            Some(rr) => {
-                run.push(rr.sqrt());
-                if !rr.is_finite() {
-                    LoopEnd::NonFinite
-                } else if rr <= thr2 {
-                    LoopEnd::Converged
-                } else {
-                    match opts.check_mode {
-                        CheckMode::Device => device_loop(
-                            engine,
-                            &bufs,
-                            &opts_loop,
-                            threshold,
-                            tol2_gpu,
-                            &mut run,
-                            &|batch| variant.record_iteration(batch),
-                        )?,
-                        CheckMode::Paper => {
-                            variant.paper_loop(engine, &mut run, &opts_loop, threshold)?
-                        }
-                    }
-                }
-            }
-        };
-        let end = if end == LoopEnd::GpuStopped {
-            let st: Vec<u32> = engine.read(&bufs.state, 0, 4)?;
-            match GpuStatus::from(st[0]) {
-                GpuStatus::NotSpd => LoopEnd::NotSpd,
-                GpuStatus::Converged => LoopEnd::Converged,
-                _ => LoopEnd::NonFinite,
-            }
-        } else {
-            end
-        };
-        let true_rel = true_relative(engine, a, b, &sys, &init, &bg_init, &bufs, b_norm)?;
-        match end {
-            LoopEnd::Converged if true_rel <= rel_target * (1.0 + TRUE_RESIDUAL_SLACK) => {
-                break (StopReason::Converged, true_rel);
-            }
-            LoopEnd::Converged if restarts < MAX_RESTARTS && run.iterations() < max_iter => {
-                // The recurrence drifted from b − Ax: start again from x (cg_init recomputes r).
-                restarts += 1;
-                let it = run.iterations();
-                run.history.pop();
-                bufs.reset(engine, it as u32, tol2_gpu);
-                setup_rr = variant.setup(engine, &mut run, opts.check_mode)?;
-            }
-            LoopEnd::Converged => break (StopReason::ResidualGap, true_rel),
-            LoopEnd::MaxIterations => break (StopReason::MaxIterations, true_rel),
-            LoopEnd::Cancelled => break (StopReason::Cancelled, true_rel),
-            LoopEnd::NotSpd => break (StopReason::NotSpd, true_rel),
-            LoopEnd::NonFinite | LoopEnd::GpuStopped => {
-                break (
-                    StopReason::NonFinite {
-                        quantity: "residual".into(),
-                    },
-                    true_rel,
-                );
-            }
-        }
-    };
+        &mut report,
+        &counts0,
+    )?;
     let x: Vec<T> = engine.read(&sys.x, 0, n)?;
-    report.seconds = start.elapsed().as_secs_f64();
-    report.iterations = run.iterations();
-    report.converged = reason == StopReason::Converged;
-    report.reason_detail = match &reason {
-        StopReason::Converged => format!("converged at iteration {}", report.iterations),
-        other => format!("{other} at iteration {}", report.iterations),
-    };
-    report.reason = reason;
-    report.relative_residual = true_rel;
-    report.history = run.history;
-    report.iterations_recorded = run.recorded;
-    report.batch_size = run.batch_size;
-    report.restarts = restarts;
-    report.loop_counts = run.loop_counts.clone();
     report.counts = engine.counters().snapshot().since(&counts0);
-    if run.recorded > 0 {
-        report.dispatches_per_iteration = run.loop_counts.dispatches as f64 / run.recorded as f64;
-        report.transfers_per_iteration = run.loop_counts.transfers() as f64 / run.recorded as f64;
-    }
     Ok(Solution { x, report })
+}
+
+/// A CG variant plus what the true-residual guard needs.
+struct Cg<'a, T> {
+    variant: Box<dyn CgVariant<T> + 'a>,
+    a: &'a Csr<T>,
+    b: &'a [T],
+    sys: &'a System<T>,
+    init: Kernel,
+    bg_init: wgpu::BindGroup,
+    bufs: &'a SolverBuffers,
+}
+
+impl<T: Scalar> GpuIterative<T> for Cg<'_, T> {
+    fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
+        self.variant.setup(engine, run, mode)
+    }
+    fn record_iteration(&self, batch: &mut Batch<'_>) {
+        self.variant.record_iteration(batch)
+    }
+    fn paper_loop(
+        &self,
+        engine: &Engine,
+        run: &mut Run<'_>,
+        opts: &SolveOptions,
+        threshold: f64,
+    ) -> Result<LoopEnd> {
+        self.variant.paper_loop(engine, run, opts, threshold)
+    }
+    fn true_relative(&self, engine: &Engine) -> Result<f64> {
+        true_relative(
+            engine,
+            self.a,
+            self.b,
+            self.sys,
+            &self.init,
+            &self.bg_init,
+            self.bufs,
+            crate::cpu::norm2_f64(self.b),
+        )
+    }
 }
 
 /// ‖b − Ax‖₂/‖b‖₂ in f64: on the GPU for f64 solves, on the CPU from the downloaded x for

@@ -4,6 +4,7 @@
 //! ([`cg`]); their kernels are in `shaders/` with host sides in [`crate::gpu`].
 
 pub mod cg;
+mod driver;
 mod monitor;
 mod options;
 mod report;

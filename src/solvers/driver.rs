@@ -1,0 +1,306 @@
+//! The loop every GPU solver shares: `paper`/`device` convergence checks, batching, the
+//! true-residual guard with restarts, and the report.
+
+use std::time::Instant;
+
+use crate::error::Result;
+use crate::gpu::kernels::{GpuStatus, SolverBuffers};
+use crate::gpu::{Batch, Engine};
+use crate::scalar::Scalar;
+use crate::solvers::{CheckMode, Monitor, SolveOptions, SolveReport, StopReason, WorkCounts};
+
+/// Restarts from the current x allowed when the true residual misses the tolerance.
+pub const MAX_RESTARTS: usize = 3;
+
+/// Relative slack between the threshold and the recomputed true residual (last-digit
+/// disagreement only; see `cpu::TRUE_RESIDUAL_SLACK`).
+const TRUE_RESIDUAL_SLACK: f64 = crate::cpu::TRUE_RESIDUAL_SLACK;
+
+/// How a loop segment ended.
+#[derive(Debug, Clone, PartialEq)]
+#[allow(dead_code)] // Breakdown: used by the BiCGStab/GMRES drivers
+pub(crate) enum LoopEnd {
+    Converged,
+    MaxIterations,
+    Cancelled,
+    NonFinite,
+    NotSpd,
+    /// A quantity the recurrence divides by vanished (named).
+    Breakdown(String),
+    /// The GPU stopped by itself (status word); read it to learn why.
+    GpuStopped,
+}
+
+/// Host-side bookkeeping of a solve.
+pub(crate) struct Run<'m> {
+    pub(crate) history: Vec<f64>,
+    /// Iterations recorded on the GPU inside loops (including no-ops after convergence).
+    pub(crate) recorded: usize,
+    pub(crate) loop_counts: WorkCounts,
+    pub(crate) batch_size: usize,
+    /// Classical `paper` mode: the ⟨r,z⟩ last sent to the device (β's next denominator).
+    pub(crate) last_rz: f64,
+    pub(crate) monitor: &'m mut dyn Monitor,
+}
+
+impl Run<'_> {
+    /// Iterations done so far (the history holds the initial residual plus one per iteration).
+    pub(crate) fn iterations(&self) -> usize {
+        self.history.len().saturating_sub(1)
+    }
+
+    pub(crate) fn push(&mut self, residual: f64) {
+        self.history.push(residual);
+        self.monitor.on_residual(self.history.len() - 1, residual);
+    }
+}
+
+pub(crate) fn sum_component<T: Scalar>(
+    partials: &[T],
+    groups: usize,
+    slot: usize,
+    comp: usize,
+) -> f64 {
+    (0..groups)
+        .map(|g| partials[4 * (slot * groups + g) + comp].as_f64())
+        .sum()
+}
+
+/// The next batch size in adaptive `device` mode: the iterations the observed convergence
+/// rate predicts are still needed (+10 %), at least 4, at most twice the previous batch and 1024.
+pub(crate) fn adaptive_batch(history: &[f64], threshold: f64, previous: usize) -> usize {
+    let n = history.len();
+    let guess = if n >= 2 {
+        let span = (n - 1).min(previous.max(1) * 2).max(1);
+        let (r0, r1) = (history[n - 1 - span], history[n - 1]);
+        let rate = (r1.ln() - r0.ln()) / span as f64;
+        if rate < 0.0 && r1 > threshold && threshold > 0.0 {
+            ((threshold.ln() - r1.ln()) / rate * 1.1).ceil() as usize + 1
+        } else {
+            2 * previous
+        }
+    } else {
+        previous
+    };
+    guess.clamp(4, (2 * previous).clamp(4, 1024))
+}
+
+/// Runs `device`-mode batches: records `k` iterations per submit and reads their squared
+/// residuals back once per batch.
+pub(crate) fn device_loop<T: Scalar>(
+    engine: &Engine,
+    bufs: &SolverBuffers,
+    opts: &SolveOptions,
+    threshold: f64,
+    tol2: T,
+    run: &mut Run<'_>,
+    record_iteration: &dyn Fn(&mut Batch<'_>),
+) -> Result<LoopEnd> {
+    let mut k = if opts.batch > 0 { opts.batch } else { 8 };
+    loop {
+        if run.monitor.cancelled() {
+            return Ok(LoopEnd::Cancelled);
+        }
+        let done = run.iterations();
+        if done >= opts.max_iter {
+            return Ok(LoopEnd::MaxIterations);
+        }
+        if opts.batch == 0 && done > 0 {
+            k = adaptive_batch(&run.history, threshold, k);
+        }
+        let k_now = k
+            .min(opts.max_iter - done)
+            .min(bufs.history_len - 1 - run.history.len());
+        let before = engine.counters().snapshot();
+        let mut batch = engine.begin("solver batch");
+        for _ in 0..k_now {
+            record_iteration(&mut batch);
+        }
+        let rr: Vec<T> = batch.submit_and_read(&bufs.history, run.history.len(), k_now)?;
+        run.loop_counts = add(
+            &run.loop_counts,
+            &engine.counters().snapshot().since(&before),
+        );
+        run.recorded += k_now;
+        run.batch_size = k_now;
+        for v in rr {
+            if v.is_nan() {
+                return Ok(LoopEnd::NonFinite);
+            }
+            if v < T::zero() {
+                return Ok(LoopEnd::GpuStopped);
+            }
+            run.push(v.as_f64().sqrt());
+            if !v.is_finite() {
+                return Ok(LoopEnd::NonFinite);
+            }
+            if v <= tol2 {
+                return Ok(LoopEnd::Converged);
+            }
+        }
+    }
+}
+
+pub(crate) fn add(a: &WorkCounts, b: &WorkCounts) -> WorkCounts {
+    WorkCounts {
+        dispatches: a.dispatches + b.dispatches,
+        submits: a.submits + b.submits,
+        readbacks: a.readbacks + b.readbacks,
+        uploads: a.uploads + b.uploads,
+        bytes_read_back: a.bytes_read_back + b.bytes_read_back,
+        bytes_uploaded: a.bytes_uploaded + b.bytes_uploaded,
+    }
+}
+
+/// What a GPU solver supplies to [`drive`].
+pub(crate) trait GpuIterative<T: Scalar> {
+    /// Records r = b − Ax (from the current x) and whatever the first iteration needs, then
+    /// ends the batch: in `device` mode reading the new history entry, in `paper` mode
+    /// finishing on the host. Returns ‖r‖², or `None` if the GPU stopped.
+    fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>>;
+    /// Records one iteration (device mode).
+    fn record_iteration(&self, batch: &mut Batch<'_>);
+    /// Runs iterations with host-side convergence checks until a stop.
+    fn paper_loop(
+        &self,
+        engine: &Engine,
+        run: &mut Run<'_>,
+        opts: &SolveOptions,
+        threshold: f64,
+    ) -> Result<LoopEnd>;
+    /// The true ‖b − Ax‖₂/‖b‖₂ in f64 for the current x.
+    fn true_relative(&self, engine: &Engine) -> Result<f64>;
+    /// The reason for a status word the GPU stopped with.
+    fn stop_reason(&self, status: GpuStatus) -> LoopEnd {
+        match status {
+            GpuStatus::NotSpd => LoopEnd::NotSpd,
+            GpuStatus::Converged => LoopEnd::Converged,
+            _ => LoopEnd::NonFinite,
+        }
+    }
+}
+
+/// Runs a GPU solver to a stop and fills `report` (iterations, reason, true residual,
+/// history, counts). The caller has uploaded the system and compiled the kernels.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn drive<T: Scalar>(
+    engine: &Engine,
+    solver: &dyn GpuIterative<T>,
+    bufs: &SolverBuffers,
+    opts: &SolveOptions,
+    threshold: f64,
+    monitor: &mut dyn Monitor,
+    report: &mut SolveReport,
+    counts0: &WorkCounts,
+) -> Result<()> {
+    let start = Instant::now();
+    let b_norm = report.b_norm;
+    let max_iter = bufs.history_len - 2;
+    // In `paper` mode the host decides convergence; tol² = 0 keeps the GPU from stopping.
+    let (tol2_gpu, thr2) = match opts.check_mode {
+        CheckMode::Device => {
+            let t = T::from_f64(threshold * threshold);
+            (t, t.as_f64())
+        }
+        CheckMode::Paper => (T::zero(), threshold * threshold),
+    };
+    let opts_loop = SolveOptions {
+        max_iter: opts.max_iter.min(max_iter),
+        ..opts.clone()
+    };
+    let mut run = Run {
+        history: Vec::new(),
+        recorded: 0,
+        loop_counts: WorkCounts::default(),
+        batch_size: 0,
+        last_rz: 0.0,
+        monitor,
+    };
+    let mut restarts = 0;
+    let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
+    bufs.reset(engine, 0, tol2_gpu);
+    let mut setup_rr = solver.setup(engine, &mut run, opts.check_mode)?;
+    let (reason, true_rel) = loop {
+        let end = match setup_rr {
+            None => LoopEnd::GpuStopped,
+            Some(rr) => {
+                run.push(rr.sqrt());
+                if !rr.is_finite() {
+                    LoopEnd::NonFinite
+                } else if rr <= thr2 {
+                    LoopEnd::Converged
+                } else {
+                    match opts.check_mode {
+                        CheckMode::Device => device_loop(
+                            engine,
+                            bufs,
+                            &opts_loop,
+                            threshold,
+                            tol2_gpu,
+                            &mut run,
+                            &|batch| solver.record_iteration(batch),
+                        )?,
+                        CheckMode::Paper => {
+                            solver.paper_loop(engine, &mut run, &opts_loop, threshold)?
+                        }
+                    }
+                }
+            }
+        };
+        let end = if end == LoopEnd::GpuStopped {
+            let st: Vec<u32> = engine.read(&bufs.state, 0, 4)?;
+            solver.stop_reason(GpuStatus::from(st[0]))
+        } else {
+            end
+        };
+        let true_rel = solver.true_relative(engine)?;
+        match end {
+            LoopEnd::Converged if true_rel <= rel_target * (1.0 + TRUE_RESIDUAL_SLACK) => {
+                break (StopReason::Converged, true_rel);
+            }
+            LoopEnd::Converged
+                if restarts < MAX_RESTARTS && run.iterations() < opts_loop.max_iter =>
+            {
+                // The recurrence drifted from b − Ax: start again from x (setup recomputes r).
+                restarts += 1;
+                let it = run.iterations();
+                run.history.pop();
+                bufs.reset(engine, it as u32, tol2_gpu);
+                setup_rr = solver.setup(engine, &mut run, opts.check_mode)?;
+            }
+            LoopEnd::Converged => break (StopReason::ResidualGap, true_rel),
+            LoopEnd::MaxIterations => break (StopReason::MaxIterations, true_rel),
+            LoopEnd::Cancelled => break (StopReason::Cancelled, true_rel),
+            LoopEnd::NotSpd => break (StopReason::NotSpd, true_rel),
+            LoopEnd::Breakdown(quantity) => break (StopReason::Breakdown { quantity }, true_rel),
+            LoopEnd::NonFinite | LoopEnd::GpuStopped => {
+                break (
+                    StopReason::NonFinite {
+                        quantity: "residual".into(),
+                    },
+                    true_rel,
+                );
+            }
+        }
+    };
+    report.seconds = start.elapsed().as_secs_f64();
+    report.iterations = run.iterations();
+    report.converged = reason == StopReason::Converged;
+    report.reason_detail = match &reason {
+        StopReason::Converged => format!("converged at iteration {}", report.iterations),
+        other => format!("{other} at iteration {}", report.iterations),
+    };
+    report.reason = reason;
+    report.relative_residual = true_rel;
+    report.history = run.history;
+    report.iterations_recorded = run.recorded;
+    report.batch_size = run.batch_size;
+    report.restarts = restarts;
+    report.loop_counts = run.loop_counts.clone();
+    report.counts = engine.counters().snapshot().since(counts0);
+    if run.recorded > 0 {
+        report.dispatches_per_iteration = run.loop_counts.dispatches as f64 / run.recorded as f64;
+        report.transfers_per_iteration = run.loop_counts.transfers() as f64 / run.recorded as f64;
+    }
+    Ok(())
+}
