@@ -17,6 +17,7 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
+pub mod bench;
 pub mod cpu;
 pub mod error;
 pub mod gpu;

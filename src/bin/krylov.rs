@@ -41,6 +41,47 @@ enum Command {
     Solve(SolveArgs),
     /// Compute y = A·x on the GPU and compare with the f64 CPU product.
     Spmv(SpmvArgs),
+    /// Time GPU solvers per iteration (fixed iteration count, median of runs) against the
+    /// measured streaming bandwidth; prints a table (or JSON lines).
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Problem families (poisson2d, laplace3d), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "poisson2d")]
+    problem: Vec<String>,
+    /// Approximate numbers of unknowns, comma-separated (1e3 notation allowed).
+    #[arg(long, value_delimiter = ',', default_value = "1e3,1e4,1e5")]
+    sizes: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_value = "cg", value_parser = parse_enum::<Method>)]
+    method: Vec<Method>,
+    #[arg(long, value_delimiter = ',', default_value = "classical,pipelined", value_parser = parse_enum::<Variant>)]
+    variant: Vec<Variant>,
+    #[arg(long, value_delimiter = ',', default_value = "f32", value_parser = parse_precision)]
+    precision: Vec<Precision>,
+    #[arg(long, value_delimiter = ',', default_value = "paper,device", value_parser = parse_enum::<CheckMode>)]
+    check_mode: Vec<CheckMode>,
+    /// Iterations per run.
+    #[arg(long, default_value_t = 30)]
+    iterations: usize,
+    /// Runs per configuration (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// GMRES restart length.
+    #[arg(long, default_value_t = 30)]
+    restart: usize,
+    /// GPU time per kernel from timestamps (adds an uncounted readback per submit).
+    #[arg(long)]
+    profile: bool,
+    /// Entries of the streaming-bandwidth probe (0: skip it).
+    #[arg(long, default_value_t = 1 << 24)]
+    bandwidth_n: usize,
+    #[arg(long)]
+    adapter: Option<String>,
+    /// Print JSON lines instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -138,7 +179,7 @@ fn main() -> ExitCode {
     let generate = match &cli.command {
         Command::Solve(a) => a.matrix.generate.as_deref(),
         Command::Spmv(a) => a.matrix.generate.as_deref(),
-        Command::Info { .. } => None,
+        Command::Info { .. } | Command::Bench(_) => None,
     };
     if generate == Some("help") {
         println!("{}", generators::SPEC_HELP);
@@ -148,6 +189,7 @@ fn main() -> ExitCode {
         Command::Info { json } => info(json),
         Command::Solve(args) => solve(&args),
         Command::Spmv(args) => spmv(&args),
+        Command::Bench(args) => bench(&args),
     };
     match result {
         Ok(code) => code,
@@ -452,6 +494,99 @@ fn spmv_in<T: Scalar>(
         return Err(KrylovError::Gpu(format!(
             "SpMV relative error {rel:e} exceeds {tol:e}"
         )));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bench(args: &BenchArgs) -> Result<ExitCode> {
+    use krylov_wgpu::bench::{BenchCase, measure_bandwidth, run_case, table_header, table_row};
+    let mut request = DeviceRequest::from_env();
+    if args.adapter.is_some() {
+        request.adapter = args.adapter.clone();
+    }
+    let tuning = krylov_wgpu::gpu::Tuning {
+        profile: args.profile,
+        ..Default::default()
+    };
+    let engine = Engine::with_tuning(GpuContext::new(&request)?, tuning);
+    let sizes: Vec<usize> = args
+        .sizes
+        .iter()
+        .map(|s| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| *v >= 1.0 && v.is_finite())
+                .map(|v| v.round() as usize)
+                .ok_or_else(|| KrylovError::InvalidOption(format!("bad size `{s}` in --sizes")))
+        })
+        .collect::<Result<_>>()?;
+    let bandwidth = if args.bandwidth_n > 0 {
+        measure_bandwidth(&engine, args.bandwidth_n)?
+    } else {
+        0.0
+    };
+    let adapter = engine.context().summary.name.clone();
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"adapter": adapter, "stream_gb_per_s": bandwidth, "stream_n": args.bandwidth_n})
+        );
+    } else {
+        println!(
+            "adapter: {adapter}; streaming bandwidth (stream_triad, {} f32): {bandwidth:.1} GB/s",
+            args.bandwidth_n
+        );
+        println!("{}", table_header());
+    }
+    for problem in &args.problem {
+        for &n in &sizes {
+            for &method in &args.method {
+                for &precision in &args.precision {
+                    if !engine.context().supports(precision) {
+                        eprintln!("note: {adapter} has no f64: skipping {precision}");
+                        continue;
+                    }
+                    for &variant in &args.variant {
+                        for &check_mode in &args.check_mode {
+                            let case = BenchCase {
+                                problem: problem.clone(),
+                                n,
+                                method,
+                                variant,
+                                precision,
+                                check_mode,
+                                iterations: args.iterations,
+                                runs: args.runs,
+                                restart: args.restart,
+                            };
+                            match run_case(&engine, &case, bandwidth) {
+                                Ok(row) if args.json => println!(
+                                    "{}",
+                                    serde_json::to_string(&row).expect("serialisable")
+                                ),
+                                Ok(row) => {
+                                    println!("{}", table_row(&row));
+                                    if !row.kernel_us_per_iteration.is_empty() {
+                                        let k: Vec<String> = row
+                                            .kernel_us_per_iteration
+                                            .iter()
+                                            .map(|(name, us)| format!("{name} {us:.2}"))
+                                            .collect();
+                                        println!(
+                                            "    GPU µs/iteration per kernel: {}",
+                                            k.join(", ")
+                                        );
+                                    }
+                                }
+                                Err(KrylovError::Unsupported(msg)) => eprintln!("note: {msg}"),
+                                Err(e) => return Err(e),
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

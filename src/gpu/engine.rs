@@ -81,6 +81,46 @@ pub struct Engine {
     counters: Arc<Counters>,
     staging: Mutex<Vec<wgpu::Buffer>>,
     tuning: Tuning,
+    profiler: Option<Profiler>,
+}
+
+/// Dispatches timed per batch at most (two timestamps each, QUERY_SET_MAX_QUERIES = 4096).
+const MAX_TIMED: usize = 2048;
+
+/// GPU timestamps around every dispatch, summed per kernel name.
+struct Profiler {
+    query_set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    readback: wgpu::Buffer,
+    period_ns: f64,
+    totals: Mutex<std::collections::BTreeMap<&'static str, (u64, f64)>>,
+}
+
+impl Profiler {
+    fn new(ctx: &GpuContext) -> Self {
+        let bytes = (2 * MAX_TIMED * 8) as u64;
+        Profiler {
+            query_set: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("kernel timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: (2 * MAX_TIMED) as u32,
+            }),
+            resolve: ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps resolve"),
+                size: bytes,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            readback: ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("timestamps readback"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            period_ns: ctx.queue.get_timestamp_period() as f64,
+            totals: Mutex::new(Default::default()),
+        }
+    }
 }
 
 /// Launch configuration knobs of the solver kernels.
@@ -93,6 +133,9 @@ pub struct Tuning {
     pub max_groups: u32,
     /// Reduce with subgroup operations: `None` uses them when the adapter has them.
     pub subgroups: Option<bool>,
+    /// Time every dispatch with GPU timestamps (when the device has TIMESTAMP_QUERY inside
+    /// passes). Reading the timestamps back costs one extra, uncounted map per submit.
+    pub profile: bool,
 }
 
 impl Default for Tuning {
@@ -101,6 +144,7 @@ impl Default for Tuning {
             workgroup_size: 256,
             max_groups: 1024,
             subgroups: None,
+            profile: false,
         }
     }
 }
@@ -119,12 +163,36 @@ impl Engine {
 
     /// An engine with explicit launch configuration.
     pub fn with_tuning(ctx: Arc<GpuContext>, tuning: Tuning) -> Self {
+        let profiler = (tuning.profile && ctx.has_timestamps()).then(|| Profiler::new(&ctx));
         Engine {
             ctx,
             counters: Arc::new(Counters::default()),
             staging: Mutex::new(Vec::new()),
             tuning,
+            profiler,
         }
+    }
+
+    /// Whether dispatches are being timed (profiling asked for and timestamps available).
+    pub fn profiling(&self) -> bool {
+        self.profiler.is_some()
+    }
+
+    /// GPU time per kernel so far: (name, calls, seconds), sorted by name. Empty unless
+    /// profiling.
+    pub fn kernel_times(&self) -> Vec<crate::solvers::KernelTime> {
+        let Some(p) = &self.profiler else {
+            return Vec::new();
+        };
+        let totals = p.totals.lock().expect("profiler totals");
+        totals
+            .iter()
+            .map(|(name, (calls, seconds))| crate::solvers::KernelTime {
+                name: name.to_string(),
+                calls: *calls,
+                seconds: *seconds,
+            })
+            .collect()
     }
 
     /// The launch configuration.
@@ -303,6 +371,7 @@ impl Engine {
             engine: self,
             encoder: Some(encoder),
             pass: None,
+            timed: Vec::new(),
         }
     }
 
@@ -337,6 +406,36 @@ impl Engine {
         }
     }
 
+    /// Reads the resolved timestamps of one batch and adds them to the per-kernel totals
+    /// (profiling only; not counted as a transfer).
+    fn collect_timestamps(&self, p: &Profiler, timed: &[&'static str]) -> Result<()> {
+        let bytes = (timed.len() * 16) as u64;
+        let slice = p.readback.slice(..bytes);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        self.wait()?;
+        rx.recv()
+            .map_err(|_| KrylovError::Gpu("map callback never ran".into()))?
+            .map_err(|e| KrylovError::Gpu(format!("map_async failed: {e}")))?;
+        {
+            let view = slice
+                .get_mapped_range()
+                .map_err(|e| KrylovError::Gpu(format!("get_mapped_range failed: {e}")))?;
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view[..]);
+            let mut totals = p.totals.lock().expect("profiler totals");
+            for (i, name) in timed.iter().enumerate() {
+                let dt = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * p.period_ns * 1e-9;
+                let e = totals.entry(name).or_insert((0, 0.0));
+                e.0 += 1;
+                e.1 += dt;
+            }
+        }
+        p.readback.unmap();
+        Ok(())
+    }
+
     fn wait(&self) -> Result<()> {
         self.ctx
             .device
@@ -352,6 +451,8 @@ pub struct Batch<'e> {
     engine: &'e Engine,
     encoder: Option<wgpu::CommandEncoder>,
     pass: Option<wgpu::ComputePass<'static>>,
+    /// Kernel names of the timed dispatches, in order (profiling only).
+    timed: Vec<&'static str>,
 }
 
 impl Batch<'_> {
@@ -388,10 +489,23 @@ impl Batch<'_> {
         } else {
             (max, groups.div_ceil(max))
         };
+        let timed = match &self.engine.profiler {
+            Some(p) if self.timed.len() < MAX_TIMED => {
+                Some((&p.query_set, 2 * self.timed.len() as u32))
+            }
+            _ => None,
+        };
         let pass = self.pass();
         pass.set_pipeline(&kernel.pipeline);
         pass.set_bind_group(0, bind_group, &[]);
+        if let Some((qs, i)) = timed {
+            pass.write_timestamp(qs, i);
+        }
         pass.dispatch_workgroups(x, y, 1);
+        if let Some((qs, i)) = timed {
+            pass.write_timestamp(qs, i + 1);
+            self.timed.push(kernel.name);
+        }
         self.engine.counters.dispatch();
     }
 
@@ -411,12 +525,22 @@ impl Batch<'_> {
             .copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
     }
 
-    /// Submits the batch (one counted submit) without waiting.
+    /// Submits the batch (one counted submit) without waiting (profiling waits for the
+    /// timestamps).
     pub fn submit(mut self) -> Result<()> {
         self.end_pass();
-        let enc = self.encoder.take().expect("batch not yet submitted");
+        let mut enc = self.encoder.take().expect("batch not yet submitted");
+        let timed = std::mem::take(&mut self.timed);
+        if let (Some(p), false) = (&self.engine.profiler, timed.is_empty()) {
+            let q = 2 * timed.len() as u32;
+            enc.resolve_query_set(&p.query_set, 0..q, &p.resolve, 0);
+            enc.copy_buffer_to_buffer(&p.resolve, 0, &p.readback, 0, q as u64 * 8);
+        }
         self.engine.ctx.queue.submit([enc.finish()]);
         self.engine.counters.submit();
+        if let (Some(p), false) = (&self.engine.profiler, timed.is_empty()) {
+            self.engine.collect_timestamps(p, &timed)?;
+        }
         self.engine.ctx.take_error()
     }
 

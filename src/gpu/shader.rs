@@ -38,6 +38,7 @@ macro_rules! kernel {
 /// Every kernel shipped in `shaders/` (the naga portability test walks this list).
 pub const KERNELS: &[KernelSource] = &[
     kernel!("spmv_csr", false),
+    kernel!("stream_triad", false),
     kernel!("cg_init", true),
     kernel!("spmv_dot_cg", true),
     kernel!("update_cg", true),

@@ -219,6 +219,8 @@ pub(crate) fn drive<T: Scalar>(
     let mut restarts = 0;
     let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
     bufs.reset(engine, 0, tol2_gpu);
+    let times0 = engine.kernel_times();
+    let mut loop_seconds = 0.0;
     let mut setup_rr = solver.setup(engine, &mut run, opts.check_mode)?;
     let (reason, true_rel) = loop {
         let end = match setup_rr {
@@ -230,7 +232,8 @@ pub(crate) fn drive<T: Scalar>(
                 } else if rr <= thr2 {
                     LoopEnd::Converged
                 } else {
-                    match opts.check_mode {
+                    let t = Instant::now();
+                    let end = match opts.check_mode {
                         CheckMode::Device => device_loop(
                             engine,
                             bufs,
@@ -243,7 +246,9 @@ pub(crate) fn drive<T: Scalar>(
                         CheckMode::Paper => {
                             solver.paper_loop(engine, &mut run, &opts_loop, threshold)?
                         }
-                    }
+                    };
+                    loop_seconds += t.elapsed().as_secs_f64();
+                    end
                 }
             }
         };
@@ -284,6 +289,8 @@ pub(crate) fn drive<T: Scalar>(
         }
     };
     report.seconds = start.elapsed().as_secs_f64();
+    report.loop_seconds = loop_seconds;
+    report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
     report.iterations = run.iterations();
     report.converged = reason == StopReason::Converged;
     report.reason_detail = match &reason {
@@ -303,4 +310,25 @@ pub(crate) fn drive<T: Scalar>(
         report.transfers_per_iteration = run.loop_counts.transfers() as f64 / run.recorded as f64;
     }
     Ok(())
+}
+
+/// Per-kernel GPU time accumulated between two snapshots of `Engine::kernel_times`.
+pub(crate) fn kernel_times_since(
+    before: &[crate::solvers::KernelTime],
+    after: &[crate::solvers::KernelTime],
+) -> Vec<crate::solvers::KernelTime> {
+    after
+        .iter()
+        .filter_map(|a| {
+            let (calls, seconds) = before
+                .iter()
+                .find(|b| b.name == a.name)
+                .map_or((0, 0.0), |b| (b.calls, b.seconds));
+            (a.calls > calls).then(|| crate::solvers::KernelTime {
+                name: a.name.clone(),
+                calls: a.calls - calls,
+                seconds: a.seconds - seconds,
+            })
+        })
+        .collect()
 }

@@ -122,8 +122,11 @@ pub struct SolveReport {
     pub restarts: usize,
     /// GPU time per kernel (empty unless timestamps were requested and available).
     pub kernel_times: Vec<KernelTime>,
-    /// Wall-clock seconds of the solve (setup excluded).
+    /// Wall-clock seconds of the solve (uploads and pipeline creation excluded).
     pub seconds: f64,
+    /// Wall-clock seconds inside the iteration loop alone (`loop_seconds /
+    /// iterations_recorded` is the time per iteration benchmarks report).
+    pub loop_seconds: f64,
     /// The residual norm the method tracks, ‖r_k‖₂ for k = 0..=iterations (absolute, not
     /// relative: divide by `b_norm`). GMRES reports the Walker–Zhou estimate.
     pub history: Vec<f64>,
@@ -163,6 +166,7 @@ impl SolveReport {
             restarts: 0,
             kernel_times: Vec::new(),
             seconds: 0.0,
+            loop_seconds: 0.0,
             history: Vec::new(),
         }
     }

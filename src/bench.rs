@@ -1,0 +1,295 @@
+//! Benchmarks behind `krylov bench`: time per iteration of the GPU solvers at a fixed
+//! iteration count, launches and transfers per iteration, achieved bandwidth against a
+//! measured streaming bandwidth (the roofline), and GPU time per kernel.
+//!
+//! Timing rules: every configuration runs `runs` times, the median of the loop time per
+//! iteration is reported; the loop runs exactly `iterations` iterations (rtol = atol = 0,
+//! `device` mode records them all in one submit). Nothing here is a pass/fail test.
+
+use std::time::Instant;
+
+use crate::error::{KrylovError, Result};
+use crate::gpu::shader::{ShaderConfig, kernel_source};
+use crate::gpu::{Engine, Kernel};
+use crate::matrix::{Csr, generators};
+use crate::scalar::{Precision, Scalar};
+use crate::solvers::{CheckMode, KernelTime, Method, Precond, SolveOptions, Variant, solve_gpu};
+
+/// One configuration to time.
+#[derive(Debug, Clone)]
+pub struct BenchCase {
+    /// Generator spec family: `poisson2d` or `laplace3d` (sized to about `n` unknowns).
+    pub problem: String,
+    pub n: usize,
+    pub method: Method,
+    pub variant: Variant,
+    pub precision: Precision,
+    pub check_mode: CheckMode,
+    pub iterations: usize,
+    pub runs: usize,
+    pub restart: usize,
+}
+
+/// The measured result of one [`BenchCase`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BenchRow {
+    pub problem: String,
+    pub n: usize,
+    pub nnz: usize,
+    pub method: Method,
+    pub variant: Variant,
+    pub precision: Precision,
+    pub check_mode: CheckMode,
+    pub iterations: usize,
+    /// Median over the runs of loop seconds / iterations recorded, in µs.
+    pub us_per_iteration: f64,
+    /// All runs' µs per iteration.
+    pub us_runs: Vec<f64>,
+    pub dispatches_per_iteration: f64,
+    pub transfers_per_iteration: f64,
+    /// Bytes one iteration must move at least (model in [`bytes_per_iteration`]).
+    pub bytes_per_iteration: f64,
+    pub gb_per_s: f64,
+    /// bytes_per_iteration / measured streaming bandwidth, in µs (0 when not measured).
+    pub roofline_us: f64,
+    /// us_per_iteration / roofline_us.
+    pub roofline_ratio: f64,
+    /// GPU time per kernel per iteration (µs), when profiling.
+    pub kernel_us_per_iteration: Vec<(String, f64)>,
+    pub adapter: String,
+}
+
+/// The matrix of a case: `poisson2d` → k = round(√n), `laplace3d` → k = round(∛n).
+pub fn bench_matrix<T: Scalar>(problem: &str, n: usize) -> Result<Csr<T>> {
+    let spec = match problem {
+        "poisson2d" => format!("poisson2d:{}", (n as f64).sqrt().round().max(2.0) as usize),
+        "laplace3d" => format!("laplace3d:{}", (n as f64).cbrt().round().max(2.0) as usize),
+        other => {
+            return Err(KrylovError::InvalidOption(format!(
+                "unknown bench problem `{other}` (poisson2d or laplace3d)"
+            )));
+        }
+    };
+    generators::from_spec(&spec)
+}
+
+/// Minimum bytes an iteration moves (CSR, perfect reuse of the gathered vector): SpMV reads
+/// values + column indices + row pointers + the input vector and writes the output; every
+/// vector operation reads/writes its n-vectors once.
+///
+/// | method | variant | vector passes per iteration (besides SpMV) |
+/// |---|---|---|
+/// | CG | pipelined | update: read x,r,p,Ap, write x,r,p = 7; SpMV reads p, writes Ap = 2 → 9 |
+/// | CG | classical | dot 2 + axpy 3 + axpy 3 + dot 1 + xpay 3 + SpMV 2 = 14 |
+///
+/// Other methods count two SpMVs (BiCGStab, BiCG) or one (GMRES) plus their vector passes,
+/// roughly: BiCGStab pipelined 2 SpMV + 14, classical 2 SpMV + 22; GMRES one SpMV plus the
+/// Gram–Schmidt reads of the basis (≈ m/2 + 4 vectors on average over a cycle of m).
+pub fn bytes_per_iteration(
+    method: Method,
+    variant: Variant,
+    n: usize,
+    nnz: usize,
+    s: usize,
+    restart: usize,
+) -> f64 {
+    let (n, nnz, s) = (n as f64, nnz as f64, s as f64);
+    let spmv = (4.0 + s) * nnz + 4.0 * (n + 1.0);
+    let passes = |k: f64| k * s * n;
+    match (method, variant) {
+        (Method::Cg, Variant::Pipelined) => spmv + passes(9.0),
+        (Method::Cg, Variant::Classical) => spmv + passes(14.0),
+        (Method::Bicgstab, Variant::Pipelined) => 2.0 * spmv + passes(18.0),
+        (Method::Bicgstab, Variant::Classical) => 2.0 * spmv + passes(26.0),
+        (Method::Bicg, _) => 2.0 * spmv + passes(16.0),
+        (Method::Gmres, _) => spmv + passes(restart as f64 / 2.0 + 6.0),
+        (Method::Jacobi, _) => spmv + passes(5.0),
+    }
+}
+
+/// Streaming bandwidth of the device in GB/s, measured with `shaders/stream_triad.wgsl`
+/// (y = a·x + y on `n` f32 entries, 12 bytes each; median of 5 batches of 20 launches,
+/// GPU timestamps when profiling, wall time otherwise).
+pub fn measure_bandwidth(engine: &Engine, n: usize) -> Result<f64> {
+    let n4 = n.div_ceil(4);
+    let cfg = ShaderConfig::new(Precision::F32);
+    let kernel: Kernel = engine.kernel(kernel_source("stream_triad").expect("registered"), cfg)?;
+    let x = engine.storage_zeroed::<[f32; 4]>("x", n4)?;
+    let y = engine.storage_zeroed::<[f32; 4]>("y", n4)?;
+    let groups = (n4.div_ceil(cfg.workgroup_size as usize) as u32).clamp(1, 4096);
+    #[repr(C)]
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    struct P {
+        n4: u32,
+        groups: u32,
+        a: f32,
+        pad: u32,
+    }
+    let params = engine.uniform_from(
+        "stream params",
+        &P {
+            n4: n4 as u32,
+            groups,
+            a: 0.5,
+            pad: 0,
+        },
+    );
+    let bg = engine.bind_group(&kernel, &[&params, &x, &y]);
+    let reps = 20;
+    let mut samples = Vec::new();
+    for _ in 0..6 {
+        let before = engine.kernel_times();
+        let t = Instant::now();
+        let mut batch = engine.begin("bandwidth");
+        for _ in 0..reps {
+            batch.dispatch(&kernel, &bg, groups);
+        }
+        batch.submit_and_read::<f32>(&y, 0, 1)?;
+        let wall = t.elapsed().as_secs_f64();
+        let gpu: f64 = crate::solvers::kernel_times_since(&before, &engine.kernel_times())
+            .iter()
+            .map(|k| k.seconds)
+            .sum();
+        let secs = if gpu > 0.0 { gpu } else { wall };
+        samples.push(12.0 * (4 * n4) as f64 * reps as f64 / secs / 1e9);
+    }
+    samples.remove(0); // warm-up
+    Ok(median(&mut samples))
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        0.5 * (v[m - 1] + v[m])
+    }
+}
+
+/// Times one case; `bandwidth_gbs` (0 if unknown) gives the roofline.
+pub fn run_case(engine: &Engine, case: &BenchCase, bandwidth_gbs: f64) -> Result<BenchRow> {
+    match case.precision {
+        Precision::F32 => run_case_in::<f32>(engine, case, bandwidth_gbs),
+        Precision::F64 => run_case_in::<f64>(engine, case, bandwidth_gbs),
+    }
+}
+
+fn run_case_in<T: Scalar>(
+    engine: &Engine,
+    case: &BenchCase,
+    bandwidth_gbs: f64,
+) -> Result<BenchRow> {
+    let a = bench_matrix::<T>(&case.problem, case.n)?;
+    let b = a.mul_vec(&vec![T::one(); a.ncols()])?;
+    let opts = SolveOptions {
+        method: case.method,
+        variant: case.variant,
+        check_mode: case.check_mode,
+        rtol: 0.0,
+        atol: 0.0,
+        max_iter: case.iterations,
+        batch: case.iterations,
+        restart: case.restart,
+        precond: Precond::None,
+        ..Default::default()
+    };
+    let mut us_runs = Vec::new();
+    let mut last = None;
+    for _ in 0..case.runs.max(1) {
+        let sol = solve_gpu(engine, &a, &b, None, &opts, &mut ())?;
+        let r = sol.report;
+        if r.iterations_recorded > 0 {
+            us_runs.push(r.loop_seconds / r.iterations_recorded as f64 * 1e6);
+        }
+        last = Some(r);
+    }
+    let r = last.expect("at least one run");
+    let us = median(&mut us_runs.clone());
+    let bytes = bytes_per_iteration(
+        case.method,
+        case.variant,
+        a.nrows(),
+        a.nnz(),
+        T::PRECISION.size(),
+        case.restart,
+    );
+    let roofline_us = if bandwidth_gbs > 0.0 {
+        bytes / (bandwidth_gbs * 1e9) * 1e6
+    } else {
+        0.0
+    };
+    let per_it = |k: &KernelTime| {
+        (
+            k.name.clone(),
+            k.seconds / r.iterations_recorded.max(1) as f64 * 1e6,
+        )
+    };
+    Ok(BenchRow {
+        problem: case.problem.clone(),
+        n: a.nrows(),
+        nnz: a.nnz(),
+        method: case.method,
+        variant: case.variant,
+        precision: T::PRECISION,
+        check_mode: case.check_mode,
+        iterations: r.iterations_recorded,
+        us_per_iteration: us,
+        us_runs,
+        dispatches_per_iteration: r.dispatches_per_iteration,
+        transfers_per_iteration: r.transfers_per_iteration,
+        bytes_per_iteration: bytes,
+        gb_per_s: bytes / (us * 1e-6) / 1e9,
+        roofline_us,
+        roofline_ratio: if roofline_us > 0.0 {
+            us / roofline_us
+        } else {
+            0.0
+        },
+        kernel_us_per_iteration: r.kernel_times.iter().map(per_it).collect(),
+        adapter: engine.context().summary.name.clone(),
+    })
+}
+
+/// One line of the table `krylov bench` prints.
+pub fn table_header() -> String {
+    format!(
+        "{:<10} {:>9} {:>10} {:<8} {:<4} {:<10} {:<6} {:>10} {:>8} {:>8} {:>8} {:>10} {:>7}",
+        "problem",
+        "n",
+        "nnz",
+        "method",
+        "prec",
+        "variant",
+        "check",
+        "µs/iter",
+        "disp/it",
+        "xfer/it",
+        "GB/s",
+        "roof µs",
+        "×roof"
+    )
+}
+
+/// The row formatted under [`table_header`].
+pub fn table_row(r: &BenchRow) -> String {
+    format!(
+        "{:<10} {:>9} {:>10} {:<8} {:<4} {:<10} {:<6} {:>10.2} {:>8.2} {:>8.3} {:>8.1} {:>10.2} {:>7.2}",
+        r.problem,
+        r.n,
+        r.nnz,
+        r.method.as_str(),
+        r.precision.wgsl(),
+        r.variant.as_str(),
+        r.check_mode.as_str(),
+        r.us_per_iteration,
+        r.dispatches_per_iteration,
+        r.transfers_per_iteration,
+        r.gb_per_s,
+        r.roofline_us,
+        r.roofline_ratio
+    )
+}
