@@ -5,6 +5,7 @@
 
 pub mod cg;
 mod driver;
+pub(crate) use driver::kernel_times_since;
 mod monitor;
 mod options;
 mod report;
