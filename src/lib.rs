@@ -30,3 +30,8 @@ pub use error::{KrylovError, MarketErrorKind, Result};
 pub use scalar::{Precision, Scalar};
 /// The wgpu this crate is built on (the app and users share this one).
 pub use wgpu;
+
+/// The README's examples run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
