@@ -173,17 +173,24 @@ fn median(v: &mut [f64]) -> f64 {
 /// Times one case; `bandwidth_gbs` (0 if unknown) gives the roofline.
 pub fn run_case(engine: &Engine, case: &BenchCase, bandwidth_gbs: f64) -> Result<BenchRow> {
     match case.precision {
-        Precision::F32 => run_case_in::<f32>(engine, case, bandwidth_gbs),
-        Precision::F64 => run_case_in::<f64>(engine, case, bandwidth_gbs),
+        Precision::F32 => {
+            let a = bench_matrix::<f32>(&case.problem, case.n)?;
+            run_case_on(engine, case, &a, bandwidth_gbs)
+        }
+        Precision::F64 => {
+            let a = bench_matrix::<f64>(&case.problem, case.n)?;
+            run_case_on(engine, case, &a, bandwidth_gbs)
+        }
     }
 }
 
-fn run_case_in<T: Scalar>(
+/// Times one case on a matrix built already (`case.precision` must be `T`'s).
+pub fn run_case_on<T: Scalar>(
     engine: &Engine,
     case: &BenchCase,
+    a: &Csr<T>,
     bandwidth_gbs: f64,
 ) -> Result<BenchRow> {
-    let a = bench_matrix::<T>(&case.problem, case.n)?;
     let b = a.mul_vec(&vec![T::one(); a.ncols()])?;
     let opts = SolveOptions {
         method: case.method,
@@ -200,7 +207,7 @@ fn run_case_in<T: Scalar>(
     let mut us_runs = Vec::new();
     let mut last = None;
     for _ in 0..case.runs.max(1) {
-        let sol = solve_gpu(engine, &a, &b, None, &opts, &mut ())?;
+        let sol = solve_gpu(engine, a, &b, None, &opts, &mut ())?;
         let r = sol.report;
         if r.iterations_recorded > 0 {
             us_runs.push(r.loop_seconds / r.iterations_recorded as f64 * 1e6);

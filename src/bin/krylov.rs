@@ -499,7 +499,7 @@ fn spmv_in<T: Scalar>(
 }
 
 fn bench(args: &BenchArgs) -> Result<ExitCode> {
-    use krylov_wgpu::bench::{BenchCase, measure_bandwidth, run_case, table_header, table_row};
+    use krylov_wgpu::bench::{measure_bandwidth, table_header};
     let mut request = DeviceRequest::from_env();
     if args.adapter.is_some() {
         request.adapter = args.adapter.clone();
@@ -541,52 +541,65 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
     }
     for problem in &args.problem {
         for &n in &sizes {
-            for &method in &args.method {
-                for &precision in &args.precision {
-                    if !engine.context().supports(precision) {
-                        eprintln!("note: {adapter} has no f64: skipping {precision}");
-                        continue;
-                    }
-                    for &variant in &args.variant {
-                        for &check_mode in &args.check_mode {
-                            let case = BenchCase {
-                                problem: problem.clone(),
-                                n,
-                                method,
-                                variant,
-                                precision,
-                                check_mode,
-                                iterations: args.iterations,
-                                runs: args.runs,
-                                restart: args.restart,
-                            };
-                            match run_case(&engine, &case, bandwidth) {
-                                Ok(row) if args.json => println!(
-                                    "{}",
-                                    serde_json::to_string(&row).expect("serialisable")
-                                ),
-                                Ok(row) => {
-                                    println!("{}", table_row(&row));
-                                    if !row.kernel_us_per_iteration.is_empty() {
-                                        let k: Vec<String> = row
-                                            .kernel_us_per_iteration
-                                            .iter()
-                                            .map(|(name, us)| format!("{name} {us:.2}"))
-                                            .collect();
-                                        println!(
-                                            "    GPU µs/iteration per kernel: {}",
-                                            k.join(", ")
-                                        );
-                                    }
-                                }
-                                Err(KrylovError::Unsupported(msg)) => eprintln!("note: {msg}"),
-                                Err(e) => return Err(e),
-                            }
-                        }
-                    }
+            for &precision in &args.precision {
+                if !engine.context().supports(precision) {
+                    eprintln!("note: {adapter} has no f64: skipping {precision}");
+                    continue;
+                }
+                match precision {
+                    Precision::F32 => bench_group::<f32>(&engine, args, problem, n, bandwidth)?,
+                    Precision::F64 => bench_group::<f64>(&engine, args, problem, n, bandwidth)?,
                 }
             }
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every method × variant × check mode of `args` on one generated matrix.
+fn bench_group<T: Scalar>(
+    engine: &Engine,
+    args: &BenchArgs,
+    problem: &str,
+    n: usize,
+    bandwidth: f64,
+) -> Result<()> {
+    use krylov_wgpu::bench::{BenchCase, bench_matrix, run_case_on, table_row};
+    let a = bench_matrix::<T>(problem, n)?;
+    for &method in &args.method {
+        for &variant in &args.variant {
+            for &check_mode in &args.check_mode {
+                let case = BenchCase {
+                    problem: problem.to_string(),
+                    n,
+                    method,
+                    variant,
+                    precision: T::PRECISION,
+                    check_mode,
+                    iterations: args.iterations,
+                    runs: args.runs,
+                    restart: args.restart,
+                };
+                match run_case_on(engine, &case, &a, bandwidth) {
+                    Ok(row) if args.json => {
+                        println!("{}", serde_json::to_string(&row).expect("serialisable"))
+                    }
+                    Ok(row) => {
+                        println!("{}", table_row(&row));
+                        if !row.kernel_us_per_iteration.is_empty() {
+                            let k: Vec<String> = row
+                                .kernel_us_per_iteration
+                                .iter()
+                                .map(|(name, us)| format!("{name} {us:.2}"))
+                                .collect();
+                            println!("    GPU µs/iteration per kernel: {}", k.join(", "));
+                        }
+                    }
+                    Err(KrylovError::Unsupported(msg)) => eprintln!("note: {msg}"),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    Ok(())
 }

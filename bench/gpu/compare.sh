@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# krylov-wgpu vs CuPy (cuSPARSE) on the same GPU, in one run of the `device` tool.
+#
+# Here (build machine):  cargo build --release && mkdir -p .dev && cp target/release/krylov .dev/
+#                        (and the Vulkan loader in .gl/, see the device tool's README)
+# There (GPU machine):   bash bench/gpu/compare.sh            (results under $OUT)
+#
+# Environment: SIZES (default 1e3,1e4,1e5,1e6,1e7), PROBLEMS (poisson2d,laplace3d),
+# METHODS (cg,bicgstab,gmres), PRECISIONS (f32,f64), ITERS (30), RUNS (5), KRYLOV_BIN.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/krylov-bench}
+mkdir -p "$OUT"
+BIN=${KRYLOV_BIN:-.dev/krylov}
+SIZES=${SIZES:-1e3,1e4,1e5,1e6,1e7}
+PROBLEMS=${PROBLEMS:-poisson2d,laplace3d}
+METHODS=${METHODS:-cg,bicgstab,gmres}
+PRECISIONS=${PRECISIONS:-f32,f64}
+ITERS=${ITERS:-30}
+RUNS=${RUNS:-5}
+
+# The Vulkan loader travels in .gl/ (no package manager there).
+if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
+export WGPU_VALIDATION_INDIRECT_CALL=0
+export PYTHONUNBUFFERED=1
+
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; "$BIN" info; } > "$OUT/info.txt" 2>&1
+cat "$OUT/info.txt"
+
+echo "== krylov bench" >&2
+"$BIN" bench --json --profile --problem "$PROBLEMS" --sizes "$SIZES" --method "$METHODS" \
+    --precision "$PRECISIONS" --variant classical,pipelined --check-mode paper,device \
+    --iterations "$ITERS" --runs "$RUNS" > "$OUT/krylov.jsonl" 2> "$OUT/krylov.err"
+tail -3 "$OUT/krylov.err" >&2
+
+echo "== cupy" >&2
+python3 bench/gpu/cupy_bench.py --problems "$PROBLEMS" --sizes "$SIZES" --precisions "$PRECISIONS" \
+    --iters "$ITERS" --runs "$RUNS" > "$OUT/cupy.jsonl" 2> "$OUT/cupy.err"
+tail -3 "$OUT/cupy.err" >&2
+
+python3 bench/gpu/table.py "$OUT/krylov.jsonl" "$OUT/cupy.jsonl" | tee "$OUT/table.md"

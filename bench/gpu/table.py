@@ -1,0 +1,51 @@
+"""Joins `krylov bench --json` and cupy_bench.py output into one Markdown table."""
+import json
+import sys
+
+
+def load(path):
+    rows, meta = [], {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith("{"):
+                continue
+            d = json.loads(line)
+            if "stream_gb_per_s" in d:
+                meta = d
+            else:
+                rows.append(d)
+    return rows, meta
+
+
+ours, meta = load(sys.argv[1])
+cupy, _ = load(sys.argv[2]) if len(sys.argv) > 2 else ([], {})
+peer = {(r["problem"], r["n"], r["precision"], r["method"]): r["us_per_iteration"] for r in cupy}
+classical = {
+    (r["problem"], r["n"], r["precision"], r["method"], r["check_mode"]): r["us_per_iteration"]
+    for r in ours if r["variant"] == "classical"
+}
+print(f"Adapter: {meta.get('adapter', '?')}; streaming bandwidth (stream_triad): "
+      f"{meta.get('stream_gb_per_s', 0):.0f} GB/s\n")
+print("| problem | n | nnz | method | prec | variant | check | µs/iter | CuPy µs/iter | ours/CuPy | "
+      "classical/pipelined | roofline µs | ×roofline | GB/s | launches/it | transfers/it | GPU µs/it per kernel |")
+print("|---|---:|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+for r in ours:
+    key = (r["problem"], r["n"], r["precision"], r["method"])
+    c = peer.get(key)
+    us = r["us_per_iteration"]
+    ratio = f"{us / c:.3f}" if c else "–"
+    speedup = "–"
+    if r["variant"] == "pipelined":
+        cl = classical.get(key + (r["check_mode"],))
+        if cl:
+            speedup = f"{cl / us:.2f}"
+    kernels = ", ".join(f"{k} {v:.1f}" for k, v in r.get("kernel_us_per_iteration", []))
+    print(f"| {r['problem']} | {r['n']} | {r['nnz']} | {r['method']} | {r['precision']} | {r['variant']} | "
+          f"{r['check_mode']} | {us:.1f} | {c:.1f} | {ratio} | {speedup} | {r['roofline_us']:.2f} | "
+          f"{r['roofline_ratio']:.1f} | {r['gb_per_s']:.0f} | {r['dispatches_per_iteration']:.2f} | "
+          f"{r['transfers_per_iteration']:.3f} | {kernels} |" if c else
+          f"| {r['problem']} | {r['n']} | {r['nnz']} | {r['method']} | {r['precision']} | {r['variant']} | "
+          f"{r['check_mode']} | {us:.1f} | – | – | {speedup} | {r['roofline_us']:.2f} | "
+          f"{r['roofline_ratio']:.1f} | {r['gb_per_s']:.0f} | {r['dispatches_per_iteration']:.2f} | "
+          f"{r['transfers_per_iteration']:.3f} | {kernels} |")
