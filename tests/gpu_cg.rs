@@ -51,6 +51,25 @@ fn assert_iterations_close(gpu: usize, cpu: usize, n: usize, what: &str) {
     );
 }
 
+/// How far two correct f64 evaluations of ‖b − Ax‖/‖b‖ may differ: each entry of b − Ax
+/// carries a rounding error up to γ·(|b_i| + Σ|a_ij x_j|), γ = (row length + 2)·u.
+fn residual_floor<T: Scalar>(a: &Csr<T>, b: &[T], x: &[T]) -> f64 {
+    let maxrow = a.row_length_stats().2 as f64;
+    let gamma = (maxrow + 2.0) * f64::EPSILON;
+    let mut s = 0.0;
+    for i in 0..a.nrows() {
+        let (c, v) = a.row(i);
+        let t: f64 = b[i].as_f64().abs()
+            + c.iter()
+                .zip(v)
+                .map(|(&j, v)| (v.as_f64() * x[j as usize].as_f64()).abs())
+                .sum::<f64>();
+        s += t * t;
+    }
+    let bn: f64 = b.iter().map(|v| v.as_f64().powi(2)).sum::<f64>().sqrt();
+    2.0 * gamma * s.sqrt() / bn.max(f64::MIN_POSITIVE)
+}
+
 fn true_rel<T: Scalar>(a: &Csr<T>, b: &[T], x: &[T]) -> f64 {
     cpu::true_relative_residual(a, b, x)
 }
@@ -319,8 +338,9 @@ fn launch_and_transfer_counts_are_exact() {
                             r.transfers_per_iteration <= 1.0 / batch as f64 + 1e-12,
                             "{tag}"
                         );
+                        // One more batch is queued while the converging one is read.
                         assert!(
-                            j >= r.iterations && j < r.iterations + batch,
+                            j >= r.iterations && j < r.iterations + 2 * batch,
                             "{tag}: recorded {j}"
                         );
                     }
@@ -388,10 +408,11 @@ fn device_mode_returns_the_x_of_the_converging_iteration() {
             "{variant}: the batch overshoots ({})",
             big.report.iterations_recorded
         );
-        // One iteration per batch stops exactly there; so does a run limited to j iterations.
+        // One iteration per batch stops there too (with one no-op batch queued behind it);
+        // so does a run limited to j iterations.
         let single = run(CheckMode::Device, 1, 5000);
         assert_eq!(single.report.iterations, j);
-        assert_eq!(single.report.iterations_recorded, j);
+        assert!(single.report.iterations_recorded <= j + 1);
         let limited = run(CheckMode::Device, 1, j);
         for (other, what) in [(&single, "batch 1"), (&limited, "max_iter = j")] {
             assert!(

@@ -455,7 +455,7 @@ pub struct Batch<'e> {
     timed: Vec<&'static str>,
 }
 
-impl Batch<'_> {
+impl<'e> Batch<'e> {
     fn pass(&mut self) -> &mut wgpu::ComputePass<'static> {
         if self.pass.is_none() {
             let enc = self.encoder.as_mut().expect("batch not yet submitted");
@@ -528,6 +528,10 @@ impl Batch<'_> {
     /// Submits the batch (one counted submit) without waiting (profiling waits for the
     /// timestamps).
     pub fn submit(mut self) -> Result<()> {
+        self.submit_inner().map(|_| ())
+    }
+
+    fn submit_inner(&mut self) -> Result<wgpu::SubmissionIndex> {
         self.end_pass();
         let mut enc = self.encoder.take().expect("batch not yet submitted");
         let timed = std::mem::take(&mut self.timed);
@@ -536,29 +540,39 @@ impl Batch<'_> {
             enc.resolve_query_set(&p.query_set, 0..q, &p.resolve, 0);
             enc.copy_buffer_to_buffer(&p.resolve, 0, &p.readback, 0, q as u64 * 8);
         }
-        self.engine.ctx.queue.submit([enc.finish()]);
+        let index = self.engine.ctx.queue.submit([enc.finish()]);
         self.engine.counters.submit();
         if let (Some(p), false) = (&self.engine.profiler, timed.is_empty()) {
             self.engine.collect_timestamps(p, &timed)?;
         }
-        self.engine.ctx.take_error()
+        self.engine.ctx.take_error()?;
+        Ok(index)
     }
 
     /// Submits the batch followed by a copy of `count` elements of `T` from element `offset`
     /// of `buffer`, waits, and returns them: one submit and one counted readback.
     pub fn submit_and_read<T: Pod>(
-        mut self,
+        self,
         buffer: &wgpu::Buffer,
         offset: usize,
         count: usize,
     ) -> Result<Vec<T>> {
+        self.submit_read(buffer, offset, count)?.wait()
+    }
+
+    /// Submits the batch followed by a copy of `count` elements of `T` from element `offset`
+    /// of `buffer` into a staging buffer, and returns at once: [`PendingRead::wait`] waits for
+    /// this submission only, so the next batch can be recorded and submitted meanwhile. One
+    /// submit and (once waited for) one counted readback.
+    pub fn submit_read<T: Pod>(
+        mut self,
+        buffer: &wgpu::Buffer,
+        offset: usize,
+        count: usize,
+    ) -> Result<PendingRead<'e, T>> {
         let size = std::mem::size_of::<T>();
         let bytes = (count * size) as u64;
-        if count == 0 {
-            self.submit()?;
-            return Ok(Vec::new());
-        }
-        let padded = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT);
+        let padded = bytes.next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT).max(4);
         let src_off = (offset * size) as u64;
         if src_off + padded > buffer.size() {
             return Err(KrylovError::Gpu(format!(
@@ -569,25 +583,65 @@ impl Batch<'_> {
         let engine = self.engine;
         let staging = engine.take_staging(padded);
         self.copy(buffer, src_off, &staging, 0, padded);
-        self.submit()?;
-        let slice = staging.slice(..padded);
+        let submission = self.submit_inner()?;
+        // Counted when submitted: a read dropped unwaited still crossed the bus.
+        engine.counters.readback(bytes);
         let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        engine.wait()?;
-        rx.recv()
+        staging
+            .slice(..padded)
+            .map_async(wgpu::MapMode::Read, move |r| {
+                let _ = tx.send(r);
+            });
+        Ok(PendingRead {
+            engine,
+            staging,
+            bytes,
+            padded,
+            rx,
+            submission,
+            _t: std::marker::PhantomData,
+        })
+    }
+}
+
+/// A readback submitted with [`Batch::submit_read`], not yet waited for.
+pub struct PendingRead<'e, T> {
+    engine: &'e Engine,
+    staging: wgpu::Buffer,
+    bytes: u64,
+    padded: u64,
+    rx: std::sync::mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+    submission: wgpu::SubmissionIndex,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Pod> PendingRead<'_, T> {
+    /// Waits for the submission that holds this read (not for later ones) and returns the data.
+    pub fn wait(self) -> Result<Vec<T>> {
+        let engine = self.engine;
+        engine
+            .ctx
+            .device
+            .poll(wgpu::PollType::Wait {
+                submission_index: Some(self.submission),
+                timeout: None,
+            })
+            .map_err(|e| KrylovError::Gpu(format!("poll failed: {e}")))?;
+        engine.ctx.take_error()?;
+        self.rx
+            .recv()
             .map_err(|_| KrylovError::Gpu("map callback never ran".into()))?
             .map_err(|e| KrylovError::Gpu(format!("map_async failed: {e}")))?;
+        let bytes = self.bytes;
+        let slice = self.staging.slice(..self.padded);
         let out = {
             let view = slice
                 .get_mapped_range()
                 .map_err(|e| KrylovError::Gpu(format!("get_mapped_range failed: {e}")))?;
             bytemuck::pod_collect_to_vec::<u8, T>(&view[..bytes as usize])
         };
-        staging.unmap();
-        engine.give_staging(staging);
-        engine.counters.readback(bytes);
+        self.staging.unmap();
+        engine.give_staging(self.staging);
         Ok(out)
     }
 }

@@ -13,7 +13,7 @@ mod spmv;
 
 pub use counters::Counters;
 pub use device::{AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, list_adapters};
-pub use engine::{Batch, Engine, Kernel, Tuning};
+pub use engine::{Batch, Engine, Kernel, PendingRead, Tuning};
 pub use shader::{KERNELS, KernelSource, ShaderConfig};
 pub use spmv::{GpuCsr, SpmvCsr};
 

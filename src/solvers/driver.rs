@@ -85,8 +85,13 @@ pub(crate) fn adaptive_batch(history: &[f64], threshold: f64, previous: usize) -
     guess.clamp(4, (2 * previous).clamp(4, 1024))
 }
 
+/// Batches in flight at once in `device` mode: while the host waits for one batch's
+/// residuals, the next is already queued, so neither the readback latency nor the recording
+/// of the next batch leaves the GPU idle. (Iterations queued past convergence are no-ops.)
+pub const BATCHES_IN_FLIGHT: usize = 2;
+
 /// Runs `device`-mode batches: records `k` iterations per submit and reads their squared
-/// residuals back once per batch.
+/// residuals back once per batch, with [`BATCHES_IN_FLIGHT`] batches queued.
 pub(crate) fn device_loop<T: Scalar>(
     engine: &Engine,
     bufs: &SolverBuffers,
@@ -96,34 +101,58 @@ pub(crate) fn device_loop<T: Scalar>(
     run: &mut Run<'_>,
     record_iteration: &dyn Fn(&mut Batch<'_>),
 ) -> Result<LoopEnd> {
+    let before = engine.counters().snapshot();
+    let end = device_batches(engine, bufs, opts, threshold, tol2, run, record_iteration);
+    run.loop_counts = add(
+        &run.loop_counts,
+        &engine.counters().snapshot().since(&before),
+    );
+    end
+}
+
+fn device_batches<T: Scalar>(
+    engine: &Engine,
+    bufs: &SolverBuffers,
+    opts: &SolveOptions,
+    threshold: f64,
+    tol2: T,
+    run: &mut Run<'_>,
+    record_iteration: &dyn Fn(&mut Batch<'_>),
+) -> Result<LoopEnd> {
     let mut k = if opts.batch > 0 { opts.batch } else { 8 };
+    let mut pending = std::collections::VecDeque::new();
+    // History index of the next iteration to record, and iterations recorded so far.
+    let mut next = run.history.len();
+    let mut submitted = run.iterations();
     loop {
-        if run.monitor.cancelled() {
-            return Ok(LoopEnd::Cancelled);
+        while pending.len() < BATCHES_IN_FLIGHT && !run.monitor.cancelled() {
+            if opts.batch == 0 && run.iterations() > 0 {
+                k = adaptive_batch(&run.history, threshold, k);
+            }
+            let k_now = k
+                .min(opts.max_iter.saturating_sub(submitted))
+                .min(bufs.history_len - 1 - next);
+            if k_now == 0 {
+                break;
+            }
+            let mut batch = engine.begin("solver batch");
+            for _ in 0..k_now {
+                record_iteration(&mut batch);
+            }
+            pending.push_back(batch.submit_read::<T>(&bufs.history, next, k_now)?);
+            next += k_now;
+            submitted += k_now;
+            run.recorded += k_now;
+            run.batch_size = k_now;
         }
-        let done = run.iterations();
-        if done >= opts.max_iter {
-            return Ok(LoopEnd::MaxIterations);
-        }
-        if opts.batch == 0 && done > 0 {
-            k = adaptive_batch(&run.history, threshold, k);
-        }
-        let k_now = k
-            .min(opts.max_iter - done)
-            .min(bufs.history_len - 1 - run.history.len());
-        let before = engine.counters().snapshot();
-        let mut batch = engine.begin("solver batch");
-        for _ in 0..k_now {
-            record_iteration(&mut batch);
-        }
-        let rr: Vec<T> = batch.submit_and_read(&bufs.history, run.history.len(), k_now)?;
-        run.loop_counts = add(
-            &run.loop_counts,
-            &engine.counters().snapshot().since(&before),
-        );
-        run.recorded += k_now;
-        run.batch_size = k_now;
-        for v in rr {
+        let Some(read) = pending.pop_front() else {
+            return Ok(if run.monitor.cancelled() {
+                LoopEnd::Cancelled
+            } else {
+                LoopEnd::MaxIterations
+            });
+        };
+        for v in read.wait()? {
             if v.is_nan() {
                 return Ok(LoopEnd::NonFinite);
             }
