@@ -74,6 +74,18 @@ struct BenchArgs {
     /// GPU time per kernel from timestamps (adds an uncounted readback per submit).
     #[arg(long)]
     profile: bool,
+    /// Threads per workgroup of the solver kernels.
+    #[arg(long, default_value_t = 256)]
+    workgroup_size: u32,
+    /// Most workgroups of a reducing kernel (partial sums per inner product).
+    #[arg(long, default_value_t = 1024)]
+    max_groups: u32,
+    /// Reduce with subgroup operations: auto, on or off.
+    #[arg(long, default_value = "auto")]
+    subgroups: String,
+    /// Compile kernels without runtime bounds checks.
+    #[arg(long)]
+    unchecked: bool,
     /// Entries of the streaming-bandwidth probe (0: skip it).
     #[arg(long, default_value_t = 1 << 24)]
     bandwidth_n: usize,

@@ -136,6 +136,10 @@ pub struct Tuning {
     /// Time every dispatch with GPU timestamps (when the device has TIMESTAMP_QUERY inside
     /// passes). Reading the timestamps back costs one extra, uncounted map per submit.
     pub profile: bool,
+    /// Compile kernels without naga's runtime bounds checks. Sound for this crate's kernels:
+    /// every index is bounded by a `params.n` guard or by CSR arrays that `Csr::new`
+    /// validated on the host (row pointers monotone and ≤ nnz, column indices < ncols).
+    pub unchecked: bool,
 }
 
 impl Default for Tuning {
@@ -145,6 +149,7 @@ impl Default for Tuning {
             max_groups: 1024,
             subgroups: None,
             profile: false,
+            unchecked: false,
         }
     }
 }
@@ -240,10 +245,20 @@ impl Engine {
         let wgsl = specialise(source, config);
         let bindings = used_bindings(&wgsl, source.name)?;
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        let desc = wgpu::ShaderModuleDescriptor {
             label: Some(source.name),
             source: wgpu::ShaderSource::Wgsl(wgsl.into()),
-        });
+        };
+        let module = if self.tuning.unchecked {
+            // SAFETY: see `Tuning::unchecked` — the kernels never index out of bounds for
+            // inputs that passed `Csr::new`, and every vector is allocated with the length
+            // the kernel's `params.n` guard assumes.
+            unsafe {
+                device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            }
+        } else {
+            device.create_shader_module(desc)
+        };
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(source.name),
             layout: None,
