@@ -19,7 +19,26 @@ fn main(ids: Ids) {
         wg_coef = a;
     }
     let a = workgroupUniformLoad(&wg_coef);
-    for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
-        y[i] = y[i] + a * x[i];
+    // Four entries per thread and trip, loads before stores (y is read_write: a store would
+    // otherwise hold back the next loads).
+    let stride = params.groups * WG;
+    for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + 4u * stride) {
+        var xs = vec4<Real>(Real(0.0));
+        var ys = vec4<Real>(Real(0.0));
+        for (var u = 0u; u < 4u; u = u + 1u) {
+            let j = i + u * stride;
+            if j < params.n {
+                xs[u] = x[j];
+                ys[u] = y[j];
+            }
+        }
+        for (var u = 0u; u < 4u; u = u + 1u) {
+            let j = i + u * stride;
+            if j < params.n {
+                let xv = xs[u];
+                let yv = ys[u];
+                y[j] = yv + a * xv;
+            }
+        }
     }
 }

@@ -14,6 +14,40 @@
 
 var<workgroup> wg_rz: Real;
 
+struct Entry {
+    x: Real,
+    r: Real,
+    p: Real,
+    ap: Real,
+    dinv: Real,
+}
+
+fn load_entry(i: u32) -> Entry {
+    var e: Entry;
+    e.x = x[i];
+    e.r = r[i];
+    e.p = p[i];
+    e.ap = ap[i];
+    e.dinv = Real(1.0);
+    if params.jacobi != 0u {
+        e.dinv = dinv[i];
+    }
+    return e;
+}
+
+// x += αp, r −= αAp, z = D⁻¹r, p = z + βp; returns this entry's (⟨r,z⟩, ⟨r,r⟩) terms.
+fn update_entry(i: u32, e: Entry, alpha: Real, beta: Real) -> vec4<Real> {
+    let ri = e.r - alpha * e.ap;
+    var zi = ri;
+    if params.jacobi != 0u {
+        zi = e.dinv * ri;
+    }
+    x[i] = e.x + alpha * e.p;
+    r[i] = ri;
+    p[i] = zi + beta * e.p;
+    return vec4<Real>(ri * zi, ri * ri, Real(0.0), Real(0.0));
+}
+
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
     if current_status(ids) != STATUS_RUNNING {
@@ -38,18 +72,38 @@ fn main(ids: Ids) {
     let rz = workgroupUniformLoad(&wg_rz);
     let alpha = rz / pap;
     let beta = alpha * alpha * s.y / rz - Real(1.0);
+    // Four entries per thread and loop trip, all loads before any store: x, r and p are
+    // read_write bindings the compiler must assume may alias, so a store would otherwise
+    // hold back the next loads and leave one load in flight per thread.
+    let stride = params.groups * WG;
     var acc = vec4<Real>(Real(0.0));
-    for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
-        let pi = p[i];
-        x[i] = x[i] + alpha * pi;
-        let ri = r[i] - alpha * ap[i];
-        r[i] = ri;
-        var zi = ri;
-        if params.jacobi != 0u {
-            zi = dinv[i] * ri;
+    for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + 4u * stride) {
+        let i1 = i + stride;
+        let i2 = i1 + stride;
+        let i3 = i2 + stride;
+        let e0 = load_entry(i);
+        var e1 = e0;
+        var e2 = e0;
+        var e3 = e0;
+        if i1 < params.n {
+            e1 = load_entry(i1);
         }
-        p[i] = zi + beta * pi;
-        acc = acc + vec4<Real>(ri * zi, ri * ri, Real(0.0), Real(0.0));
+        if i2 < params.n {
+            e2 = load_entry(i2);
+        }
+        if i3 < params.n {
+            e3 = load_entry(i3);
+        }
+        acc = acc + update_entry(i, e0, alpha, beta);
+        if i1 < params.n {
+            acc = acc + update_entry(i1, e1, alpha, beta);
+        }
+        if i2 < params.n {
+            acc = acc + update_entry(i2, e2, alpha, beta);
+        }
+        if i3 < params.n {
+            acc = acc + update_entry(i3, e3, alpha, beta);
+        }
     }
     let t = workgroup_sum(acc, ids);
     if ids.lid == 0u {

@@ -18,6 +18,7 @@ METHODS=${METHODS:-cg,bicgstab,gmres}
 PRECISIONS=${PRECISIONS:-f32,f64}
 ITERS=${ITERS:-30}
 RUNS=${RUNS:-5}
+PROFILE=${PROFILE:-}   # set to 1 for GPU time per kernel (timestamps distort small sizes)
 
 # The Vulkan loader travels in .gl/ (no package manager there).
 if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
@@ -34,7 +35,7 @@ export PYTHONUNBUFFERED=1
 cat "$OUT/info.txt"
 
 echo "== krylov bench" >&2
-"$BIN" bench --json --profile --problem "$PROBLEMS" --sizes "$SIZES" --method "$METHODS" \
+"$BIN" bench --json ${PROFILE:+--profile} --problem "$PROBLEMS" --sizes "$SIZES" --method "$METHODS" \
     --precision "$PRECISIONS" --variant classical,pipelined --check-mode paper,device \
     --iterations "$ITERS" --runs "$RUNS" > "$OUT/krylov.jsonl" 2> "$OUT/krylov.err"
 tail -3 "$OUT/krylov.err" >&2
