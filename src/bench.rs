@@ -157,6 +157,62 @@ pub fn measure_bandwidth(engine: &Engine, n: usize) -> Result<f64> {
     Ok(median(&mut samples))
 }
 
+/// Bandwidth probes for diagnosing the solver kernels (GB/s, median of 5 batches of 20
+/// launches, wall time): `stream_update4` — update_cg's 4 reads + 3 writes per entry without
+/// its reductions — on `n` f32 entries with `groups` workgroups of `wg` threads (grid-stride;
+/// `groups = 0` launches one thread per entry).
+pub fn probe_update4(engine: &Engine, n: usize, wg: u32, groups: u32) -> Result<f64> {
+    let cfg = ShaderConfig {
+        workgroup_size: wg,
+        ..ShaderConfig::new(Precision::F32)
+    };
+    let kernel: Kernel =
+        engine.kernel(kernel_source("stream_update4").expect("registered"), cfg)?;
+    let v: Vec<f32> = (0..n).map(|i| 1.0 + (i % 13) as f32 * 0.01).collect();
+    let bufs = [
+        engine.storage_from("x", &v)?,
+        engine.storage_from("r", &v)?,
+        engine.storage_from("p", &v)?,
+        engine.storage_from("q", &v)?,
+    ];
+    let groups = if groups == 0 {
+        n.div_ceil(wg as usize) as u32
+    } else {
+        groups
+    };
+    #[repr(C)]
+    #[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+    struct P {
+        n: u32,
+        groups: u32,
+        a: f32,
+        pad: u32,
+    }
+    let params = engine.uniform_from(
+        "probe params",
+        &P {
+            n: n as u32,
+            groups,
+            a: 1e-3,
+            pad: 0,
+        },
+    );
+    let bg = engine.bind_group(&kernel, &[&params, &bufs[0], &bufs[1], &bufs[2], &bufs[3]]);
+    let reps = 20;
+    let mut samples = Vec::new();
+    for _ in 0..6 {
+        let t = Instant::now();
+        let mut batch = engine.begin("probe");
+        for _ in 0..reps {
+            batch.dispatch(&kernel, &bg, groups);
+        }
+        batch.submit_and_read::<f32>(&bufs[0], 0, 1)?;
+        samples.push(28.0 * n as f64 * reps as f64 / t.elapsed().as_secs_f64() / 1e9);
+    }
+    samples.remove(0);
+    Ok(median(&mut samples))
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     if v.is_empty() {

@@ -94,6 +94,10 @@ struct BenchArgs {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also run the bandwidth probes (stream_update4 with several launch shapes) on this
+    /// many entries.
+    #[arg(long, default_value_t = 0)]
+    probe_n: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -539,6 +543,20 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
         0.0
     };
     let adapter = engine.context().summary.name.clone();
+    if args.probe_n > 0 {
+        for (wg, groups) in [(256, 1024), (256, 4096), (256, 0), (64, 0), (1024, 0)] {
+            let gbs = krylov_wgpu::bench::probe_update4(&engine, args.probe_n, wg, groups)?;
+            let shape = if groups == 0 {
+                "one entry per thread".to_string()
+            } else {
+                format!("{groups} groups, grid-stride")
+            };
+            println!(
+                "probe stream_update4 n={} wg={wg} {shape}: {gbs:.0} GB/s",
+                args.probe_n
+            );
+        }
+    }
     if args.json {
         println!(
             "{}",

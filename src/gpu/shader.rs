@@ -39,6 +39,7 @@ macro_rules! kernel {
 pub const KERNELS: &[KernelSource] = &[
     kernel!("spmv_csr", false),
     kernel!("stream_triad", false),
+    kernel!("stream_update4", false),
     kernel!("cg_init", true),
     kernel!("spmv_dot_cg", true),
     kernel!("update_cg", true),
