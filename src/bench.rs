@@ -57,6 +57,10 @@ pub struct BenchRow {
     /// GPU time per kernel per iteration (µs), when profiling.
     pub kernel_us_per_iteration: Vec<(String, f64)>,
     pub adapter: String,
+    /// Iterations the last run really performed and why it stopped (a run that stopped
+    /// before `iterations` makes the timing meaningless: the table flags it).
+    pub iterations_done: usize,
+    pub reason: String,
 }
 
 /// The matrix of a case: `poisson2d` → k = round(√n), `laplace3d` → k = round(∛n).
@@ -314,6 +318,8 @@ pub fn run_case_on<T: Scalar>(
         },
         kernel_us_per_iteration: r.kernel_times.iter().map(per_it).collect(),
         adapter: engine.context().summary.name.clone(),
+        iterations_done: r.iterations,
+        reason: r.reason.name().to_string(),
     })
 }
 
@@ -339,7 +345,15 @@ pub fn table_header() -> String {
 
 /// The row formatted under [`table_header`].
 pub fn table_row(r: &BenchRow) -> String {
-    format!(
+    let flag = if r.iterations_done < r.iterations {
+        format!(
+            "  (stopped early: {} after {} iterations)",
+            r.reason, r.iterations_done
+        )
+    } else {
+        String::new()
+    };
+    let row = format!(
         "{:<10} {:>9} {:>10} {:<8} {:<4} {:<10} {:<6} {:>10.2} {:>8.2} {:>8.3} {:>8.1} {:>10.2} {:>7.2}",
         r.problem,
         r.n,
@@ -354,5 +368,6 @@ pub fn table_row(r: &BenchRow) -> String {
         r.gb_per_s,
         r.roofline_us,
         r.roofline_ratio
-    )
+    );
+    row + &flag
 }

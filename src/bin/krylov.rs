@@ -282,7 +282,10 @@ fn open_gpu(adapter: &Option<String>) -> Result<Engine> {
     if adapter.is_some() {
         request.adapter = adapter.clone();
     }
-    Ok(Engine::new(GpuContext::new(&request)?))
+    Ok(Engine::with_tuning(
+        GpuContext::new(&request)?,
+        krylov_wgpu::gpu::Tuning::from_env(),
+    ))
 }
 
 fn solve(args: &SolveArgs) -> Result<ExitCode> {

@@ -142,6 +142,35 @@ pub struct Tuning {
     pub unchecked: bool,
 }
 
+impl Tuning {
+    /// The defaults, overridden by `KRYLOV_WORKGROUP_SIZE`, `KRYLOV_MAX_GROUPS`,
+    /// `KRYLOV_SUBGROUPS` (on/off), `KRYLOV_PROFILE=1` and `KRYLOV_UNCHECKED=1` when set
+    /// (for experiments; invalid values are ignored).
+    pub fn from_env() -> Self {
+        let var = |k: &str| std::env::var(k).ok();
+        let mut t = Tuning::default();
+        if let Some(w) = var("KRYLOV_WORKGROUP_SIZE").and_then(|v| v.parse::<u32>().ok())
+            && w.is_power_of_two()
+            && (32..=1024).contains(&w)
+        {
+            t.workgroup_size = w;
+        }
+        if let Some(g) = var("KRYLOV_MAX_GROUPS").and_then(|v| v.parse::<u32>().ok())
+            && g > 0
+        {
+            t.max_groups = g;
+        }
+        match var("KRYLOV_SUBGROUPS").as_deref() {
+            Some("on") => t.subgroups = Some(true),
+            Some("off") => t.subgroups = Some(false),
+            _ => {}
+        }
+        t.profile = var("KRYLOV_PROFILE").is_some_and(|v| v == "1");
+        t.unchecked = var("KRYLOV_UNCHECKED").is_some_and(|v| v == "1");
+        t
+    }
+}
+
 impl Default for Tuning {
     fn default() -> Self {
         Tuning {
