@@ -1,0 +1,110 @@
+// gmres_gs_update: kernel 3 of pipelined GMRES(m) step i (paper 000, Alg. 6 l.9 second
+// stage, l.11–13, first stage of ‖v_i‖ for l.14):
+//
+//   R_{j,i} = second stage of ⟨v_j, w⟩ for j = 1 … i−1   (redundantly in every workgroup)
+//   w −= Σ_j R_{j,i} v_j                                  (w = v_i, in place)
+//   first stage of ‖w‖² → partials slot 2                 (flag NORM)
+//
+// Pass 1 takes ⟨v_{i−1}, w⟩ from slot 1 (gmres_spmv_dot, component x) and the others from
+// slots 3… (gmres_basis_dots, ⟨v_j, w⟩ in slot 3 + (j−1)/4, component (j−1)%4); it also
+// finishes ‖A v_{i−1}‖² (slot 1, component y) into the per-step scalars and stops the cycle
+// if it is not finite. Pass 2 (flag PASS2, the re-orthogonalisation of CGS2) takes every
+// coefficient from slots 3… and adds it to R_{j,i}.
+//
+// Parameters: comp_monitor = i, comp = cycle-buffer index of R_{0,i} (R_{j,i} at comp + j),
+// den = cycle-buffer index of step i's scalars (‖A v_{i−1}‖² at +2).
+// The coefficients go through workgroup memory in chunks of GM_CHUNK (any restart length).
+
+@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
+
+const GM_H_STOP: u32 = 0u;
+const GM_H_STEP: u32 = 1u;
+const GM_STOP_NONFINITE_AV: u32 = 4u;
+const GM_SLOT_SPMV: u32 = 1u;
+const GM_SLOT_NORM: u32 = 2u;
+const GM_SLOT_DOTS: u32 = 3u;
+const GM_FLAG_PASS2: u32 = 1u;
+const GM_FLAG_NORM: u32 = 2u;
+const GM_CHUNK: u32 = 64u;
+
+var<workgroup> coef: array<Real, GM_CHUNK>;
+
+@compute @workgroup_size(WG)
+fn main(ids: Ids) {
+    if current_status(ids) != STATUS_RUNNING {
+        return;
+    }
+    let i = params.comp_monitor;
+    let n = params.n;
+    let g = params.groups;
+    let pass2 = (params.flags & GM_FLAG_PASS2) != 0u;
+    // Coefficients j < from_dots come from slots 3…; in pass 1, j = i − 1 comes from slot 1.
+    var from_dots = i;
+    var c_last = Real(0.0);
+    if !pass2 {
+        let s = sum_partials(GM_SLOT_SPMV * g, g, ids);
+        c_last = s.x;
+        from_dots = i - 1u;
+        if is_leader(ids) {
+            scalars[params.den + 2u] = s.y;
+        }
+        if !is_finite(s.y) {
+            if is_leader(ids) {
+                scalars[GM_H_STOP] = Real(GM_STOP_NONFINITE_AV);
+                scalars[GM_H_STEP] = Real(i);
+                atomicStore(&state[0], STATUS_NON_FINITE);
+                atomicStore(&state[2], i);
+            }
+            return;
+        }
+    }
+    let w_off = i * n;
+    var acc = Real(0.0);
+    for (var j0 = 1u; j0 < i; j0 = j0 + GM_CHUNK) {
+        let j1 = min(j0 + GM_CHUNK, i);
+        for (var j = j0; j < j1; j = j + 4u) {
+            var s = vec4<Real>(Real(0.0));
+            if j < from_dots {
+                s = sum_partials((GM_SLOT_DOTS + (j - 1u) / 4u) * g, g, ids);
+            }
+            if ids.lid == 0u {
+                for (var c = 0u; c < 4u; c = c + 1u) {
+                    let jj = j + c;
+                    if jj < j1 {
+                        var v = s[c];
+                        if jj >= from_dots {
+                            v = c_last;
+                        }
+                        coef[jj - j0] = v;
+                        if ids.wid.x == 0u {
+                            if pass2 {
+                                scalars[params.comp + jj] = scalars[params.comp + jj] + v;
+                            } else {
+                                scalars[params.comp + jj] = v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        workgroupBarrier();
+        let last = j1 == i;
+        for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
+            var w = pool[w_off + row];
+            for (var j = j0; j < j1; j = j + 1u) {
+                w = w - coef[j - j0] * pool[j * n + row];
+            }
+            pool[w_off + row] = w;
+            if last {
+                acc = acc + w * w;
+            }
+        }
+        workgroupBarrier();
+    }
+    if (params.flags & GM_FLAG_NORM) != 0u {
+        let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
+        if ids.lid == 0u {
+            partials[GM_SLOT_NORM * g + ids.wid.x] = t;
+        }
+    }
+}

@@ -1,0 +1,96 @@
+// gmres_normalize: kernel 4 of pipelined GMRES(m) step i (paper 000, Alg. 6 l.14–15):
+//
+//   R_{i,i} = ‖w‖ (second stage, redundantly in every workgroup; from slot 1 component y in
+//             step 1 (flag FIRST), from slot 2 otherwise)
+//   breakdown test: R_{i,i} ≤ ε·‖A v_{i−1}‖ (or ‖A v_{i−1}‖ = 0) stops the cycle before anything
+//             is divided (GM_STOP_BREAKDOWN at step i); a non-finite R_{i,i} stops it as well
+//   v_i = w / R_{i,i}, z = D⁻¹v_i (Jacobi: the input of the next SpMV)
+//   first stage of ξ_i = ⟨r, v_i⟩ → the cycle-buffer record of step i, one entry per workgroup
+//
+// The record (at params.slot) is [‖A v_{i−1}‖², R_{i,i}, 0, 0, ξ partials…]: the one thing
+// `paper` mode reads back per step; gmres_spmv_dot of step i+1 finishes ξ_i from it in
+// `device` mode. Parameters: comp_monitor = i, comp = cycle-buffer index of R_{i,i},
+// den = index of step i's scalars (‖A v_{i−1}‖² at +2), num = pool vector r, dst = pool
+// vector z. ε_T is header entry 6.
+
+@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
+@group(0) @binding(11) var<storage, read> dinv: array<Real>;
+
+const GM_H_STOP: u32 = 0u;
+const GM_H_STEP: u32 = 1u;
+const GM_H_EPS: u32 = 6u;
+const GM_STOP_BREAKDOWN: u32 = 3u;
+const GM_STOP_NONFINITE_AV: u32 = 4u;
+const GM_SLOT_SPMV: u32 = 1u;
+const GM_SLOT_NORM: u32 = 2u;
+const GM_FLAG_FIRST: u32 = 1u;
+
+var<workgroup> gm_w2: Real;
+var<workgroup> gm_eps: Real;
+
+fn gm_stop(ids: Ids, code: u32, status: u32) {
+    if is_leader(ids) {
+        scalars[GM_H_STOP] = Real(code);
+        scalars[GM_H_STEP] = Real(params.comp_monitor);
+        atomicStore(&state[0], status);
+        atomicStore(&state[2], params.comp_monitor);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(ids: Ids) {
+    if current_status(ids) != STATUS_RUNNING {
+        return;
+    }
+    let i = params.comp_monitor;
+    let n = params.n;
+    let g = params.groups;
+    let first = (params.flags & GM_FLAG_FIRST) != 0u;
+    var rr: Real;
+    if first {
+        rr = sum_partials(GM_SLOT_SPMV * g, g, ids).y;
+    } else {
+        rr = sum_partials(GM_SLOT_NORM * g, g, ids).x;
+    }
+    if ids.lid == 0u {
+        gm_w2 = scalars[params.den + 2u];
+        gm_eps = scalars[GM_H_EPS];
+    }
+    var w2 = workgroupUniformLoad(&gm_w2);
+    let eps = workgroupUniformLoad(&gm_eps);
+    if first {
+        w2 = rr;
+    }
+    let rii = sqrt(rr);
+    let w_norm = sqrt(w2);
+    if is_leader(ids) {
+        scalars[params.den + 2u] = w2;
+        scalars[params.slot] = w2;
+        scalars[params.slot + 1u] = rii;
+        scalars[params.comp] = rii;
+    }
+    if !is_finite(rii) || !is_finite(w_norm) {
+        gm_stop(ids, GM_STOP_NONFINITE_AV, STATUS_NON_FINITE);
+        return;
+    }
+    if w_norm == Real(0.0) || rii <= eps * w_norm {
+        gm_stop(ids, GM_STOP_BREAKDOWN, STATUS_BREAKDOWN);
+        return;
+    }
+    let v_off = i * n;
+    let r_off = params.num * n;
+    let z_off = params.dst * n;
+    var acc = Real(0.0);
+    for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
+        let v = pool[v_off + row] / rii;
+        pool[v_off + row] = v;
+        if params.jacobi != 0u {
+            pool[z_off + row] = dinv[row] * v;
+        }
+        acc = acc + pool[r_off + row] * v;
+    }
+    let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
+    if ids.lid == 0u {
+        scalars[params.slot + 4u + ids.wid.x] = t.x;
+    }
+}

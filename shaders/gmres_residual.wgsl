@@ -1,0 +1,57 @@
+// gmres_residual: the start of every GMRES(m) cycle (paper 000, Alg. 5/6 l.2–3), both variants.
+//
+//   r = b − A·x                  → vector `params.dst` of the Krylov pool (x and b are pool
+//                                   vectors `params.comp` and `params.den`)
+//   z = D⁻¹r  (Jacobi, pipelined) → vector `params.num` of the pool (flag 1)
+//   first reduction stage of ‖r‖² → partials slot 0 (component x)
+//
+// It also re-opens the cycle: workgroup 0, thread 0 sets the status word to running and
+// clears the stop code / stop step in the cycle buffer (`scalars`, bound to the GMRES cycle
+// buffer: header indices 0 and 1). It runs whatever the status is, so it never reads it.
+//
+// The pool holds the vectors of the solve back to back (vector k at offset k·n); see
+// src/solvers/gmres.rs for its layout and for the cycle buffer's.
+
+@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
+@group(0) @binding(6) var<storage, read> row_ptr: array<u32>;
+@group(0) @binding(7) var<storage, read> col_idx: array<u32>;
+@group(0) @binding(8) var<storage, read> values: array<Real>;
+@group(0) @binding(11) var<storage, read> dinv: array<Real>;
+
+const GM_H_STOP: u32 = 0u;
+const GM_H_STEP: u32 = 1u;
+const GM_SLOT_RESIDUAL: u32 = 0u;
+const GM_FLAG_WRITE_Z: u32 = 1u;
+
+@compute @workgroup_size(WG)
+fn main(ids: Ids) {
+    let n = params.n;
+    let r_off = params.dst * n;
+    let z_off = params.num * n;
+    let x_off = params.comp * n;
+    let b_off = params.den * n;
+    let write_z = params.jacobi != 0u && (params.flags & GM_FLAG_WRITE_Z) != 0u;
+    var acc = Real(0.0);
+    for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
+        var ax = Real(0.0);
+        let end = row_ptr[row + 1u];
+        for (var k = row_ptr[row]; k < end; k = k + 1u) {
+            ax = ax + values[k] * pool[x_off + col_idx[k]];
+        }
+        let ri = pool[b_off + row] - ax;
+        pool[r_off + row] = ri;
+        if write_z {
+            pool[z_off + row] = dinv[row] * ri;
+        }
+        acc = acc + ri * ri;
+    }
+    let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
+    if ids.lid == 0u {
+        partials[GM_SLOT_RESIDUAL * params.groups + ids.wid.x] = t;
+    }
+    if is_leader(ids) {
+        atomicStore(&state[0], STATUS_RUNNING);
+        scalars[GM_H_STOP] = Real(0.0);
+        scalars[GM_H_STEP] = Real(0.0);
+    }
+}

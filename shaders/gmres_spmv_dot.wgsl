@@ -1,0 +1,151 @@
+// gmres_spmv_dot: kernel 1 of pipelined GMRES(m) step i (paper 000, Alg. 6 l.7 and the first
+// reduction stage of l.9 for j = i − 1):
+//
+//   w = A·s  → v_i (vector i of the pool; s = D⁻¹v_{i−1} with Jacobi, else v_{i−1})
+//   first stage of (⟨v_{i−1}, w⟩, ⟨w, w⟩) → partials slot 1 (⟨w, w⟩ = ‖A v_{i−1}‖² is what the
+//   breakdown test of R_ii compares against)
+//
+// Step 1 (flag FIRST) also finishes ‖r‖² from slot 0 (second stage, done redundantly by every
+// workgroup), writes v_0 = r/ρ0 and computes w = A·s/ρ0 with s = r (or D⁻¹r); workgroup 0
+// stores ρ0², ρ0 in the cycle-buffer header and ρ0 as the estimate of step 0.
+//
+// With flag MONITOR (`device` checks) the kernel is also the convergence monitor:
+//  * step 1: ρ0 ≤ threshold stops the solve (converged at the restart, GM_STOP_CONVERGED);
+//  * step i ≥ 2: finishes ξ_{i−1} from the per-step record its partial sums were written to
+//    (by gmres_normalize of step i − 1), updates the Walker–Zhou estimate
+//    ‖r_{i−1}‖ = √((‖r_{i−2}‖ − |ξ|)(‖r_{i−2}‖ + |ξ|)) and ends the cycle (GM_STOP_ESTIMATE at
+//    step i − 1) once it meets the threshold or the truncation ε^(1/3)·ρ0.
+// Every workgroup reaches the same decision from the same sums; only the leader writes.
+//
+// Parameters: comp_monitor = i, num = pool vector s, den = pool vector r, slot = cycle-buffer
+// index of step i−1's record (ξ partials at +4), comp = cycle-buffer index of the per-step
+// scalars (step j at comp + 4j: ξ_j, estimate_j, ‖A v_{j−1}‖²).
+
+@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
+@group(0) @binding(6) var<storage, read> row_ptr: array<u32>;
+@group(0) @binding(7) var<storage, read> col_idx: array<u32>;
+@group(0) @binding(8) var<storage, read> values: array<Real>;
+
+const GM_H_STOP: u32 = 0u;
+const GM_H_STEP: u32 = 1u;
+const GM_H_RR: u32 = 2u;
+const GM_H_RHO: u32 = 3u;
+const GM_H_THR: u32 = 4u;
+const GM_H_TRUNC: u32 = 5u;
+const GM_STOP_CONVERGED: u32 = 1u;
+const GM_STOP_ESTIMATE: u32 = 2u;
+const GM_STOP_NONFINITE_XI: u32 = 5u;
+const GM_STOP_NONFINITE_RR: u32 = 6u;
+const GM_SLOT_RESIDUAL: u32 = 0u;
+const GM_SLOT_SPMV: u32 = 1u;
+const GM_FLAG_FIRST: u32 = 1u;
+const GM_FLAG_MONITOR: u32 = 2u;
+
+var<workgroup> gm_a: Real;
+var<workgroup> gm_b: Real;
+var<workgroup> gm_c: Real;
+
+fn gm_stop(ids: Ids, code: u32, step: u32, status: u32) {
+    if is_leader(ids) {
+        scalars[GM_H_STOP] = Real(code);
+        scalars[GM_H_STEP] = Real(step);
+        atomicStore(&state[0], status);
+        atomicStore(&state[2], step);
+    }
+}
+
+@compute @workgroup_size(WG)
+fn main(ids: Ids) {
+    if current_status(ids) != STATUS_RUNNING {
+        return;
+    }
+    let i = params.comp_monitor;
+    let n = params.n;
+    let first = (params.flags & GM_FLAG_FIRST) != 0u;
+    let monitor = (params.flags & GM_FLAG_MONITOR) != 0u;
+    var rho = Real(1.0);
+    if first {
+        let rr = sum_partials(GM_SLOT_RESIDUAL * params.groups, params.groups, ids).x;
+        rho = sqrt(rr);
+        if is_leader(ids) {
+            scalars[GM_H_RR] = rr;
+            scalars[GM_H_RHO] = rho;
+            scalars[params.comp + 1u] = rho;
+        }
+        if !is_finite(rr) {
+            gm_stop(ids, GM_STOP_NONFINITE_RR, 0u, STATUS_NON_FINITE);
+            return;
+        }
+        if monitor {
+            if ids.lid == 0u {
+                gm_a = scalars[GM_H_THR];
+            }
+            if rho <= workgroupUniformLoad(&gm_a) {
+                gm_stop(ids, GM_STOP_CONVERGED, 0u, STATUS_CONVERGED);
+                return;
+            }
+        }
+        // v_0 = r/ρ0.
+        let r_off = params.den * n;
+        for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
+            pool[row] = pool[r_off + row] / rho;
+        }
+    } else if monitor {
+        // Second stage of ξ_{i−1} and the Walker–Zhou estimate of ‖r_{i−1}‖.
+        var acc = Real(0.0);
+        for (var g = ids.lid; g < params.groups; g = g + WG) {
+            acc = acc + scalars[params.slot + 4u + g];
+        }
+        let xi = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids).x;
+        if ids.lid == 0u {
+            gm_a = scalars[params.comp + 4u * (i - 2u) + 1u];
+            gm_b = scalars[GM_H_THR];
+            gm_c = scalars[GM_H_TRUNC] * scalars[GM_H_RHO];
+        }
+        let prev = workgroupUniformLoad(&gm_a);
+        let thr = workgroupUniformLoad(&gm_b);
+        let trunc = workgroupUniformLoad(&gm_c);
+        let a = abs(xi);
+        var est = Real(0.0);
+        if a < prev {
+            est = sqrt((prev - a) * (prev + a));
+        }
+        if is_leader(ids) {
+            scalars[params.comp + 4u * (i - 1u)] = xi;
+            scalars[params.comp + 4u * (i - 1u) + 1u] = est;
+        }
+        if !is_finite(est) {
+            gm_stop(ids, GM_STOP_NONFINITE_XI, i - 1u, STATUS_NON_FINITE);
+            return;
+        }
+        if est <= thr || est <= trunc {
+            gm_stop(ids, GM_STOP_ESTIMATE, i - 1u, STATUS_CONVERGED);
+            return;
+        }
+    }
+    // w = A·s (/ρ0 in step 1) into v_i, and the first stage of ⟨v_{i−1}, w⟩, ⟨w, w⟩.
+    let s_off = params.num * n;
+    let w_off = i * n;
+    let prev_off = (i - 1u) * n;
+    var acc = vec4<Real>(Real(0.0));
+    for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
+        var sum = Real(0.0);
+        let end = row_ptr[row + 1u];
+        for (var k = row_ptr[row]; k < end; k = k + 1u) {
+            sum = sum + values[k] * pool[s_off + col_idx[k]];
+        }
+        var w = sum;
+        var vp = Real(0.0);
+        if first {
+            w = sum / rho;
+        } else {
+            vp = pool[prev_off + row];
+        }
+        pool[w_off + row] = w;
+        acc = acc + vec4<Real>(vp * w, w * w, Real(0.0), Real(0.0));
+    }
+    let t = workgroup_sum(acc, ids);
+    if ids.lid == 0u {
+        partials[GM_SLOT_SPMV * params.groups + ids.wid.x] = t;
+    }
+}
