@@ -130,6 +130,11 @@ pub struct SolveReport {
     /// The residual norm the method tracks, ‖r_k‖₂ for k = 0..=iterations (absolute, not
     /// relative: divide by `b_norm`). GMRES reports the Walker–Zhou estimate.
     pub history: Vec<f64>,
+    /// Bytes of the explicitly stored Aᵀ on the GPU (BiCG; `null` for other methods).
+    pub transpose_bytes: Option<u64>,
+    /// GMRES: ‖I − VᵀV‖_F (Frobenius norm) of the orthonormalised Krylov vectors of the last
+    /// cycle (`null` for other methods and on the CPU).
+    pub orthogonality_loss: Option<f64>,
 }
 
 impl SolveReport {
@@ -168,6 +173,8 @@ impl SolveReport {
             seconds: 0.0,
             loop_seconds: 0.0,
             history: Vec::new(),
+            transpose_bytes: None,
+            orthogonality_loss: None,
         }
     }
 
