@@ -142,11 +142,8 @@ fn sprs_round_trip_in_both_storages() {
     let x: Vec<f64> = (0..64).map(|i| i as f64 * 0.25 - 3.0).collect();
     let ours = a.mul_vec(&x).unwrap();
     let theirs = &s * &sprs::CsVec::new(64, (0..64).collect(), x.clone());
-    for i in 0..64 {
-        assert!(
-            (ours[i] - theirs.get(i).copied().unwrap_or(0.0)).abs()
-                <= 1e-12 * (1.0 + ours[i].abs())
-        );
+    for (i, o) in ours.iter().enumerate() {
+        assert!((o - theirs.get(i).copied().unwrap_or(0.0)).abs() <= 1e-12 * (1.0 + o.abs()));
     }
 }
 
