@@ -628,7 +628,14 @@ fn bench_group<T: Scalar>(
                             println!("    GPU µs/iteration per kernel: {}", k.join(", "));
                         }
                     }
-                    Err(KrylovError::Unsupported(msg)) => eprintln!("note: {msg}"),
+                    // A configuration the device cannot hold (e.g. an f64 GMRES basis over the
+                    // binding limit) or a method not on the GPU is reported and skipped.
+                    Err(e @ (KrylovError::Unsupported(_) | KrylovError::BufferTooLarge { .. })) => {
+                        eprintln!(
+                            "note: {problem} n={n} {} {method} {variant}: {e}",
+                            T::PRECISION
+                        )
+                    }
                     Err(e) => return Err(e),
                 }
             }
