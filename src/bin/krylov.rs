@@ -190,7 +190,28 @@ fn parse_precision(s: &str) -> std::result::Result<Precision, String> {
     s.parse()
 }
 
+/// The Vulkan loader prints "XDG_RUNTIME_DIR is invalid" on headless machines when the
+/// variable is unset; give it a private directory so a user sees only our output.
+fn quiet_vulkan_loader() {
+    let valid =
+        std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| std::path::Path::new(&d).is_dir());
+    if valid {
+        return;
+    }
+    let dir = std::env::temp_dir().join("krylov-runtime-dir");
+    if std::fs::create_dir_all(&dir).is_ok() {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700));
+        }
+        // SAFETY: called first thing in main, before any other thread exists.
+        unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_vulkan_loader();
     let cli = Cli::parse();
     let generate = match &cli.command {
         Command::Solve(a) => a.matrix.generate.as_deref(),
