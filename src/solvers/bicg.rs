@@ -56,19 +56,18 @@
 
 use std::cell::Cell;
 
-use crate::error::{KrylovError, Result};
+use crate::error::Result;
 use crate::gpu::kernels::{
     FLAG_MONITOR, FLAG_NEGATE, FLAG_SHIFT, GpuStatus, Params, SolverBuffers, solver_kernel,
 };
 use crate::gpu::{Batch, Engine, GpuCsr, Kernel, SpmvCsr};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
-use crate::solvers::{
-    CheckMode, Method, Monitor, Precond, Solution, SolveOptions, SolveReport, Variant,
-    validate_system,
-};
+use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
 
-use super::driver::{GpuIterative, LoopEnd, Run, add, drive, sum_component};
+use super::driver::{
+    GpuIterative, LoopEnd, Run, Start, add, drive, start_gpu_solve, sum_component,
+};
 
 /// Name of the breakdown of ρ = ⟨r, r̃⟩ (⟨z, r̃⟩ preconditioned), as the CPU reference says it.
 pub const BREAKDOWN_RHO: &str = "<r, r~>";
@@ -836,24 +835,13 @@ pub fn solve<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    if opts.method != Method::Bicg {
-        return Err(KrylovError::InvalidOption(format!(
-            "bicg::solve called with method {}",
-            opts.method
-        )));
-    }
-    validate_system(a, b, opts)?;
-    check_x0(a, x0)?;
-    engine.context().require(T::PRECISION)?;
-    let counts0 = engine.counters().snapshot();
+    let Start {
+        counts0,
+        mut report,
+        threshold,
+    } = start_gpu_solve(engine, Method::Bicg, a, b, x0, opts)?;
     let n = a.nrows();
-    let mut report = SolveReport::new(Method::Bicg, opts.variant, T::PRECISION, n, a.nnz());
-    report.device = "gpu".into();
-    report.adapter = Some(engine.context().summary.name.clone());
-    report.check_mode = Some(opts.check_mode);
-    let b_norm = crate::cpu::norm2_f64(b);
-    report.b_norm = b_norm;
-    let threshold = opts.threshold(b_norm);
+    let _b_norm = report.b_norm;
 
     let jacobi = opts.precond == Precond::Jacobi;
     let sys = System::upload(engine, a, b, x0, jacobi)?;
@@ -885,24 +873,4 @@ pub fn solve<T: Scalar>(
     let x: Vec<T> = engine.read(&sys.x, 0, n)?;
     report.counts = engine.counters().snapshot().since(&counts0);
     Ok(Solution { x, report })
-}
-
-/// The initial guess's length and finiteness (as the CPU reference checks them).
-pub(crate) fn check_x0<T: Scalar>(a: &Csr<T>, x0: Option<&[T]>) -> Result<()> {
-    if let Some(x0) = x0 {
-        if x0.len() != a.ncols() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "initial guess length vs matrix columns",
-                expected: a.ncols(),
-                found: x0.len(),
-            });
-        }
-        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(KrylovError::NonFinite {
-                what: "initial guess",
-                index,
-            });
-        }
-    }
-    Ok(())
 }

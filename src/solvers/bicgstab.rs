@@ -56,18 +56,17 @@
 //! tolerance the solve restarts from x (at most [`MAX_RESTARTS`] times) and otherwise reports
 //! `residual_gap` — never a false convergence.
 
-use crate::error::{KrylovError, Result};
+use crate::error::Result;
 use crate::gpu::kernels::{FLAG_NEGATE, GpuStatus, Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuCsr, Kernel, ShaderConfig, SpmvCsr};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
-use crate::solvers::{
-    CheckMode, Method, Monitor, Precond, Solution, SolveOptions, SolveReport, Variant,
-    validate_system,
-};
+use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;
-use super::driver::{GpuIterative, LoopEnd, Run, add, drive, sum_component};
+use super::driver::{
+    GpuIterative, LoopEnd, Run, Start, add, drive, start_gpu_solve, sum_component,
+};
 
 // Scalars (the `scalars` buffer, N_SCALARS entries here; index 2 is tol², set by the driver).
 const S_RHO: u32 = 0;
@@ -941,38 +940,13 @@ pub fn solve<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    if opts.method != Method::Bicgstab {
-        return Err(KrylovError::InvalidOption(format!(
-            "bicgstab::solve called with method {}",
-            opts.method
-        )));
-    }
-    validate_system(a, b, opts)?;
-    if let Some(x0) = x0 {
-        if x0.len() != a.ncols() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "initial guess length vs matrix columns",
-                expected: a.ncols(),
-                found: x0.len(),
-            });
-        }
-        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(KrylovError::NonFinite {
-                what: "initial guess",
-                index,
-            });
-        }
-    }
-    engine.context().require(T::PRECISION)?;
-    let counts0 = engine.counters().snapshot();
+    let Start {
+        counts0,
+        mut report,
+        threshold,
+    } = start_gpu_solve(engine, Method::Bicgstab, a, b, x0, opts)?;
     let n = a.nrows();
-    let mut report = SolveReport::new(Method::Bicgstab, opts.variant, T::PRECISION, n, a.nnz());
-    report.device = "gpu".into();
-    report.adapter = Some(engine.context().summary.name.clone());
-    report.check_mode = Some(opts.check_mode);
-    let b_norm = crate::cpu::norm2_f64(b);
-    report.b_norm = b_norm;
-    let threshold = opts.threshold(b_norm);
+    let _b_norm = report.b_norm;
 
     let jacobi = opts.precond == Precond::Jacobi;
     let sys = System::upload(engine, a, b, x0, jacobi)?;

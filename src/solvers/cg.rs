@@ -25,13 +25,12 @@ use crate::gpu::kernels::{
 use crate::gpu::{Batch, Engine, GpuCsr, Kernel, SpmvCsr};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
-use crate::solvers::{
-    CheckMode, Method, Monitor, Precond, Solution, SolveOptions, SolveReport, Variant,
-    validate_system,
-};
+use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;
-use super::driver::{GpuIterative, LoopEnd, Run, add, drive, sum_component};
+use super::driver::{
+    GpuIterative, LoopEnd, Run, Start, add, drive, start_gpu_solve, sum_component,
+};
 
 /// The linear system resident on the GPU.
 struct System<T> {
@@ -588,43 +587,18 @@ pub fn solve<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    if opts.method != Method::Cg {
-        return Err(KrylovError::InvalidOption(format!(
-            "cg::solve called with method {}",
-            opts.method
-        )));
-    }
-    validate_system(a, b, opts)?;
-    if let Some(x0) = x0 {
-        if x0.len() != a.ncols() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "initial guess length vs matrix columns",
-                expected: a.ncols(),
-                found: x0.len(),
-            });
-        }
-        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(KrylovError::NonFinite {
-                what: "initial guess",
-                index,
-            });
-        }
-    }
+    let Start {
+        counts0,
+        mut report,
+        threshold,
+    } = start_gpu_solve(engine, Method::Cg, a, b, x0, opts)?;
     if !a.is_symmetric(1e-10) {
         return Err(KrylovError::MethodMismatch(
             "cg needs a symmetric positive definite matrix and this one is not symmetric; use bicgstab or gmres".into(),
         ));
     }
-    engine.context().require(T::PRECISION)?;
-    let counts0 = engine.counters().snapshot();
     let n = a.nrows();
-    let mut report = SolveReport::new(Method::Cg, opts.variant, T::PRECISION, n, a.nnz());
-    report.device = "gpu".into();
-    report.adapter = Some(engine.context().summary.name.clone());
-    report.check_mode = Some(opts.check_mode);
-    let b_norm = crate::cpu::norm2_f64(b);
-    report.b_norm = b_norm;
-    let threshold = opts.threshold(b_norm);
+    let _b_norm = report.b_norm;
 
     let jacobi = opts.precond == Precond::Jacobi;
     let sys = System::upload(engine, a, b, x0, jacobi)?;

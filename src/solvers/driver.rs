@@ -181,6 +181,63 @@ pub(crate) fn add(a: &WorkCounts, b: &WorkCounts) -> WorkCounts {
     }
 }
 
+/// What every GPU solve establishes before uploading anything.
+pub(crate) struct Start {
+    pub(crate) counts0: WorkCounts,
+    pub(crate) report: SolveReport,
+    pub(crate) threshold: f64,
+}
+
+/// The checks and bookkeeping every GPU solve starts with: the method matches, the system
+/// passes [`validate_system`](crate::solvers::validate_system), the initial guess has the
+/// right length and is finite, the device has the precision; then the report is started
+/// (device, adapter, check mode, ‖b‖) and the stopping threshold computed.
+pub(crate) fn start_gpu_solve<T: Scalar>(
+    engine: &Engine,
+    method: crate::solvers::Method,
+    a: &crate::matrix::Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Start> {
+    use crate::error::KrylovError;
+    if opts.method != method {
+        return Err(KrylovError::InvalidOption(format!(
+            "{method}::solve called with method {}",
+            opts.method
+        )));
+    }
+    crate::solvers::validate_system(a, b, opts)?;
+    if let Some(x0) = x0 {
+        if x0.len() != a.ncols() {
+            return Err(KrylovError::DimensionMismatch {
+                what: "initial guess length vs matrix columns",
+                expected: a.ncols(),
+                found: x0.len(),
+            });
+        }
+        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
+            return Err(KrylovError::NonFinite {
+                what: "initial guess",
+                index,
+            });
+        }
+    }
+    engine.context().require(T::PRECISION)?;
+    let counts0 = engine.counters().snapshot();
+    let mut report = SolveReport::new(method, opts.variant, T::PRECISION, a.nrows(), a.nnz());
+    report.device = "gpu".into();
+    report.adapter = Some(engine.context().summary.name.clone());
+    report.check_mode = Some(opts.check_mode);
+    report.b_norm = crate::cpu::norm2_f64(b);
+    let threshold = opts.threshold(report.b_norm);
+    Ok(Start {
+        counts0,
+        report,
+        threshold,
+    })
+}
+
 /// What a GPU solver supplies to [`drive`].
 pub(crate) trait GpuIterative<T: Scalar> {
     /// Records r = b − Ax (from the current x) and whatever the first iteration needs, then

@@ -98,15 +98,15 @@
 
 use std::time::Instant;
 
-use super::driver::{Run, add};
-use crate::error::{KrylovError, Result};
+use super::driver::{Run, Start, add, start_gpu_solve};
+use crate::error::Result;
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuCsr, Kernel};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
 use crate::solvers::{
-    CheckMode, GramSchmidt, Method, Monitor, Precond, Solution, SolveOptions, SolveReport,
-    StopReason, Variant, WorkCounts, validate_system,
+    CheckMode, GramSchmidt, Method, Monitor, Precond, Solution, SolveOptions, StopReason, Variant,
+    WorkCounts,
 };
 
 pub use crate::cpu::gmres::MAX_GAP_RESTARTS;
@@ -1243,37 +1243,13 @@ pub fn solve<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    if opts.method != Method::Gmres {
-        return Err(KrylovError::InvalidOption(format!(
-            "gmres::solve called with method {}",
-            opts.method
-        )));
-    }
-    validate_system(a, b, opts)?;
-    if let Some(x0) = x0 {
-        if x0.len() != a.ncols() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "initial guess length vs matrix columns",
-                expected: a.ncols(),
-                found: x0.len(),
-            });
-        }
-        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(KrylovError::NonFinite {
-                what: "initial guess",
-                index,
-            });
-        }
-    }
-    engine.context().require(T::PRECISION)?;
-    let counts0 = engine.counters().snapshot();
+    let Start {
+        counts0,
+        mut report,
+        threshold: _,
+    } = start_gpu_solve(engine, Method::Gmres, a, b, x0, opts)?;
     let n = a.nrows();
-    let mut report = SolveReport::new(Method::Gmres, opts.variant, T::PRECISION, n, a.nnz());
-    report.device = "gpu".into();
-    report.adapter = Some(engine.context().summary.name.clone());
-    report.check_mode = Some(opts.check_mode);
-    let b_norm = crate::cpu::norm2_f64(b);
-    report.b_norm = b_norm;
+    let b_norm = report.b_norm;
     if b_norm == 0.0 {
         // A x = 0 is solved by x = 0 exactly (as the CPU reference does).
         report.converged = true;

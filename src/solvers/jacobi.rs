@@ -27,16 +27,16 @@
 
 use std::cell::Cell;
 
-use crate::error::{KrylovError, Result};
+use crate::error::Result;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuCsr, Kernel};
 use crate::matrix::Csr;
 use crate::scalar::Scalar;
-use crate::solvers::{
-    CheckMode, Method, Monitor, Solution, SolveOptions, SolveReport, StopReason, validate_system,
-};
+use crate::solvers::{CheckMode, Method, Monitor, Solution, SolveOptions, StopReason};
 
-use super::driver::{GpuIterative, LoopEnd, Run, add, drive, sum_component};
+use super::driver::{
+    GpuIterative, LoopEnd, Run, Start, add, drive, start_gpu_solve, sum_component,
+};
 
 // Kernel flags (JACOBI_* in shaders/jacobi_sweep.wgsl).
 const FLAG_START: u32 = 16;
@@ -226,24 +226,13 @@ pub fn solve<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    if opts.method != Method::Jacobi {
-        return Err(KrylovError::InvalidOption(format!(
-            "jacobi::solve called with method {}",
-            opts.method
-        )));
-    }
-    validate_system(a, b, opts)?;
-    super::bicg::check_x0(a, x0)?;
-    engine.context().require(T::PRECISION)?;
-    let counts0 = engine.counters().snapshot();
+    let Start {
+        counts0,
+        mut report,
+        threshold,
+    } = start_gpu_solve(engine, Method::Jacobi, a, b, x0, opts)?;
     let n = a.nrows();
-    let mut report = SolveReport::new(Method::Jacobi, opts.variant, T::PRECISION, n, a.nnz());
-    report.device = "gpu".into();
-    report.adapter = Some(engine.context().summary.name.clone());
-    report.check_mode = Some(opts.check_mode);
-    let b_norm = crate::cpu::norm2_f64(b);
-    report.b_norm = b_norm;
-    let threshold = opts.threshold(b_norm);
+    let _b_norm = report.b_norm;
 
     let gpu_a = GpuCsr::upload(engine, a)?;
     let dinv: Vec<T> = a.diagonal().iter().map(|&d| T::one() / d).collect();
