@@ -20,19 +20,19 @@
 //!
 //! 1. `gmres_spmv_dot`: v_i = A·v_{i−1} (A·D⁻¹v_{i−1}) + first stage of ⟨v_{i−1}, v_i⟩ and
 //!    ‖A v_{i−1}‖²; in step 1 it also finishes ρ0 = ‖r‖ and writes v_0 = r/ρ0;
-//! 2. `gmres_basis_dots`: first stage of ⟨v_j, v_i⟩ for all j = 1 … i−2 at once (from step 3
-//!    on: in step 2 there is nothing left for it to compute, so it is not launched);
+//! 2. `gmres_basis_dots`: first stage of ⟨v_j, v_i⟩ for all j = 1 … i−2 at once (from step 2
+//!    on; in step 2 the range is empty and the launch does nothing but keep the paper's count);
 //! 3. `gmres_gs_update`: second stage of all R_{j,i}, fused with v_i −= Σ R_{j,i}v_j and the
 //!    first stage of ‖v_i‖ (from step 2 on);
 //! 4. `gmres_normalize`: second stage of ‖v_i‖ = R_{i,i} (+ the breakdown test), v_i /= R_{i,i},
 //!    z = D⁻¹v_i, first stage of ξ_i = ⟨r, v_i⟩.
 //!
-//! Launches per step: **2 in step 1, 3 in step 2, 4 from step 3 on** — 4k − 3 for a cycle of
-//! k ≥ 2 steps. (Paper 000 counts "four from the second iteration on": its kernel 2 has the
-//! empty range j = 1 … 0 in step 2; we skip that launch.) No host transfer inside the
-//! Gram–Schmidt process. With [`GramSchmidt::Cgs2`] every step from the second re-orthogonalises
-//! once: `gmres_basis_dots` over j = 1 … i−1 and a second `gmres_gs_update` (adding to R), so
-//! 2, 5, 6, 6, … launches (6k − 5).
+//! Launches per step: **2 in step 1, 4 from step 2 on**, as paper 000 states — 4k − 2 for a
+//! cycle of k ≥ 2 steps (the step-2 launch of kernel 2 has the empty range j = 1 … 0; it costs
+//! one idle dispatch per cycle and keeps the structure the paper describes). No host transfer
+//! inside the Gram–Schmidt process. With [`GramSchmidt::Cgs2`] every step from the second
+//! re-orthogonalises once: `gmres_basis_dots` over j = 1 … i−1 and a second `gmres_gs_update`
+//! (adding to R), so 2, 6, 6, … launches (6k − 4).
 //!
 //! Per cycle: `gmres_residual` (r = b − Ax, z = D⁻¹r, first stage of ‖r‖²: the true residual
 //! at every restart) and, from the second cycle on, `gmres_update_x` (x += D⁻¹ Σ η_i v_{i−1},
@@ -542,7 +542,7 @@ impl<'e, T: Scalar> Core<'e, T> {
                 },
             ));
             s.bg_dots
-                .push((i >= 3).then(|| self.bind_dots(i as u32, 1, i - 1, SLOT_DOTS)));
+                .push((i >= 2).then(|| self.bind_dots(i as u32, 1, i - 1, SLOT_DOTS)));
             let gs = |flags| {
                 self.bind(
                     &s.gs_update,
