@@ -68,14 +68,20 @@ pub(crate) fn sum_component<T: Scalar>(
 
 /// The next batch size in adaptive `device` mode: the iterations the observed convergence
 /// rate predicts are still needed (+10 %), at least 4, at most twice the previous batch and 1024.
-pub(crate) fn adaptive_batch(history: &[f64], threshold: f64, previous: usize) -> usize {
+/// `in_flight` iterations are already queued and count towards the predicted need.
+pub(crate) fn adaptive_batch(
+    history: &[f64],
+    threshold: f64,
+    previous: usize,
+    in_flight: usize,
+) -> usize {
     let n = history.len();
     let guess = if n >= 2 {
         let span = (n - 1).min(previous.max(1) * 2).max(1);
         let (r0, r1) = (history[n - 1 - span], history[n - 1]);
         let rate = (r1.ln() - r0.ln()) / span as f64;
         if rate < 0.0 && r1 > threshold && threshold > 0.0 {
-            ((threshold.ln() - r1.ln()) / rate * 1.1).ceil() as usize + 1
+            (((threshold.ln() - r1.ln()) / rate * 1.1).ceil() as usize + 1).saturating_sub(in_flight)
         } else {
             2 * previous
         }
@@ -127,7 +133,7 @@ fn device_batches<T: Scalar>(
     loop {
         while pending.len() < BATCHES_IN_FLIGHT && !run.monitor.cancelled() {
             if opts.batch == 0 && run.iterations() > 0 {
-                k = adaptive_batch(&run.history, threshold, k);
+                k = adaptive_batch(&run.history, threshold, k, submitted - run.iterations());
             }
             let k_now = k
                 .min(opts.max_iter.saturating_sub(submitted))
