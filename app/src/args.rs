@@ -1,0 +1,126 @@
+//! The command line of `krylov-studio`.
+
+use std::path::PathBuf;
+
+use krylov_wgpu::Precision;
+use krylov_wgpu::solvers::{CheckMode, Method, Precond};
+
+use crate::app::{RunMode, StartupArgs};
+
+/// The `--help` text.
+pub const USAGE: &str = "\
+krylov-studio: load or generate a sparse matrix, solve it on the GPU and watch classical and
+pipelined Krylov solvers converge live, with their kernel-launch and transfer counts.
+
+Usage: krylov-studio [OPTIONS] [MATRIX.mtx | MATRIX.mtx.gz]
+
+Options:
+  --generate SPEC       generate a matrix instead (poisson2d:64, fem2d:63, laplace3d:16,
+                        convdiff3d:16:circular, random-spd:10000:7, random:10000:7, ...)
+  --run                 solve as soon as the matrix is ready (the selected variant)
+  --run-both            solve with the classical and the pipelined variant, side by side
+  --variant V           classical | pipelined (with --run)
+  --method M            cg | bicgstab | gmres | bicg | jacobi
+  --precision P         f32 | f64
+  --check-mode C        device | paper
+  --precond P           none | jacobi
+  --profile             GPU time per kernel (timestamps)
+  -h, --help            this text
+
+Environment: KRYLOV_ADAPTER=N|NAME picks the solver's GPU adapter (see `krylov info`).";
+
+/// What `parse` found: start-up arguments, or a request for the help text.
+#[derive(Debug, PartialEq)]
+pub enum Parsed {
+    Run(StartupArgs),
+    Help,
+}
+
+/// Parses the arguments after the program name. Errors are one line.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
+    let mut out = StartupArgs::default();
+    let mut variant: Option<RunMode> = None;
+    let mut run = false;
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .ok_or_else(|| format!("{name} needs a value (see --help)"))
+        };
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(Parsed::Help),
+            "--generate" => out.generate = Some(value("--generate")?),
+            "--run" => run = true,
+            "--run-both" => {
+                run = true;
+                variant = Some(RunMode::Both);
+            }
+            "--variant" => {
+                variant = Some(match value("--variant")?.as_str() {
+                    "classical" => RunMode::Classical,
+                    "pipelined" => RunMode::Pipelined,
+                    "both" => RunMode::Both,
+                    v => {
+                        return Err(format!(
+                            "unknown variant `{v}` (classical, pipelined, both)"
+                        ));
+                    }
+                })
+            }
+            "--method" => out.method = Some(value("--method")?.parse::<Method>()?),
+            "--precision" => out.precision = Some(value("--precision")?.parse::<Precision>()?),
+            "--check-mode" => out.check_mode = Some(value("--check-mode")?.parse::<CheckMode>()?),
+            "--precond" => out.precond = Some(value("--precond")?.parse::<Precond>()?),
+            "--profile" => out.profile = true,
+            s if s.starts_with('-') => return Err(format!("unknown option `{s}` (see --help)")),
+            path => {
+                if out.file.is_some() {
+                    return Err(format!("more than one matrix given (`{path}`)"));
+                }
+                out.file = Some(PathBuf::from(path));
+            }
+        }
+    }
+    if out.file.is_some() && out.generate.is_some() {
+        return Err("give either a matrix file or --generate, not both".into());
+    }
+    if run {
+        out.run = Some(variant.unwrap_or(RunMode::Pipelined));
+    } else if let Some(v) = variant {
+        // A variant without --run only preselects it.
+        out.run = None;
+        out.preselect = Some(v);
+    }
+    Ok(Parsed::Run(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<Parsed, String> {
+        parse(s.split_whitespace().map(String::from))
+    }
+
+    #[test]
+    fn parses_the_documented_forms() {
+        let Parsed::Run(a) = p("--generate poisson2d:64 --run-both").unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.generate.as_deref(), Some("poisson2d:64"));
+        assert_eq!(a.run, Some(RunMode::Both));
+        let Parsed::Run(a) = p("m.mtx --method gmres --precision f32").unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.file, Some(PathBuf::from("m.mtx")));
+        assert_eq!(
+            (a.method, a.precision),
+            (Some(Method::Gmres), Some(Precision::F32))
+        );
+        assert_eq!(a.run, None);
+        assert_eq!(p("--help").unwrap(), Parsed::Help);
+        assert!(p("--bogus").unwrap_err().contains("--bogus"));
+        assert!(p("--method nope").unwrap_err().contains("nope"));
+        assert!(p("a.mtx --generate x:1").is_err());
+    }
+}

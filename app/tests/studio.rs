@@ -1,0 +1,353 @@
+//! Headless UI tests of krylov-studio: egui_kittest drives the real widgets by their labels,
+//! renders with egui-wgpu on the test adapter (lavapipe in CI) and compares snapshots.
+//!
+//! Run: `KRYLOV_REQUIRE_GPU=1 VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
+//! cargo test -p krylov-studio`; refresh the images with `UPDATE_SNAPSHOTS=1`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use egui::accesskit::Role;
+use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::{Harness, SnapshotOptions};
+use krylov_studio::{DeviceState, StartupArgs, StudioApp};
+use krylov_wgpu::solvers::{StopReason, Variant};
+
+/// Longest wait for a load or a solve on a software rasteriser.
+const TIMEOUT: Duration = Duration::from_secs(240);
+
+fn harness() -> Harness<'static, StudioApp> {
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .wgpu()
+        .build_eframe(|cc| StudioApp::new(&cc.egui_ctx, StartupArgs::default()))
+}
+
+/// Snapshot tolerance for a software rasteriser: a slightly looser per-pixel colour threshold
+/// than the default (anti-aliased edges), and a few pixels allowed to differ.
+fn snapshot_options() -> SnapshotOptions {
+    SnapshotOptions::new().threshold(1.0).max_failed_pixels(64)
+}
+
+/// Steps frames until the app is idle (device opened, no load or solve running).
+fn wait_idle(h: &mut Harness<'_, StudioApp>, what: &str) {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        h.step();
+        let app = h.state();
+        if !app.is_busy() && !matches!(app.device(), DeviceState::Opening) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {TIMEOUT:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Let the layout settle (grids size their columns on their first frame).
+    h.run();
+}
+
+/// The device must be a GPU when KRYLOV_REQUIRE_GPU=1.
+fn check_device(h: &Harness<'_, StudioApp>) {
+    if let DeviceState::Unavailable(e) = h.state().device() {
+        assert!(
+            !krylov_wgpu::gpu::gpu_required(),
+            "KRYLOV_REQUIRE_GPU=1 but the app found no GPU: {e}"
+        );
+    }
+}
+
+/// The texts to the right of a row label of a grid, left to right, with their rects.
+fn row(h: &Harness<'_, StudioApp>, name: &str) -> Vec<(String, egui::Rect)> {
+    let label = h.get_by_label(name);
+    let r = label.rect();
+    let mut cells: Vec<(String, egui::Rect)> = h
+        .root()
+        .children_recursive()
+        .filter(|n| n.accesskit_node().role() == Role::Label)
+        .filter_map(|n| {
+            let a = n.accesskit_node();
+            let text = a.label().or_else(|| a.value())?;
+            let b = a.bounding_box()?;
+            let ppp = h.ctx.pixels_per_point() as f64;
+            let nr = egui::Rect::from_min_max(
+                egui::pos2((b.x0 / ppp) as f32, (b.y0 / ppp) as f32),
+                egui::pos2((b.x1 / ppp) as f32, (b.y1 / ppp) as f32),
+            );
+            (nr.left() > r.right() && nr.center().y > r.top() && nr.center().y < r.bottom())
+                .then_some((text, nr))
+        })
+        .collect();
+    cells.sort_by(|a, b| a.1.left().total_cmp(&b.1.left()));
+    cells
+}
+
+fn row_texts(h: &Harness<'_, StudioApp>, name: &str) -> Vec<String> {
+    row(h, name).into_iter().map(|(t, _)| t).collect()
+}
+
+fn generate(h: &mut Harness<'_, StudioApp>, spec: &str) {
+    h.get_by_label("Spec").set_text_value_accesskit(spec);
+    h.run();
+    h.get_by_label("Generate").click();
+    wait_idle(h, spec);
+    assert_eq!(h.state().error(), None);
+}
+
+#[test]
+fn pipelined_vs_classical_cg_counts_and_convergence() {
+    let mut h = harness();
+    wait_idle(&mut h, "the GPU device");
+    check_device(&h);
+
+    generate(&mut h, "poisson2d:32");
+    let facts = h.state().problem().expect("matrix loaded").facts.clone();
+    assert_eq!((facts.nrows, facts.nnz), (1024, 5 * 1024 - 4 * 32));
+    assert_eq!(row_texts(&h, "nnz"), vec!["4992".to_string()]);
+    assert_eq!(row_texts(&h, "symmetric"), vec!["yes".to_string()]);
+    h.snapshot_options("poisson2d_32_loaded", &snapshot_options());
+
+    h.get_by_label("both, side by side").click();
+    h.run();
+    h.get_by_label("Solve").click();
+    h.step();
+    assert!(h.state().is_busy(), "the solve runs off the UI thread");
+    wait_idle(&mut h, "the classical and pipelined solves");
+    assert_eq!(h.state().error(), None);
+
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 2);
+    let report = |v: Variant| {
+        runs.iter()
+            .find(|r| r.variant == v)
+            .and_then(|r| r.report())
+            .unwrap_or_else(|| panic!("{v} run has no report"))
+            .clone()
+    };
+    let (classical, pipelined) = (report(Variant::Classical), report(Variant::Pipelined));
+    for rep in [&classical, &pipelined] {
+        assert!(
+            rep.converged,
+            "{} did not converge: {}",
+            rep.variant, rep.reason_detail
+        );
+        assert_eq!(rep.reason, StopReason::Converged);
+        assert!(rep.relative_residual <= 1e-6);
+        if !krylov_wgpu::gpu::gpu_required() && rep.device == "cpu" {
+            return; // no GPU here: the counts below are GPU counts
+        }
+        assert_eq!(rep.device, "gpu");
+    }
+    // The library's exact counts: pipelined CG launches 2 kernels per iteration, classical ≥ 6.
+    assert_eq!(pipelined.dispatches_per_iteration, 2.0);
+    assert!(classical.dispatches_per_iteration >= 6.0);
+
+    // The counter panel shows exactly those numbers, classical column first.
+    assert_eq!(
+        row_texts(&h, "dispatches / iteration"),
+        vec![
+            format!("{:.2}", classical.dispatches_per_iteration),
+            "2.00".to_string()
+        ]
+    );
+    assert_eq!(
+        row_texts(&h, "host transfers / iteration"),
+        vec![
+            format!("{:.3}", classical.transfers_per_iteration),
+            format!("{:.3}", pipelined.transfers_per_iteration)
+        ]
+    );
+    assert_eq!(
+        row_texts(&h, "total dispatches"),
+        vec![
+            classical.counts.dispatches.to_string(),
+            pipelined.counts.dispatches.to_string()
+        ]
+    );
+    assert_eq!(
+        row_texts(&h, "iterations"),
+        vec![
+            classical.iterations.to_string(),
+            pipelined.iterations.to_string()
+        ]
+    );
+    assert_eq!(row_texts(&h, "converged"), vec!["yes", "yes"]);
+    let headline = format!(
+        "pipelined cg: 2.00 launches per iteration vs classical {:.2}",
+        classical.dispatches_per_iteration
+    );
+    assert!(
+        h.query_by_label_contains(&headline).is_some(),
+        "headline `{headline}` missing"
+    );
+    // One plotted line per variant, each with the whole history.
+    for run in h.state().runs() {
+        let rep = run.report().unwrap();
+        assert_eq!(rep.history.len(), rep.iterations + 1);
+    }
+
+    // Timings differ from run to run: mask them (fixed-size boxes, as the texts' widths vary).
+    for name in ["µs / iteration", "solve time"] {
+        for (_, rect) in row(&h, name) {
+            h.mask(egui::Rect::from_min_size(
+                rect.left_top() - egui::vec2(1.0, 1.0),
+                egui::vec2(160.0, rect.height() + 2.0),
+            ));
+        }
+    }
+    h.snapshot_options("pipelined_vs_classical_cg", &snapshot_options());
+
+    // Keep: the history CSV and the solution through the export path field (the save dialog
+    // needs a desktop portal), the JSON report to the clipboard.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("krylov-studio-export");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    h.get_by_label("Export path")
+        .set_text_value_accesskit(dir.to_str().unwrap());
+    h.run();
+    h.get_by_label("Save history CSV").click();
+    h.run();
+    let csv = std::fs::read_to_string(dir.join("poisson2d_32-history.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count(),
+        1 + classical.history.len() + pipelined.history.len()
+    );
+    assert!(csv.starts_with("variant,iteration,residual,relative_residual\nclassical,0,"));
+    assert!(csv.contains("\npipelined,0,"));
+    h.get_by_label("Save solution .mtx").click();
+    h.run();
+    let x: Vec<f64> =
+        krylov_wgpu::matrix::market::read_vector(dir.join("poisson2d_32-pipelined-x.mtx")).unwrap();
+    assert_eq!(x.len(), 1024);
+    assert!(x.iter().all(|v| (v - 1.0).abs() < 1e-2), "b = A·1: x ≈ 1");
+    h.get_by_label("classical run").click();
+    h.run();
+    h.get_by_label("Copy JSON report").click();
+    h.step();
+    let copied = h
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .find_map(|c| match c {
+            egui::OutputCommand::CopyText(t) => Some(t.clone()),
+            _ => None,
+        })
+        .expect("the JSON report was copied");
+    assert_eq!(copied, classical.to_json());
+}
+
+#[test]
+fn stop_cancels_a_running_solve() {
+    let mut h = harness();
+    wait_idle(&mut h, "the GPU device");
+    check_device(&h);
+    generate(&mut h, "poisson2d:64");
+    // rtol = atol = 0: the solve runs until the iteration limit.
+    h.get_by_label("rtol").set_text_value_accesskit("0");
+    h.get_by_label("pipelined").click();
+    h.run();
+
+    // A device limit first: the residual history of 10^8 iterations does not fit one
+    // storage binding on lavapipe (128 MiB); the library's message is shown.
+    h.get_by_label("Max iterations")
+        .set_value_accesskit(100_000_000.0);
+    h.run();
+    h.get_by_label("Solve").click();
+    wait_idle(&mut h, "the solve over the device limit");
+    if let DeviceState::Ready(s) = h.state().device()
+        && s.max_storage_buffer_binding_size < 800_000_000
+    {
+        let error = h.state().error().expect("a device-limit error is shown");
+        assert!(error.contains("max_storage_buffer_binding_size"), "{error}");
+        assert!(h.query_by_label(&format!("Error: {error}")).is_some());
+    }
+
+    // 10^6 iterations fit: far more than this test waits for.
+    h.get_by_label("Max iterations")
+        .set_value_accesskit(1_000_000.0);
+    h.run();
+    h.get_by_label("Solve").click();
+    // Wait for residuals to arrive, then stop.
+    let deadline = Instant::now() + TIMEOUT;
+    while h.state().runs().first().is_none_or(|r| r.live.len() < 3) {
+        h.step();
+        assert!(Instant::now() < deadline, "no progress arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    h.get_by_label("Stop").click();
+    wait_idle(&mut h, "the cancelled solve");
+    let run = &h.state().runs()[0];
+    let rep = run.report().expect("a cancelled solve still reports");
+    assert_eq!(rep.reason, StopReason::Cancelled);
+    assert!(!rep.converged);
+    assert_eq!(row_texts(&h, "converged"), vec!["no: cancelled"]);
+}
+
+#[derive(Debug)]
+struct Dropped(std::path::PathBuf);
+
+impl egui::DroppedFile for Dropped {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+    fn bytes(&self) -> Result<Vec<u8>, String> {
+        std::fs::read(&self.0).map_err(|e| e.to_string())
+    }
+}
+
+#[test]
+fn dropping_a_malformed_file_shows_the_error() {
+    let mut h = harness();
+    wait_idle(&mut h, "the GPU device");
+    // The path is relative to the crate root (the tests' working directory), so the message
+    // and the snapshot are the same on every machine.
+    let path = Path::new("tests/data/malformed.mtx");
+    assert!(path.exists());
+    h.input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(path.to_path_buf())));
+    h.step();
+    wait_idle(&mut h, "the dropped file");
+    let error = h.state().error().expect("an error is shown").to_string();
+    assert_eq!(
+        error,
+        "Could not load malformed.mtx: tests/data/malformed.mtx:6: non-numeric token `four`"
+    );
+    assert!(h.query_by_label(&format!("Error: {error}")).is_some());
+    assert!(h.state().problem().is_none());
+    h.snapshot_options("malformed_drop", &snapshot_options());
+
+    // The path field: a missing file is a message too.
+    h.get_by_label("Path")
+        .set_text_value_accesskit("tests/data/no-such-file.mtx");
+    h.run();
+    h.get_by_label("Load").click();
+    wait_idle(&mut h, "the missing file");
+    let error = h.state().error().expect("an error is shown");
+    assert!(
+        error.starts_with("Could not load no-such-file.mtx: tests/data/no-such-file.mtx"),
+        "{error}"
+    );
+    assert!(
+        h.query_by_label_contains("Could not load no-such-file.mtx")
+            .is_some()
+    );
+
+    // A bad generator spec too, and the app still works afterwards.
+    generate_err(&mut h, "poisson2d:0", "grid size K must be positive");
+    generate(&mut h, "poisson2d:8");
+    assert_eq!(h.state().problem().unwrap().facts.nrows, 64);
+}
+
+fn generate_err(h: &mut Harness<'_, StudioApp>, spec: &str, expect: &str) {
+    h.get_by_label("Spec").set_text_value_accesskit(spec);
+    h.run();
+    h.get_by_label("Generate").click();
+    wait_idle(h, spec);
+    let error = h.state().error().expect("an error is shown");
+    assert!(error.contains(expect), "{error}");
+    assert!(h.query_by_label_contains(expect).is_some());
+}
