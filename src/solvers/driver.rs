@@ -81,7 +81,8 @@ pub(crate) fn adaptive_batch(
         let (r0, r1) = (history[n - 1 - span], history[n - 1]);
         let rate = (r1.ln() - r0.ln()) / span as f64;
         if rate < 0.0 && r1 > threshold && threshold > 0.0 {
-            (((threshold.ln() - r1.ln()) / rate * 1.1).ceil() as usize + 1).saturating_sub(in_flight)
+            (((threshold.ln() - r1.ln()) / rate * 1.1).ceil() as usize + 1)
+                .saturating_sub(in_flight)
         } else {
             2 * previous
         }
