@@ -372,3 +372,33 @@ pub fn table_row(r: &BenchRow) -> String {
     );
     row + &flag
 }
+
+/// Time to solution of one configuration: wall time of [`solve_gpu`] from the host matrix to
+/// the host solution (upload, pipeline creation, the solve to `rtol`, download of x), median
+/// of `runs`. Returns (median seconds, iterations, converged).
+pub fn time_to_solution<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    method: Method,
+    precision_rtol: f64,
+    runs: usize,
+) -> Result<(f64, usize, bool)> {
+    let b = a.mul_vec(&vec![T::one(); a.ncols()])?;
+    let opts = SolveOptions {
+        method,
+        variant: Variant::Pipelined,
+        check_mode: CheckMode::Device,
+        rtol: precision_rtol,
+        max_iter: 100_000,
+        ..Default::default()
+    };
+    let mut times = Vec::new();
+    let mut last = (0, false);
+    for _ in 0..runs.max(1) {
+        let t = Instant::now();
+        let sol = solve_gpu(engine, a, &b, None, &opts, &mut ())?;
+        times.push(t.elapsed().as_secs_f64());
+        last = (sol.report.iterations, sol.report.converged);
+    }
+    Ok((median(&mut times), last.0, last.1))
+}

@@ -19,6 +19,8 @@ PRECISIONS=${PRECISIONS:-f32,f64}
 ITERS=${ITERS:-30}
 RUNS=${RUNS:-5}
 PROFILE=${PROFILE:-}   # set to 1 for GPU time per kernel (timestamps distort small sizes)
+# TTS=1 adds time to solution (upload + solve to rtol 1e-6 + download) for CG and GMRES.
+# SKIP_ITER=1 skips the per-iteration tables (e.g. for a time-to-solution-only call).
 
 # The Vulkan loader travels in .gl/ (no package manager there).
 if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
@@ -34,6 +36,7 @@ export PYTHONUNBUFFERED=1
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; "$BIN" info; } > "$OUT/info.txt" 2>&1
 cat "$OUT/info.txt"
 
+if [ -z "${SKIP_ITER:-}" ]; then
 echo "== krylov bench" >&2
 timeout "${KRYLOV_TIMEOUT:-400}" "$BIN" bench --json ${PROFILE:+--profile} --problem "$PROBLEMS" --sizes "$SIZES" --method "$METHODS" \
     --precision "$PRECISIONS" --variant classical,pipelined --check-mode paper,device \
@@ -46,3 +49,13 @@ timeout "${CUPY_TIMEOUT:-150}" python3 bench/gpu/cupy_bench.py --problems "$PROB
 tail -3 "$OUT/cupy.err" >&2
 
 python3 bench/gpu/table.py "$OUT/krylov.jsonl" "$OUT/cupy.jsonl" | tee "$OUT/table.md"
+fi
+
+if [ -n "${TTS:-}" ]; then
+    echo "== time to solution (rtol 1e-6)" >&2
+    timeout "${KRYLOV_TTS_TIMEOUT:-150}" "$BIN" bench --json --tts --problem "$PROBLEMS" --sizes "$SIZES" \
+        --method cg,gmres --precision "$PRECISIONS" --runs 3 --bandwidth-n 0 > "$OUT/tts.jsonl" 2> "$OUT/tts.err"
+    timeout "${CUPY_TTS_TIMEOUT:-150}" python3 bench/gpu/cupy_bench.py --tts --problems "$PROBLEMS" \
+        --sizes "$SIZES" --precisions "$PRECISIONS" --runs 3 > "$OUT/cupy_tts.jsonl" 2> "$OUT/cupy_tts.err"
+    python3 bench/gpu/tts_table.py "$OUT/tts.jsonl" "$OUT/cupy_tts.jsonl" | tee "$OUT/tts.md"
+fi

@@ -61,7 +61,12 @@ def main():
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--restart", type=int, default=30)
+    ap.add_argument("--tts", action="store_true",
+                    help="time to solution: upload + solve to --rtol + download, median of runs")
+    ap.add_argument("--rtol", type=float, default=1e-6)
     a = ap.parse_args()
+    if a.tts:
+        return tts(a)
     print(f"cupy {cp.__version__} on {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()}", file=sys.stderr)
     for problem in a.problems.split(","):
         for size in a.sizes.split(","):
@@ -89,6 +94,48 @@ def main():
                     }), flush=True)
                 del A, b
                 cp.get_default_memory_pool().free_all_blocks()
+
+
+def tts(a):
+    """Host CSR and b -> GPU -> cg / gmres(restart) to rtol -> x on the host, wall time."""
+    for problem in a.problems.split(","):
+        for size in a.sizes.split(","):
+            m = matrix(problem, int(float(size))).tocsr()
+            for prec in a.precisions.split(","):
+                dt = np.float32 if prec == "f32" else np.float64
+                mh = m.astype(dt)
+                bh = mh @ np.ones(mh.shape[0], dtype=dt)
+                for method in ("cg", "gmres"):
+                    fn = cla.cg if method == "cg" else cla.gmres
+                    params = inspect.signature(fn).parameters
+                    kw = {"rtol": a.rtol} if "rtol" in params else {"tol": a.rtol}
+                    if "atol" in params:
+                        kw["atol"] = 0.0
+                    if method == "gmres":
+                        kw["restart"] = a.restart
+                    kw["maxiter"] = 100000
+
+                    def solve():
+                        A = csp.csr_matrix(mh)
+                        b = cp.asarray(bh)
+                        x, info = fn(A, b, **kw)
+                        return x.get(), info
+
+                    try:
+                        solve()  # warm-up
+                        cp.cuda.Device().synchronize()
+                        ts = []
+                        for _ in range(a.runs):
+                            t = time.perf_counter()
+                            x, info = solve()
+                            ts.append(time.perf_counter() - t)
+                        rel = float(np.linalg.norm(bh - mh @ x) / np.linalg.norm(bh))
+                    except Exception as e:
+                        print(f"{problem} {size} {prec} {method} tts: {e}", file=sys.stderr)
+                        continue
+                    print(json.dumps({"kind": "tts", "problem": problem, "n": mh.shape[0], "precision": prec,
+                                      "method": method, "seconds": float(np.median(ts)), "info": int(info),
+                                      "relative_residual": rel}), flush=True)
 
 
 if __name__ == "__main__":

@@ -94,6 +94,12 @@ struct BenchArgs {
     /// Print JSON lines instead of a table.
     #[arg(long)]
     json: bool,
+    /// Measure time to solution (upload + solve to --tts-rtol + download) of pipelined
+    /// device-mode solves instead of time per iteration.
+    #[arg(long)]
+    tts: bool,
+    #[arg(long, default_value_t = 1e-6)]
+    tts_rtol: f64,
     /// Also run the bandwidth probes (stream_update4 with several launch shapes) on this
     /// many entries.
     #[arg(long, default_value_t = 0)]
@@ -591,7 +597,9 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
             "adapter: {adapter}; streaming bandwidth (stream_triad, {} f32): {bandwidth:.1} GB/s",
             args.bandwidth_n
         );
-        println!("{}", table_header());
+        if !args.tts {
+            println!("{}", table_header());
+        }
     }
     for problem in &args.problem {
         for &n in &sizes {
@@ -618,8 +626,36 @@ fn bench_group<T: Scalar>(
     n: usize,
     bandwidth: f64,
 ) -> Result<()> {
-    use krylov_wgpu::bench::{BenchCase, bench_matrix, run_case_on, table_row};
+    use krylov_wgpu::bench::{BenchCase, bench_matrix, run_case_on, table_row, time_to_solution};
     let a = bench_matrix::<T>(problem, n)?;
+    if args.tts {
+        for &method in &args.method {
+            match time_to_solution(engine, &a, method, args.tts_rtol, args.runs) {
+                Ok((secs, iterations, converged)) => {
+                    let row = serde_json::json!({
+                        "kind": "tts", "problem": problem, "n": a.nrows(), "nnz": a.nnz(),
+                        "method": method, "precision": T::PRECISION, "rtol": args.tts_rtol,
+                        "seconds": secs, "iterations": iterations, "converged": converged,
+                    });
+                    if args.json {
+                        println!("{row}");
+                    } else {
+                        println!(
+                            "time to solution {problem} n={} {method} {}: {:.2} ms, {iterations} iterations, converged {converged}",
+                            a.nrows(),
+                            T::PRECISION,
+                            secs * 1e3
+                        );
+                    }
+                }
+                Err(e) => eprintln!(
+                    "note: {problem} n={n} {} {method} time to solution: {e}",
+                    T::PRECISION
+                ),
+            }
+        }
+        return Ok(());
+    }
     for &method in &args.method {
         for &variant in &args.variant {
             for &check_mode in &args.check_mode {
