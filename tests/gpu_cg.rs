@@ -723,3 +723,30 @@ fn f64_without_shader_f64_is_a_typed_error() {
     let e = cg::solve(&engine, &a, &[1.0; 16], None, &o, &mut ()).unwrap_err();
     assert!(matches!(e, KrylovError::MissingFeature { .. }), "{e}");
 }
+
+#[test]
+fn a_second_solve_reuses_the_compiled_kernels() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = poisson_2d_fd::<f32>(12);
+    let b = ones_rhs(&a);
+    let o = opts(Variant::Pipelined, CheckMode::Device, Precond::None, 1e-5);
+    let first = cg::solve(&engine, &a, &b, None, &o, &mut ()).unwrap();
+    let compiled = engine.compiled_kernels();
+    assert!(compiled >= 3, "cg_init, update_cg, spmv_dot_cg");
+    let second = cg::solve(&engine, &a, &b, None, &o, &mut ()).unwrap();
+    assert_eq!(
+        engine.compiled_kernels(),
+        compiled,
+        "no kernel compiled twice"
+    );
+    assert_eq!(first.report.iterations, second.report.iterations);
+    assert!(
+        first
+            .x
+            .iter()
+            .zip(&second.x)
+            .all(|(p, q)| p.to_bits() == q.to_bits())
+    );
+}

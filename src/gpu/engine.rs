@@ -11,8 +11,9 @@ use super::device::GpuContext;
 use super::shader::{KernelSource, ShaderConfig, specialise};
 use crate::error::{KrylovError, Result};
 
-/// A compiled compute pipeline for one kernel in one configuration.
-#[derive(Debug)]
+/// A compiled compute pipeline for one kernel in one configuration. Cheap to clone (the
+/// pipeline and layout are reference-counted handles).
+#[derive(Debug, Clone)]
 pub struct Kernel {
     pub name: &'static str,
     pub config: ShaderConfig,
@@ -82,6 +83,9 @@ pub struct Engine {
     staging: Mutex<Vec<wgpu::Buffer>>,
     tuning: Tuning,
     profiler: Option<Profiler>,
+    /// Kernels compiled so far, by name and configuration: a solve after the first reuses
+    /// them instead of paying shader translation and driver compilation again.
+    kernels: Mutex<std::collections::HashMap<(&'static str, ShaderConfig), Kernel>>,
 }
 
 /// Dispatches timed per batch at most (two timestamps each, QUERY_SET_MAX_QUERIES = 4096).
@@ -204,7 +208,13 @@ impl Engine {
             staging: Mutex::new(Vec::new()),
             tuning,
             profiler,
+            kernels: Mutex::new(Default::default()),
         }
+    }
+
+    /// Number of distinct kernels compiled by this engine so far.
+    pub fn compiled_kernels(&self) -> usize {
+        self.kernels.lock().expect("kernel cache").len()
     }
 
     /// Whether dispatches are being timed (profiling asked for and timestamps available).
@@ -260,9 +270,27 @@ impl Engine {
         &self.counters
     }
 
-    /// Compiles `source` for `config` into a pipeline (auto layout, entry point `main`).
+    /// Compiles `source` for `config` into a pipeline (auto layout, entry point `main`), or
+    /// returns the one this engine compiled before.
     /// Shader or pipeline validation errors come back as [`KrylovError::Gpu`] naming the kernel.
     pub fn kernel(&self, source: &KernelSource, config: ShaderConfig) -> Result<Kernel> {
+        if let Some(k) = self
+            .kernels
+            .lock()
+            .expect("kernel cache")
+            .get(&(source.name, config))
+        {
+            return Ok(k.clone());
+        }
+        let kernel = self.compile(source, config)?;
+        self.kernels
+            .lock()
+            .expect("kernel cache")
+            .insert((source.name, config), kernel.clone());
+        Ok(kernel)
+    }
+
+    fn compile(&self, source: &KernelSource, config: ShaderConfig) -> Result<Kernel> {
         self.ctx.require(config.precision)?;
         if config.subgroups && !self.ctx.has_subgroups() {
             return Err(KrylovError::MissingFeature {
