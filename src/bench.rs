@@ -28,6 +28,7 @@ pub struct BenchCase {
     pub iterations: usize,
     pub runs: usize,
     pub restart: usize,
+    pub format: crate::solvers::Format,
 }
 
 /// The measured result of one [`BenchCase`].
@@ -36,6 +37,7 @@ pub struct BenchRow {
     pub problem: String,
     pub n: usize,
     pub nnz: usize,
+    pub format: String,
     pub method: Method,
     pub variant: Variant,
     pub precision: Precision,
@@ -262,6 +264,7 @@ pub fn run_case_on<T: Scalar>(
         max_iter: case.iterations,
         batch: case.iterations,
         restart: case.restart,
+        format: case.format,
         precond: Precond::None,
         ..Default::default()
     };
@@ -300,6 +303,7 @@ pub fn run_case_on<T: Scalar>(
         problem: case.problem.clone(),
         n: a.nrows(),
         nnz: a.nnz(),
+        format: case.format.to_string(),
         method: case.method,
         variant: case.variant,
         precision: T::PRECISION,

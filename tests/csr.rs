@@ -181,3 +181,32 @@ fn products_and_shapes() {
     );
     assert_eq!(a.storage_bytes(), 4 * (3 + 3) + 8 * 3);
 }
+
+#[test]
+fn ell_matches_csr_and_refuses_excess_padding() {
+    use krylov_wgpu::matrix::Ell;
+    let a = random_nonsymmetric::<f64>(77, 5, 9);
+    let e = Ell::from_csr(&a, 3.0).unwrap();
+    assert_eq!(e.width(), a.row_length_stats().2);
+    assert_eq!(e.col_idx().len(), e.width() * a.nrows());
+    let x: Vec<f64> = (0..77).map(|i| (i as f64 * 0.37).sin()).collect();
+    let (ye, yc) = (e.mul_vec(&x), a.mul_vec(&x).unwrap());
+    for (p, q) in ye.iter().zip(&yc) {
+        assert!((p - q).abs() <= 1e-13 * (1.0 + q.abs()));
+    }
+    // One long row: ELL would pad every row to it.
+    let mut coo = Coo::<f64>::new(100, 100);
+    for i in 0..100 {
+        coo.push(i, i, 2.0).unwrap();
+        coo.push(0, i, 1.0).unwrap();
+    }
+    let long = coo.to_csr().unwrap();
+    assert!(matches!(
+        Ell::from_csr(&long, 3.0),
+        Err(KrylovError::InvalidOption(_))
+    ));
+    // Empty rows are padding only.
+    let empty = Csr::<f64>::new(3, 3, vec![0, 1, 1, 2], vec![0, 2], vec![1.0, 5.0]).unwrap();
+    let e = Ell::from_csr(&empty, 10.0).unwrap();
+    assert_eq!(e.mul_vec(&[1.0, 1.0, 1.0]), vec![1.0, 0.0, 5.0]);
+}

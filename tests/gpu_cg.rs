@@ -750,3 +750,58 @@ fn a_second_solve_reuses_the_compiled_kernels() {
             .all(|(p, q)| p.to_bits() == q.to_bits())
     );
 }
+
+#[test]
+fn pipelined_cg_on_ell_matches_csr() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = poisson_2d_fd::<f64>(21);
+    let b = ones_rhs(&a);
+    for mode in MODES {
+        for precond in PRECONDS {
+            let csr = opts(Variant::Pipelined, mode, precond, 1e-10);
+            let ell = SolveOptions {
+                format: krylov_wgpu::solvers::Format::Ell,
+                ..csr.clone()
+            };
+            let s_csr = cg::solve(&engine, &a, &b, None, &csr, &mut ()).unwrap();
+            let s_ell = cg::solve(&engine, &a, &b, None, &ell, &mut ()).unwrap();
+            let tag = format!("ell {mode} {precond}");
+            assert!(
+                s_ell.report.converged,
+                "{tag}: {}",
+                s_ell.report.reason_detail
+            );
+            assert_eq!(s_ell.report.format, "ell");
+            assert!(
+                s_ell.report.iterations.abs_diff(s_csr.report.iterations) <= 1,
+                "{tag}"
+            );
+            assert!(true_rel(&a, &b, &s_ell.x) <= 1e-10 * 1.001, "{tag}");
+            assert_eq!(s_ell.report.dispatches_per_iteration, 2.0, "{tag}");
+        }
+    }
+    // ELL runs the pipelined loop only in this version: other combinations are refused.
+    let classical = SolveOptions {
+        format: krylov_wgpu::solvers::Format::Ell,
+        ..opts(Variant::Classical, CheckMode::Device, Precond::None, 1e-8)
+    };
+    assert!(matches!(
+        cg::solve(&engine, &a, &b, None, &classical, &mut ()),
+        Err(KrylovError::Unsupported(_))
+    ));
+    // f32 too, on a shared matrix with ragged rows.
+    let m: Csr<f32> = market::read_matrix_market::<f64>(common::data("bcsstk01.mtx"))
+        .unwrap()
+        .cast()
+        .unwrap();
+    let bm = ones_rhs(&m);
+    let o = SolveOptions {
+        format: krylov_wgpu::solvers::Format::Ell,
+        ..opts(Variant::Pipelined, CheckMode::Device, Precond::Jacobi, 1e-4)
+    };
+    let s = cg::solve(&engine, &m, &bm, None, &o, &mut ()).unwrap();
+    assert!(s.report.converged, "{}", s.report.reason_detail);
+    assert!(true_rel(&m, &bm, &s.x) <= 1e-4 * 1.001);
+}

@@ -84,7 +84,7 @@ struct Params {
     flags: u32,      // FLAG_* below
     comp: u32,       // component of the partial vec4 that finish stores
     comp_monitor: u32, // component it records as the squared residual
-    _pad0: u32,
+    ell_width: u32,  // entries per row of an ELL matrix
     _pad1: u32,
 }
 

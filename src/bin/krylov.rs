@@ -11,7 +11,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuCsr, SpmvCsr, list_adapters};
 use krylov_wgpu::matrix::{Csr, generators, market};
 use krylov_wgpu::solvers::{
-    CheckMode, GramSchmidt, Method, Precond, SolveOptions, SolveReport, Variant, on_gpu, solve_gpu,
+    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, SolveReport, Variant, on_gpu,
+    solve_gpu,
 };
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar, cpu};
 
@@ -71,6 +72,9 @@ struct BenchArgs {
     /// GMRES restart length.
     #[arg(long, default_value_t = 30)]
     restart: usize,
+    /// Storage format of the SpMV (ell: pipelined CG only).
+    #[arg(long, default_value = "csr", value_parser = parse_enum::<Format>)]
+    format: Format,
     /// GPU time per kernel from timestamps (adds an uncounted readback per submit).
     #[arg(long)]
     profile: bool,
@@ -166,6 +170,9 @@ struct SolveArgs {
     /// Iterations per submit in `device` mode (0: adapt to the convergence rate).
     #[arg(long, default_value_t = 0)]
     batch: usize,
+    /// Storage format of the GPU SpMV (ell: pipelined CG only in this version).
+    #[arg(long, default_value = "csr", value_parser = parse_enum::<Format>)]
+    format: Format,
     /// Write the solution as a Matrix Market vector.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -338,6 +345,7 @@ fn solve(args: &SolveArgs) -> Result<ExitCode> {
         gs: args.gs,
         check_mode: args.check_mode,
         batch: args.batch,
+        format: args.format,
     };
     let engine = match args.device {
         DeviceArg::Cpu => None,
@@ -669,6 +677,7 @@ fn bench_group<T: Scalar>(
                     iterations: args.iterations,
                     runs: args.runs,
                     restart: args.restart,
+                    format: args.format,
                 };
                 match run_case_on(engine, &case, &a, bandwidth) {
                     Ok(row) if args.json => {

@@ -21,7 +21,9 @@ pub struct Params {
     pub flags: u32,
     pub comp: u32,
     pub comp_monitor: u32,
-    pub _pad: [u32; 2],
+    /// ELL width (entries per row) for the ELL SpMV kernels.
+    pub ell_width: u32,
+    pub _pad: u32,
 }
 
 /// `FLAG_NEGATE` of the WGSL source: axpy subtracts.

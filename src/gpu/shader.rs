@@ -42,6 +42,7 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("stream_update4", false),
     kernel!("cg_init", true),
     kernel!("spmv_dot_cg", true),
+    kernel!("spmv_dot_cg_ell", true),
     kernel!("update_cg", true),
     kernel!("dot", true),
     kernel!("dot_finish", true),

@@ -107,18 +107,51 @@ pub struct PipelinedCg<'a, T> {
     bg_spmv_dot: wgpu::BindGroup,
 }
 
+/// A matrix in ELL storage on the GPU (for `spmv_dot_cg_ell`).
+struct GpuEll {
+    col_idx: wgpu::Buffer,
+    values: wgpu::Buffer,
+    width: u32,
+}
+
+impl GpuEll {
+    /// Converts (refusing more than 3× padding) and uploads.
+    fn upload<T: Scalar>(engine: &Engine, a: &Csr<T>) -> Result<Self> {
+        let e = crate::matrix::Ell::from_csr(a, 3.0)?;
+        Ok(GpuEll {
+            col_idx: engine.storage_from("ell.col_idx", e.col_idx())?,
+            values: engine.storage_from("ell.values", e.values())?,
+            width: e.width() as u32,
+        })
+    }
+}
+
 impl<'a, T: Scalar> PipelinedCg<'a, T> {
-    fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
+    fn new(
+        engine: &Engine,
+        sys: &'a System<T>,
+        bufs: &'a SolverBuffers,
+        ell: Option<&GpuEll>,
+    ) -> Result<Self> {
         let cfg = engine.shader_config(T::PRECISION);
         let init = solver_kernel::<T>(engine, "cg_init", cfg)?;
         let update = solver_kernel::<T>(engine, "update_cg", cfg)?;
-        let spmv_dot = solver_kernel::<T>(engine, "spmv_dot_cg", cfg)?;
+        let spmv_dot = solver_kernel::<T>(
+            engine,
+            if ell.is_some() {
+                "spmv_dot_cg_ell"
+            } else {
+                "spmv_dot_cg"
+            },
+            cfg,
+        )?;
         let params = engine.uniform_from(
             "cg params",
             &Params {
                 n: sys.n as u32,
                 groups: bufs.groups,
                 jacobi: sys.jacobi as u32,
+                ell_width: ell.map_or(0, |e| e.width),
                 ..Default::default()
             },
         );
@@ -135,8 +168,8 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
         let mut e = bufs.common(&params);
         e.extend([
             (5, &sys.a.row_ptr),
-            (6, &sys.a.col_idx),
-            (7, &sys.a.values),
+            (6, ell.map_or(&sys.a.col_idx, |e| &e.col_idx)),
+            (7, ell.map_or(&sys.a.values, |e| &e.values)),
             (8, &sys.p),
             (9, &sys.ap),
             (10, &sys.dinv),
@@ -606,8 +639,13 @@ pub fn solve<T: Scalar>(
     // Room for every iteration's residual (+ the initial one); a huge max_iter is capped.
     let history_len = opts.max_iter.min(1 << 24) + 2;
     let bufs = SolverBuffers::new::<T>(engine, groups, 3, history_len)?;
+    // The loop's SpMV may run on ELL; setup and the true residual stay on CSR.
+    let ell = match opts.format {
+        crate::solvers::Format::Ell => Some(GpuEll::upload(engine, a)?),
+        crate::solvers::Format::Csr => None,
+    };
     let variant: Box<dyn CgVariant<T> + '_> = match opts.variant {
-        Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
+        Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs, ell.as_ref())?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
     };
     let cfg = engine.shader_config(T::PRECISION);

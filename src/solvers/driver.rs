@@ -215,6 +215,15 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
         )));
     }
     crate::solvers::validate_system(a, b, opts)?;
+    if opts.format != crate::solvers::Format::Csr
+        && !(method == crate::solvers::Method::Cg
+            && opts.variant == crate::solvers::Variant::Pipelined)
+    {
+        return Err(KrylovError::Unsupported(format!(
+            "format {} runs pipelined CG only in this version ({} {} needs --format csr)",
+            opts.format, opts.variant, method
+        )));
+    }
     if let Some(x0) = x0 {
         if x0.len() != a.ncols() {
             return Err(KrylovError::DimensionMismatch {
@@ -236,6 +245,7 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
     report.device = "gpu".into();
     report.adapter = Some(engine.context().summary.name.clone());
     report.check_mode = Some(opts.check_mode);
+    report.format = opts.format.to_string();
     report.b_norm = crate::cpu::norm2_f64(b);
     let threshold = opts.threshold(report.b_norm);
     Ok(Start {

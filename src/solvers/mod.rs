@@ -16,7 +16,7 @@ mod report;
 
 pub use monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use options::{
-    CheckMode, GramSchmidt, Method, Precond, SolveOptions, Variant, validate_system,
+    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant, validate_system,
 };
 pub use report::{KernelTime, Solution, SolveReport, StopReason, WorkCounts};
 

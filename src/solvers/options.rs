@@ -75,6 +75,16 @@ cli_enum!(
 );
 
 cli_enum!(
+    /// Sparse storage format of the GPU SpMV.
+    Format {
+        /// Compressed sparse row (every method).
+        Csr = "csr",
+        /// ELLPACK, column-major (pipelined CG's loop SpMV in this version).
+        Ell = "ell",
+    }
+);
+
+cli_enum!(
     /// How a GPU solve checks convergence.
     CheckMode {
         /// As paper 000 proposes: the partial sums of the inner products are read back every
@@ -113,6 +123,8 @@ pub struct SolveOptions {
     pub check_mode: CheckMode,
     /// Iterations recorded per submit in `device` mode; 0 adapts it to the convergence rate.
     pub batch: usize,
+    /// Storage format of the GPU SpMV (ignored on the CPU).
+    pub format: Format,
 }
 
 impl Default for SolveOptions {
@@ -128,6 +140,7 @@ impl Default for SolveOptions {
             gs: GramSchmidt::Cgs,
             check_mode: CheckMode::Device,
             batch: 0,
+            format: Format::Csr,
         }
     }
 }
