@@ -326,6 +326,8 @@ impl StudioApp {
             gs: self.gs,
             check_mode: self.check_mode,
             batch: self.batch,
+            // The side-by-side comparison needs a format both variants run on.
+            format: krylov_wgpu::solvers::Format::Csr,
         };
         opts.validate().map_err(|e| e.to_string())?;
         Ok(opts)
