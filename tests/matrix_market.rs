@@ -1106,7 +1106,6 @@ fn non_utf8_byte() {
 #[test]
 fn huge_announcements_do_not_allocate() {
     // 10^12 announced entries, one present: fails fast as truncated.
-    let t = std::time::Instant::now();
     assert_eq!(
         err(
             &format!("{GENERAL}1000000 1000000 1000000000000\n1 1 1\n"),
@@ -1132,7 +1131,8 @@ fn huge_announcements_do_not_allocate() {
     // A 0 x huge array holds no entries and needs no work.
     let a = parse("%%MatrixMarket matrix array real general\n0 4294967295\n").unwrap();
     assert_eq!((a.nrows(), a.nnz()), (0, 0));
-    assert!(t.elapsed().as_secs_f64() < 5.0);
+    // (Work proportional to the announced sizes would never finish, and reserving for them
+    // would abort: getting here is the check. No wall-clock assertion: machines are noisy.)
 }
 
 #[test]
