@@ -169,12 +169,26 @@ pub fn measure_bandwidth(engine: &Engine, n: usize) -> Result<f64> {
 /// its reductions — on `n` f32 entries with `groups` workgroups of `wg` threads (grid-stride;
 /// `groups = 0` launches one thread per entry).
 pub fn probe_update4(engine: &Engine, n: usize, wg: u32, groups: u32) -> Result<f64> {
+    probe_update4_variant(engine, "stream_update4", n, wg, groups)
+}
+
+/// [`probe_update4`] for one of the probe kernels: `stream_update4`, `stream_update4_status`
+/// (+ the solver kernels' atomic status test) or `stream_update4_reduce` (+ their
+/// workgroup-reduction epilogue).
+pub fn probe_update4_variant(
+    engine: &Engine,
+    kernel_name: &str,
+    n: usize,
+    wg: u32,
+    groups: u32,
+) -> Result<f64> {
     let cfg = ShaderConfig {
         workgroup_size: wg,
         ..ShaderConfig::new(Precision::F32)
     };
-    let kernel: Kernel =
-        engine.kernel(kernel_source("stream_update4").expect("registered"), cfg)?;
+    let source = kernel_source(kernel_name)
+        .ok_or_else(|| KrylovError::InvalidOption(format!("no kernel {kernel_name}")))?;
+    let kernel: Kernel = engine.kernel(source, cfg)?;
     let v: Vec<f32> = (0..n).map(|i| 1.0 + (i % 13) as f32 * 0.01).collect();
     let bufs = [
         engine.storage_from("x", &v)?,
@@ -204,7 +218,18 @@ pub fn probe_update4(engine: &Engine, n: usize, wg: u32, groups: u32) -> Result<
             pad: 0,
         },
     );
-    let bg = engine.bind_group(&kernel, &[&params, &bufs[0], &bufs[1], &bufs[2], &bufs[3]]);
+    let extra = engine.storage_zeroed::<[f32; 4]>("probe extra", (groups as usize).max(4))?;
+    let bg = engine.bind_group_at(
+        &kernel,
+        &[
+            (0, &params),
+            (1, &bufs[0]),
+            (2, &bufs[1]),
+            (3, &bufs[2]),
+            (4, &bufs[3]),
+            (5, &extra),
+        ],
+    );
     let reps = 20;
     let mut samples = Vec::new();
     for _ in 0..6 {

@@ -582,17 +582,29 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
     };
     let adapter = engine.context().summary.name.clone();
     if args.probe_n > 0 {
-        for (wg, groups) in [(256, 1024), (256, 4096), (256, 0), (64, 0), (1024, 0)] {
-            let gbs = krylov_wgpu::bench::probe_update4(&engine, args.probe_n, wg, groups)?;
-            let shape = if groups == 0 {
-                "one entry per thread".to_string()
-            } else {
-                format!("{groups} groups, grid-stride")
-            };
-            println!(
-                "probe stream_update4 n={} wg={wg} {shape}: {gbs:.0} GB/s",
-                args.probe_n
-            );
+        for name in [
+            "stream_update4",
+            "stream_update4_status",
+            "stream_update4_reduce",
+        ] {
+            for (wg, groups) in [(256, 1024), (256, 4096), (256, 0), (1024, 0)] {
+                let gbs = krylov_wgpu::bench::probe_update4_variant(
+                    &engine,
+                    name,
+                    args.probe_n,
+                    wg,
+                    groups,
+                )?;
+                let shape = if groups == 0 {
+                    "one entry per thread".to_string()
+                } else {
+                    format!("{groups} groups, grid-stride")
+                };
+                println!(
+                    "probe {name} n={} wg={wg} {shape}: {gbs:.0} GB/s",
+                    args.probe_n
+                );
+            }
         }
     }
     if args.json {

@@ -40,6 +40,8 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("spmv_csr", false),
     kernel!("stream_triad", false),
     kernel!("stream_update4", false),
+    kernel!("stream_update4_status", false),
+    kernel!("stream_update4_reduce", false),
     kernel!("cg_init", true),
     kernel!("spmv_dot_cg", true),
     kernel!("spmv_dot_cg_ell", true),
