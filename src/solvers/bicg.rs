@@ -122,16 +122,7 @@ impl<T: Scalar> System<T> {
         jacobi: bool,
     ) -> Result<Self> {
         let n = a.nrows();
-        let x = match x0 {
-            Some(x0) => engine.storage_from("x", x0)?,
-            None => engine.storage_zeroed::<T>("x", n)?,
-        };
-        let dinv = if jacobi {
-            let d: Vec<T> = a.diagonal().iter().map(|&d| T::one() / d).collect();
-            engine.storage_from("dinv", &d)?
-        } else {
-            engine.storage_zeroed::<T>("dinv (unused)", 1)?
-        };
+        let (x, dinv) = super::driver::upload_x_and_dinv(engine, a, x0, jacobi)?;
         let vec = |name| engine.storage_zeroed::<T>(name, n);
         Ok(System {
             a: GpuCsr::upload(engine, a)?,

@@ -255,6 +255,28 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
     })
 }
 
+/// The two buffers every GPU solve starts from: x (the initial guess, or zeros) and D⁻¹
+/// (the inverse diagonal with Jacobi; a 1-entry dummy otherwise, since the kernels branch on
+/// `params.jacobi` but bind it either way).
+pub(crate) fn upload_x_and_dinv<T: Scalar>(
+    engine: &Engine,
+    a: &crate::matrix::Csr<T>,
+    x0: Option<&[T]>,
+    jacobi: bool,
+) -> Result<(wgpu::Buffer, wgpu::Buffer)> {
+    let x = match x0 {
+        Some(x0) => engine.storage_from("x", x0)?,
+        None => engine.storage_zeroed::<T>("x", a.nrows())?,
+    };
+    let dinv = if jacobi {
+        let d: Vec<T> = a.diagonal().iter().map(|&d| T::one() / d).collect();
+        engine.storage_from("dinv", &d)?
+    } else {
+        engine.storage_zeroed::<T>("dinv (unused)", 1)?
+    };
+    Ok((x, dinv))
+}
+
 /// What a GPU solver supplies to [`drive`].
 pub(crate) trait GpuIterative<T: Scalar> {
     /// Records r = b − Ax (from the current x) and whatever the first iteration needs, then
