@@ -1,15 +1,23 @@
 //! Sparse matrices: CSR storage, COO assembly, Matrix Market I/O and problem generators.
 
+mod bcsr;
 mod coo;
 mod csr;
+mod dia;
 mod ell;
 pub mod generators;
 pub mod market;
+mod sell;
+mod stats;
 
+pub use bcsr::{BCSR_BLOCK_SIZES, BCSR_MAX_WORKGROUP, Bcsr, block_density};
 pub use coo::Coo;
 pub use csr::Csr;
+pub use dia::Dia;
 pub use ell::Ell;
 pub use market::{
     read_matrix_market, read_matrix_market_from, read_vector, read_vector_from,
     write_matrix_market, write_matrix_market_to, write_vector, write_vector_to,
 };
+pub use sell::Sell;
+pub use stats::MatrixStats;
