@@ -1,6 +1,6 @@
 // bicg_direction_spmv: kernel 1 of pipelined BiCG (paper 001 §3.1 lines "ρ ← ⟨r, r̃⟩" to
-// "q̃ ← Aᵀp̃"; Aᵀ stored explicitly in CSR as in paper 004 §3.1, so both products run the
-// same non-transposed row kernel).
+// "q̃ ← Aᵀp̃"; Aᵀ stored explicitly, in the same format as A, as in paper 004 §3.1, so both
+// products run the same non-transposed row kernel: bindings 20–24 hold A, 25–29 Aᵀ).
 //
 // 1. Second reduction stage of (⟨z,r̃⟩, ⟨z,z⟩, ⟨r̃,r̃⟩, ⟨r,r⟩) from slot 0 (written by
 //    bicg_update or bicg_init), done redundantly by every workgroup. Workgroup 0 stores
@@ -15,12 +15,6 @@
 //    This fuses the direction update into the SpMV launch.
 // 3. First reduction stage of (⟨p̃,q⟩, ⟨p̃,p̃⟩, ⟨q,q⟩) into slot 1.
 
-@group(0) @binding(5) var<storage, read> a_row_ptr: array<u32>;
-@group(0) @binding(6) var<storage, read> a_col_idx: array<u32>;
-@group(0) @binding(7) var<storage, read> a_values: array<Real>;
-@group(0) @binding(8) var<storage, read> at_row_ptr: array<u32>;
-@group(0) @binding(9) var<storage, read> at_col_idx: array<u32>;
-@group(0) @binding(10) var<storage, read> at_values: array<Real>;
 @group(0) @binding(11) var<storage, read> r: array<Real>;
 @group(0) @binding(12) var<storage, read> rt: array<Real>;
 @group(0) @binding(13) var<storage, read> p_old: array<Real>;
@@ -66,6 +60,18 @@ fn dir_pt(j: u32, beta: Real, first: bool) -> Real {
     return v;
 }
 
+// β and "first iteration" for the gathers of the two products (set once per dispatch).
+var<private> dir_beta: Real;
+var<private> dir_first: bool;
+
+fn spmv_x(col: u32) -> Real {
+    return dir_p(col, dir_beta, dir_first);
+}
+
+fn spmvt_x(col: u32) -> Real {
+    return dir_pt(col, dir_beta, dir_first);
+}
+
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
     if current_status(ids) != STATUS_RUNNING {
@@ -102,24 +108,30 @@ fn main(ids: Ids) {
     if !first {
         beta = rho / c.x;
     }
+    dir_beta = beta;
+    dir_first = first;
     var acc = vec4<Real>(Real(0.0));
-    for (var row = ids.wid.x * WG + ids.lid; row < params.n; row = row + params.groups * WG) {
-        var qi = Real(0.0);
-        let a_end = a_row_ptr[row + 1u];
-        for (var k = a_row_ptr[row]; k < a_end; k = k + 1u) {
-            qi = qi + a_values[k] * dir_p(a_col_idx[k], beta, first);
+    // q = A·p over A's row chunks: stores p and q of those rows, and the terms of
+    // ⟨p̃,q⟩, ⟨p̃,p̃⟩, ⟨q,q⟩.
+    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
+        let out = spmv_pass(chunk, ids.lid);
+        if out.valid {
+            let row = out.row;
+            let qi = out.value;
+            p[row] = dir_p(row, beta, first);
+            let pti = dir_pt(row, beta, first);
+            q[row] = qi;
+            acc = acc + vec4<Real>(pti * qi, pti * pti, qi * qi, Real(0.0));
         }
-        var qti = Real(0.0);
-        let at_end = at_row_ptr[row + 1u];
-        for (var k = at_row_ptr[row]; k < at_end; k = k + 1u) {
-            qti = qti + at_values[k] * dir_pt(at_col_idx[k], beta, first);
+    }
+    // q̃ = Aᵀ·p̃ over Aᵀ's row chunks (formats that sort rows order them differently from A's,
+    // hence the second loop): stores p̃ and q̃ of those rows.
+    for (var chunk = ids.wid.x; chunk < spmvt_passes(); chunk = chunk + params.groups) {
+        let out = spmvt_pass(chunk, ids.lid);
+        if out.valid {
+            pt[out.row] = dir_pt(out.row, beta, first);
+            qt[out.row] = out.value;
         }
-        p[row] = dir_p(row, beta, first);
-        let pti = dir_pt(row, beta, first);
-        pt[row] = pti;
-        q[row] = qi;
-        qt[row] = qti;
-        acc = acc + vec4<Real>(pti * qi, pti * pti, qi * qi, Real(0.0));
     }
     let t = workgroup_sum(acc, ids);
     if ids.lid == 0u {

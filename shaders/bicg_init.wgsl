@@ -7,32 +7,33 @@
 // Workgroup 0 sets scalars[1] (ρ_old) to 0: the pipelined direction kernel reads that as
 // "first iteration, p = z". No status test: this also runs after a stop (true residual).
 
-@group(0) @binding(5) var<storage, read> row_ptr: array<u32>;
-@group(0) @binding(6) var<storage, read> col_idx: array<u32>;
-@group(0) @binding(7) var<storage, read> values: array<Real>;
 @group(0) @binding(8) var<storage, read> x: array<Real>;
 @group(0) @binding(9) var<storage, read> b: array<Real>;
 @group(0) @binding(10) var<storage, read_write> r: array<Real>;
 @group(0) @binding(11) var<storage, read_write> rt: array<Real>;
 @group(0) @binding(12) var<storage, read> dinv: array<Real>;
 
+fn spmv_x(col: u32) -> Real {
+    return x[col];
+}
+
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
     var acc = vec4<Real>(Real(0.0));
-    for (var row = ids.wid.x * WG + ids.lid; row < params.n; row = row + params.groups * WG) {
-        var ax = Real(0.0);
-        let end = row_ptr[row + 1u];
-        for (var k = row_ptr[row]; k < end; k = k + 1u) {
-            ax = ax + values[k] * x[col_idx[k]];
+    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
+        let spmv_out = spmv_pass(chunk, ids.lid);
+        if spmv_out.valid {
+            let row = spmv_out.row;
+            let ax = spmv_out.value;
+            let ri = b[row] - ax;
+            r[row] = ri;
+            rt[row] = ri;
+            var zi = ri;
+            if params.jacobi != 0u {
+                zi = dinv[row] * ri;
+            }
+            acc = acc + vec4<Real>(zi * ri, zi * zi, ri * ri, ri * ri);
         }
-        let ri = b[row] - ax;
-        r[row] = ri;
-        rt[row] = ri;
-        var zi = ri;
-        if params.jacobi != 0u {
-            zi = dinv[row] * ri;
-        }
-        acc = acc + vec4<Real>(zi * ri, zi * zi, ri * ri, ri * ri);
     }
     let t = workgroup_sum(acc, ids);
     if ids.lid == 0u {

@@ -13,9 +13,6 @@
 // src/solvers/gmres.rs for its layout and for the cycle buffer's.
 
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
-@group(0) @binding(6) var<storage, read> row_ptr: array<u32>;
-@group(0) @binding(7) var<storage, read> col_idx: array<u32>;
-@group(0) @binding(8) var<storage, read> values: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 const GM_H_STOP: u32 = 0u;
@@ -23,27 +20,29 @@ const GM_H_STEP: u32 = 1u;
 const GM_SLOT_RESIDUAL: u32 = 0u;
 const GM_FLAG_WRITE_Z: u32 = 1u;
 
+fn spmv_x(col: u32) -> Real {
+    return pool[params.comp * params.n + col];
+}
+
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
     let n = params.n;
     let r_off = params.dst * n;
     let z_off = params.num * n;
-    let x_off = params.comp * n;
     let b_off = params.den * n;
     let write_z = params.jacobi != 0u && (params.flags & GM_FLAG_WRITE_Z) != 0u;
     var acc = Real(0.0);
-    for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-        var ax = Real(0.0);
-        let end = row_ptr[row + 1u];
-        for (var k = row_ptr[row]; k < end; k = k + 1u) {
-            ax = ax + values[k] * pool[x_off + col_idx[k]];
+    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
+        let ax_row = spmv_pass(chunk, ids.lid);
+        if ax_row.valid {
+            let row = ax_row.row;
+            let ri = pool[b_off + row] - ax_row.value;
+            pool[r_off + row] = ri;
+            if write_z {
+                pool[z_off + row] = dinv[row] * ri;
+            }
+            acc = acc + ri * ri;
         }
-        let ri = pool[b_off + row] - ax;
-        pool[r_off + row] = ri;
-        if write_z {
-            pool[z_off + row] = dinv[row] * ri;
-        }
-        acc = acc + ri * ri;
     }
     let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
     if ids.lid == 0u {

@@ -22,9 +22,6 @@
 // scalars (step j at comp + 4j: ξ_j, estimate_j, ‖A v_{j−1}‖²).
 
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
-@group(0) @binding(6) var<storage, read> row_ptr: array<u32>;
-@group(0) @binding(7) var<storage, read> col_idx: array<u32>;
-@group(0) @binding(8) var<storage, read> values: array<Real>;
 
 const GM_H_STOP: u32 = 0u;
 const GM_H_STEP: u32 = 1u;
@@ -52,6 +49,10 @@ fn gm_stop(ids: Ids, code: u32, step: u32, status: u32) {
         atomicStore(&state[0], status);
         atomicStore(&state[2], step);
     }
+}
+
+fn spmv_x(col: u32) -> Real {
+    return pool[params.num * params.n + col];
 }
 
 @compute @workgroup_size(WG)
@@ -124,25 +125,24 @@ fn main(ids: Ids) {
         }
     }
     // w = A·s (/ρ0 in step 1) into v_i, and the first stage of ⟨v_{i−1}, w⟩, ⟨w, w⟩.
-    let s_off = params.num * n;
     let w_off = i * n;
     let prev_off = (i - 1u) * n;
     var acc = vec4<Real>(Real(0.0));
-    for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-        var sum = Real(0.0);
-        let end = row_ptr[row + 1u];
-        for (var k = row_ptr[row]; k < end; k = k + 1u) {
-            sum = sum + values[k] * pool[s_off + col_idx[k]];
+    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
+        let spmv_out = spmv_pass(chunk, ids.lid);
+        if spmv_out.valid {
+            let row = spmv_out.row;
+            let sum = spmv_out.value;
+            var w = sum;
+            var vp = Real(0.0);
+            if first {
+                w = sum / rho;
+            } else {
+                vp = pool[prev_off + row];
+            }
+            pool[w_off + row] = w;
+            acc = acc + vec4<Real>(vp * w, w * w, Real(0.0), Real(0.0));
         }
-        var w = sum;
-        var vp = Real(0.0);
-        if first {
-            w = sum / rho;
-        } else {
-            vp = pool[prev_off + row];
-        }
-        pool[w_off + row] = w;
-        acc = acc + vec4<Real>(vp * w, w * w, Real(0.0), Real(0.0));
     }
     let t = workgroup_sum(acc, ids);
     if ids.lid == 0u {

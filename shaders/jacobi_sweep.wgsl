@@ -15,9 +15,6 @@
 // takes the same decision from the same uniform sum and returns before writing when the
 // solve stops (converged, diverged or non-finite), so x_{d} stays where it was.
 
-@group(0) @binding(5) var<storage, read> row_ptr: array<u32>;
-@group(0) @binding(6) var<storage, read> col_idx: array<u32>;
-@group(0) @binding(7) var<storage, read> values: array<Real>;
 @group(0) @binding(8) var<storage, read> b: array<Real>;
 @group(0) @binding(9) var<storage, read> dinv: array<Real>;
 @group(0) @binding(10) var<storage, read> x_in: array<Real>;
@@ -32,6 +29,10 @@ const JACOBI_S_RR0: u32 = 5u;
 const JACOBI_DIVERGENCE2: Real = Real(1e12);
 
 var<workgroup> wg_limits: vec2<Real>;
+
+fn spmv_x(col: u32) -> Real {
+    return x_in[col];
+}
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
@@ -68,15 +69,15 @@ fn main(ids: Ids) {
         }
     }
     var acc = Real(0.0);
-    for (var row = ids.wid.x * WG + ids.lid; row < params.n; row = row + params.groups * WG) {
-        var ax = Real(0.0);
-        let end = row_ptr[row + 1u];
-        for (var k = row_ptr[row]; k < end; k = k + 1u) {
-            ax = ax + values[k] * x_in[col_idx[k]];
+    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
+        let spmv_out = spmv_pass(chunk, ids.lid);
+        if spmv_out.valid {
+            let row = spmv_out.row;
+            let ax = spmv_out.value;
+            let ri = b[row] - ax;
+            x_out[row] = x_in[row] + dinv[row] * ri;
+            acc = acc + ri * ri;
         }
-        let ri = b[row] - ax;
-        x_out[row] = x_in[row] + dinv[row] * ri;
-        acc = acc + ri * ri;
     }
     let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
     if ids.lid == 0u {

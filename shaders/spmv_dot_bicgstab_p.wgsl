@@ -24,9 +24,6 @@ const FLAG_FIRST: u32 = 16u;
 const FLAG_PAPER: u32 = 64u;
 const BREAKDOWN_RHO: u32 = 1u;
 
-@group(0) @binding(5) var<storage, read> row_ptr: array<u32>;
-@group(0) @binding(6) var<storage, read> col_idx: array<u32>;
-@group(0) @binding(7) var<storage, read> values: array<Real>;
 @group(0) @binding(8) var<storage, read> p: array<Real>;
 @group(0) @binding(9) var<storage, read_write> ap: array<Real>;
 @group(0) @binding(10) var<storage, read> rstar: array<Real>;
@@ -37,6 +34,13 @@ fn stop_solve(status: u32, quantity: u32) {
     atomicStore(&state[0], status);
     atomicStore(&state[2], atomicLoad(&state[1]));
     atomicStore(&state[3], quantity);
+}
+
+fn spmv_x(col: u32) -> Real {
+    if params.jacobi != 0u {
+        return dinv[col] * p[col];
+    }
+    return p[col];
 }
 
 @compute @workgroup_size(WG)
@@ -66,21 +70,15 @@ fn main(ids: Ids) {
             }
         }
     }
-    let jacobi = params.jacobi != 0u;
     var acc = vec4<Real>(Real(0.0));
-    for (var row = ids.wid.x * WG + ids.lid; row < params.n; row = row + params.groups * WG) {
-        var sum = Real(0.0);
-        let end = row_ptr[row + 1u];
-        for (var k = row_ptr[row]; k < end; k = k + 1u) {
-            let c = col_idx[k];
-            var v = p[c];
-            if jacobi {
-                v = dinv[c] * v;
-            }
-            sum = sum + values[k] * v;
+    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
+        let spmv_out = spmv_pass(chunk, ids.lid);
+        if spmv_out.valid {
+            let row = spmv_out.row;
+            let sum = spmv_out.value;
+            ap[row] = sum;
+            acc = acc + vec4<Real>(sum * rstar[row], sum * sum, Real(0.0), Real(0.0));
         }
-        ap[row] = sum;
-        acc = acc + vec4<Real>(sum * rstar[row], sum * sum, Real(0.0), Real(0.0));
     }
     let w = workgroup_sum(acc, ids);
     if ids.lid == 0u {

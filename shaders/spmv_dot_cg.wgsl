@@ -6,31 +6,12 @@
 // 2. Ap = A·p fused with the first reduction stage of ⟨p,Ap⟩ and ⟨Ap,D⁻¹Ap⟩ (⟨Ap,Ap⟩
 //    without preconditioning) into slot 1.
 
-@group(0) @binding(5) var<storage, read> row_ptr: array<u32>;
-@group(0) @binding(6) var<storage, read> col_idx: array<u32>;
-@group(0) @binding(7) var<storage, read> values: array<Real>;
 @group(0) @binding(8) var<storage, read> p: array<Real>;
 @group(0) @binding(9) var<storage, read_write> ap: array<Real>;
 @group(0) @binding(10) var<storage, read> dinv: array<Real>;
 
-// (A·p)_row, p_row and D⁻¹_row (1 without preconditioning).
-fn load_row(row: u32) -> vec3<Real> {
-    var sum = Real(0.0);
-    let end = row_ptr[row + 1u];
-    for (var k = row_ptr[row]; k < end; k = k + 1u) {
-        sum = sum + values[k] * p[col_idx[k]];
-    }
-    var d = Real(1.0);
-    if params.jacobi != 0u {
-        d = dinv[row];
-    }
-    return vec3<Real>(sum, p[row], d);
-}
-
-// Stores (Ap)_row and returns its (⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩) terms.
-fn store_row(row: u32, q: vec3<Real>) -> vec4<Real> {
-    ap[row] = q.x;
-    return vec4<Real>(q.y * q.x, q.x * q.z * q.x, Real(0.0), Real(0.0));
+fn spmv_x(col: u32) -> Real {
+    return p[col];
 }
 
 @compute @workgroup_size(WG)
@@ -49,35 +30,17 @@ fn main(ids: Ids) {
             atomicStore(&state[2], atomicLoad(&state[1]) - 1u);
         }
     }
-    // Four rows per thread and loop trip, every load before any store (see update_cg).
-    let stride = params.groups * WG;
     var acc = vec4<Real>(Real(0.0));
-    for (var row = ids.wid.x * WG + ids.lid; row < params.n; row = row + 4u * stride) {
-        let r1 = row + stride;
-        let r2 = r1 + stride;
-        let r3 = r2 + stride;
-        let q0 = load_row(row);
-        var q1 = q0;
-        var q2 = q0;
-        var q3 = q0;
-        if r1 < params.n {
-            q1 = load_row(r1);
-        }
-        if r2 < params.n {
-            q2 = load_row(r2);
-        }
-        if r3 < params.n {
-            q3 = load_row(r3);
-        }
-        acc = acc + store_row(row, q0);
-        if r1 < params.n {
-            acc = acc + store_row(r1, q1);
-        }
-        if r2 < params.n {
-            acc = acc + store_row(r2, q2);
-        }
-        if r3 < params.n {
-            acc = acc + store_row(r3, q3);
+    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
+        let q = spmv_pass(chunk, ids.lid);
+        if q.valid {
+            let row = q.row;
+            var d = Real(1.0);
+            if params.jacobi != 0u {
+                d = dinv[row];
+            }
+            ap[row] = q.value;
+            acc = acc + vec4<Real>(p[row] * q.value, q.value * d * q.value, Real(0.0), Real(0.0));
         }
     }
     let t = workgroup_sum(acc, ids);

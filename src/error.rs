@@ -76,6 +76,10 @@ pub enum KrylovError {
     /// Jacobi preconditioning or iteration needs a non-zero diagonal.
     #[error("zero diagonal entry at row {row}: Jacobi is undefined")]
     ZeroDiagonal { row: usize },
+    /// A storage format does not suit the matrix (padding over the budget, too many
+    /// diagonals, storage over the adapter's limits).
+    #[error("format {format} refused: {reason}")]
+    FormatRefused { format: String, reason: String },
     /// An option value is not valid for this call.
     #[error("invalid option: {0}")]
     InvalidOption(String),

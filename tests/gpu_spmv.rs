@@ -1,10 +1,11 @@
-//! The `spmv_csr` kernel against the f64 CPU product, on fresh random matrices and on the
+//! The `spmv` kernel on CSR storage against the f64 CPU product, on fresh random matrices and on the
 //! shared real matrices, in f32 and f64, with poisoned outputs and exact launch counts.
 
 mod common;
 
-use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuCsr, ShaderConfig, SpmvCsr};
+use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuMatrix, Spmv, Tuning};
 use krylov_wgpu::matrix::{Coo, Csr, market};
+use krylov_wgpu::solvers::Format;
 use krylov_wgpu::{KrylovError, Precision, Scalar, cpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -38,8 +39,9 @@ fn random_matrix<T: Scalar>(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Csr<T> 
 
 /// Runs the GPU product with a NaN-poisoned output and checks each entry against the f64
 /// product with the rigorous rounding-error bound of the computing precision.
-fn check_spmv<T: Scalar>(engine: &Engine, kernel: &SpmvCsr<T>, a: &Csr<T>, x: &[T], what: &str) {
-    let ga = GpuCsr::upload(engine, a).unwrap();
+fn check_spmv<T: Scalar>(engine: &Engine, a: &Csr<T>, x: &[T], what: &str) {
+    let ga = GpuMatrix::upload(engine, a, Format::Csr).unwrap();
+    let kernel = Spmv::new(engine, &ga).unwrap();
     let xb = engine.storage_from("x", x).unwrap();
     let poison = vec![T::nan(); a.nrows()];
     let yb = engine.storage_from("y", &poison).unwrap();
@@ -68,7 +70,6 @@ fn check_spmv<T: Scalar>(engine: &Engine, kernel: &SpmvCsr<T>, a: &Csr<T>, x: &[
 
 fn random_case<T: Scalar>(engine: &Engine) {
     let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
-    let kernel = SpmvCsr::<T>::new(engine).unwrap();
     for (n, m) in [
         (1, 1),
         (7, 7),
@@ -81,13 +82,7 @@ fn random_case<T: Scalar>(engine: &Engine) {
         let x: Vec<T> = (0..m)
             .map(|_| T::from_f64(rng.random_range(-2.0..2.0)))
             .collect();
-        check_spmv(
-            engine,
-            &kernel,
-            &a,
-            &x,
-            &format!("random {n}x{m} {}", T::PRECISION),
-        );
+        check_spmv(engine, &a, &x, &format!("random {n}x{m} {}", T::PRECISION));
     }
 }
 
@@ -108,7 +103,6 @@ fn spmv_matches_cpu_on_random_matrices_f64() {
 }
 
 fn shared_case<T: Scalar>(engine: &Engine) {
-    let kernel = SpmvCsr::<T>::new(engine).unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
     for name in [
         "494_bus.mtx",
@@ -129,7 +123,7 @@ fn shared_case<T: Scalar>(engine: &Engine) {
         let x: Vec<T> = (0..a.ncols())
             .map(|_| T::from_f64(rng.random_range(-1.0..1.0)))
             .collect();
-        check_spmv(engine, &kernel, &a, &x, &format!("{name} {}", T::PRECISION));
+        check_spmv(engine, &a, &x, &format!("{name} {}", T::PRECISION));
     }
 }
 
@@ -150,22 +144,17 @@ fn spmv_matches_cpu_on_shared_matrices_f64() {
 }
 
 #[test]
-fn spmv_uses_a_2d_grid_beyond_the_workgroup_limit() {
-    let Some(engine) = common::engine() else {
+fn grid_stride_covers_rows_beyond_the_launched_workgroups() {
+    // Two workgroups of 64 threads for 70 001 rows: every workgroup loops over ~547 row
+    // chunks; a row the loop skipped would keep the NaN poison.
+    let Some(engine) = common::engine_with(Tuning {
+        workgroup_size: 64,
+        max_groups: 2,
+        ..Tuning::default()
+    }) else {
         return;
     };
-    // One thread per workgroup: 70 001 rows need 70 001 workgroups, more than the 65 535
-    // allowed in one dimension, so the engine splits the grid and the kernel must recombine it.
-    let limit = engine.context().limits.max_compute_workgroups_per_dimension as usize;
-    let n = limit + 4466;
-    let kernel = SpmvCsr::<f32>::with_config(
-        &engine,
-        ShaderConfig {
-            workgroup_size: 1,
-            ..ShaderConfig::new(Precision::F32)
-        },
-    )
-    .unwrap();
+    let n = 70_001;
     let mut coo = Coo::new(n, n);
     for i in 0..n {
         coo.push(i, i, 2.0f32).unwrap();
@@ -175,7 +164,7 @@ fn spmv_uses_a_2d_grid_beyond_the_workgroup_limit() {
     }
     let a = coo.to_csr().unwrap();
     let x: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
-    check_spmv(&engine, &kernel, &a, &x, "2D grid");
+    check_spmv(&engine, &a, &x, "grid stride");
 }
 
 #[test]
@@ -184,10 +173,10 @@ fn one_product_is_one_dispatch_one_submit_one_readback() {
         return;
     };
     let a = Csr::<f32>::identity(100);
-    let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
-    let ga = GpuCsr::upload(&engine, &a).unwrap();
+    let ga = GpuMatrix::upload(&engine, &a, Format::Csr).unwrap();
+    let kernel = Spmv::new(&engine, &ga).unwrap();
     let before = engine.counters().snapshot();
-    assert_eq!(before.uploads, 4, "row_ptr, col_idx, values, params");
+    assert_eq!(before.uploads, 4, "row_ptr, col_idx, values, info");
     let y = kernel.apply(&engine, &ga, &vec![3.0; 100]).unwrap();
     assert_eq!(y, vec![3.0; 100]);
     let d = engine.counters().snapshot().since(&before);
@@ -204,8 +193,8 @@ fn wrong_vector_length_is_a_typed_error() {
         return;
     };
     let a = Csr::<f32>::identity(10);
-    let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
-    let ga = GpuCsr::upload(&engine, &a).unwrap();
+    let ga = GpuMatrix::upload(&engine, &a, Format::Csr).unwrap();
+    let kernel = Spmv::new(&engine, &ga).unwrap();
     let err = kernel.apply(&engine, &ga, &[1.0; 9]).unwrap_err();
     assert!(
         matches!(
@@ -254,13 +243,13 @@ fn f64_on_a_device_without_shader_f64_is_a_typed_error() {
     .unwrap();
     assert!(!ctx.supports(Precision::F64));
     let engine = Engine::new(ctx);
-    let err = SpmvCsr::<f64>::new(&engine).unwrap_err();
-    assert!(matches!(err, KrylovError::MissingFeature { .. }), "{err}");
-    let err = GpuCsr::upload(&engine, &Csr::<f64>::identity(3)).unwrap_err();
-    assert!(matches!(err, KrylovError::MissingFeature { .. }), "{err}");
+    for format in [Format::Csr, Format::Dia, Format::Bcsr2] {
+        let err = GpuMatrix::upload(&engine, &Csr::<f64>::identity(3), format).unwrap_err();
+        assert!(matches!(err, KrylovError::MissingFeature { .. }), "{err}");
+    }
     // f32 still works there.
-    let kernel = SpmvCsr::<f32>::new(&engine).unwrap();
-    let ga = GpuCsr::upload(&engine, &Csr::<f32>::identity(3)).unwrap();
+    let ga = GpuMatrix::upload(&engine, &Csr::<f32>::identity(3), Format::Csr).unwrap();
+    let kernel = Spmv::new(&engine, &ga).unwrap();
     assert_eq!(
         kernel.apply(&engine, &ga, &[1.0, 2.0, 3.0]).unwrap(),
         vec![1.0, 2.0, 3.0]

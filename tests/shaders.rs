@@ -4,28 +4,19 @@
 //! capabilities (wgpu never offers SHADER_F64 there, and the library then reports MissingFeature).
 
 use krylov_wgpu::Precision;
-use krylov_wgpu::gpu::shader::{KERNELS, ShaderConfig, specialise};
+use krylov_wgpu::gpu::shader::{FormatKernel, KERNELS, ShaderConfig, specialise};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
 
 fn module(name: &str, config: ShaderConfig) -> (naga::Module, naga::valid::ModuleInfo) {
-    let precision = config.precision;
+    let what = format!("{name} ({}, {:?})", config.precision, config.format);
     let k = KERNELS.iter().find(|k| k.name == name).unwrap();
     let src = specialise(k, config);
-    let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| {
-        panic!(
-            "{name} ({precision}) does not parse:\n{}",
-            e.emit_to_string(&src)
-        )
-    });
+    let module = naga::front::wgsl::parse_str(&src)
+        .unwrap_or_else(|e| panic!("{what} does not parse:\n{}", e.emit_to_string(&src)));
     let caps = Capabilities::FLOAT64 | Capabilities::SUBGROUP | Capabilities::SUBGROUP_BARRIER;
     let info = Validator::new(ValidationFlags::all(), caps)
         .validate(&module)
-        .unwrap_or_else(|e| {
-            panic!(
-                "{name} ({precision}) does not validate:\n{}",
-                e.emit_to_string(&src)
-            )
-        });
+        .unwrap_or_else(|e| panic!("{what} does not validate:\n{}", e.emit_to_string(&src)));
     (module, info)
 }
 
@@ -54,12 +45,27 @@ fn every_kernel_translates_to_spirv_msl_and_hlsl() {
     for k in KERNELS {
         // Solver kernels come in two reduction flavours: subgroup operations and workgroup memory.
         let flavours: &[bool] = if k.solver { &[false, true] } else { &[false] };
-        for (precision, &subgroups) in [Precision::F32, Precision::F64]
+        // Kernels with a matrix come in every storage format (shaders/lib/format_*.wgsl).
+        let formats: &[FormatKernel] = if k.matrices > 0 {
+            &[
+                FormatKernel::Csr,
+                FormatKernel::Ell,
+                FormatKernel::Dia,
+                FormatKernel::Sell { c: 32 },
+                FormatKernel::Bcsr { n: 1, bx: 4 },
+                FormatKernel::Bcsr { n: 8, bx: 2 },
+            ]
+        } else {
+            &[FormatKernel::Csr]
+        };
+        for (precision, &subgroups, &format) in [Precision::F32, Precision::F64]
             .into_iter()
             .flat_map(|p| flavours.iter().map(move |s| (p, s)))
+            .flat_map(|(p, s)| formats.iter().map(move |f| (p, s, f)))
         {
             let config = ShaderConfig {
                 subgroups,
+                format,
                 ..ShaderConfig::new(precision)
             };
             let (module, info) = module(k.name, config);

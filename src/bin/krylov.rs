@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuCsr, SpmvCsr, list_adapters};
+use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuMatrix, Spmv, list_adapters};
 use krylov_wgpu::matrix::{Csr, generators, market};
 use krylov_wgpu::solvers::{
     CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, SolveReport, Variant, on_gpu,
@@ -72,7 +72,7 @@ struct BenchArgs {
     /// GMRES restart length.
     #[arg(long, default_value_t = 30)]
     restart: usize,
-    /// Storage format of the SpMV (ell: pipelined CG only).
+    /// Storage format of the SpMV (csr, ell, dia, bcsr1|2|4|8, sell, auto).
     #[arg(long, default_value = "csr", value_parser = parse_enum::<Format>)]
     format: Format,
     /// GPU time per kernel from timestamps (adds an uncounted readback per submit).
@@ -108,6 +108,22 @@ struct BenchArgs {
     /// many entries.
     #[arg(long, default_value_t = 0)]
     probe_n: usize,
+    /// Time y = A·x in every storage format instead of solvers: GB/s as paper 003 Table 3
+    /// counts bytes (2 × stored values + index data), GFLOP/s on the true non-zeros.
+    #[arg(long)]
+    spmv: bool,
+    /// Formats for --spmv (default: every concrete format).
+    #[arg(long, value_delimiter = ',', value_parser = parse_enum::<Format>)]
+    formats: Vec<Format>,
+    /// Matrix Market files to add to the --spmv matrices.
+    #[arg(long, value_delimiter = ',')]
+    mtx: Vec<PathBuf>,
+    /// Products per submit for --spmv.
+    #[arg(long, default_value_t = 100)]
+    repeat: usize,
+    /// Most stored entries per non-zero a format may use (--spmv).
+    #[arg(long, default_value_t = krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET)]
+    max_padding: f64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -170,9 +186,13 @@ struct SolveArgs {
     /// Iterations per submit in `device` mode (0: adapt to the convergence rate).
     #[arg(long, default_value_t = 0)]
     batch: usize,
-    /// Storage format of the GPU SpMV (ell: pipelined CG only in this version).
-    #[arg(long, default_value = "csr", value_parser = parse_enum::<Format>)]
+    /// Storage format of the GPU SpMV: csr, ell, dia, bcsr1, bcsr2, bcsr4, bcsr8, sell, or
+    /// auto (chosen from the matrix's statistics; the JSON report says which and why).
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<Format>)]
     format: Format,
+    /// Most stored entries (padding included) per non-zero a format may use.
+    #[arg(long, default_value_t = krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET)]
+    max_padding: f64,
     /// Write the solution as a Matrix Market vector.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -191,6 +211,12 @@ struct SpmvArgs {
     /// Number of products to time.
     #[arg(long, default_value_t = 10)]
     repeat: usize,
+    /// Storage format (csr, ell, dia, bcsr1|2|4|8, sell, auto).
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<Format>)]
+    format: Format,
+    /// Most stored entries (padding included) per non-zero a format may use.
+    #[arg(long, default_value_t = krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET)]
+    max_padding: f64,
     #[arg(long)]
     json: bool,
 }
@@ -346,6 +372,7 @@ fn solve(args: &SolveArgs) -> Result<ExitCode> {
         check_mode: args.check_mode,
         batch: args.batch,
         format: args.format,
+        max_padding: args.max_padding,
     };
     let engine = match args.device {
         DeviceArg::Cpu => None,
@@ -497,8 +524,8 @@ fn spmv_in<T: Scalar>(
     let x: Vec<T> = (0..a.ncols())
         .map(|i| T::from_f64(1.0 + (i % 7) as f64 / 7.0))
         .collect();
-    let kernel = SpmvCsr::<T>::new(engine)?;
-    let ga = GpuCsr::upload(engine, a)?;
+    let ga = GpuMatrix::upload_with(engine, a, args.format, args.max_padding)?;
+    let kernel = Spmv::<T>::new(engine, &ga)?;
     let xb = engine.storage_from("x", &x)?;
     let yb = engine.storage_zeroed::<T>("y", a.nrows())?;
     let bg = kernel.bind(engine, &ga, &xb, &yb);
@@ -510,7 +537,7 @@ fn spmv_in<T: Scalar>(
         .map(|(g, r)| (g.as_f64() - r).powi(2))
         .sum();
     let den: f64 = reference.iter().map(|r| r * r).sum();
-    let rel = if den > 0.0 {
+    let rel: f64 = if den > 0.0 {
         (num / den).sqrt()
     } else {
         num.sqrt()
@@ -527,6 +554,7 @@ fn spmv_in<T: Scalar>(
         ga.bytes() as f64 + (a.ncols() + a.nrows()) as f64 * std::mem::size_of::<T>() as f64;
     let report = serde_json::json!({
         "matrix": name, "n": a.nrows(), "nnz": a.nnz(), "precision": T::PRECISION,
+        "format": ga.format(), "matrix_bytes": ga.bytes(),
         "device": "gpu", "adapter": engine.context().summary.name,
         "relative_error": rel, "seconds_per_spmv": per, "gb_per_s": bytes / per / 1e9,
     });
@@ -534,9 +562,10 @@ fn spmv_in<T: Scalar>(
         println!("{report}");
     } else {
         println!(
-            "{name}: n = {}, nnz = {}, {} on {}: relative error vs f64 CPU {rel:.2e}; {:.1} µs per SpMV ({:.2} GB/s)",
+            "{name}: n = {}, nnz = {}, {} {} on {}: relative error vs f64 CPU {rel:.2e}; {:.1} µs per SpMV ({:.2} GB/s)",
             a.nrows(),
             a.nnz(),
+            ga.format(),
             T::PRECISION,
             engine.context().summary.name,
             per * 1e6,
@@ -607,6 +636,9 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
             }
         }
     }
+    if args.spmv {
+        return bench_spmv(&engine, args, &sizes, &adapter, bandwidth);
+    }
     if args.json {
         println!(
             "{}",
@@ -636,6 +668,91 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `krylov bench --spmv`: every format on the generated problems and the --mtx files.
+fn bench_spmv(
+    engine: &Engine,
+    args: &BenchArgs,
+    sizes: &[usize],
+    adapter: &str,
+    bandwidth: f64,
+) -> Result<ExitCode> {
+    use krylov_wgpu::bench::{bench_matrix, spmv_table_header};
+    let formats: Vec<Format> = if args.formats.is_empty() {
+        Format::ALL
+            .iter()
+            .copied()
+            .filter(|&f| f != Format::Auto)
+            .collect()
+    } else {
+        args.formats.clone()
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"adapter": adapter, "stream_gb_per_s": bandwidth, "stream_n": args.bandwidth_n})
+        );
+    } else {
+        println!(
+            "adapter: {adapter}; streaming bandwidth (stream_triad, {} f32): {bandwidth:.1} GB/s",
+            args.bandwidth_n
+        );
+        println!("{}", spmv_table_header());
+    }
+    let mut matrices: Vec<(String, Csr<f64>)> = Vec::new();
+    for problem in &args.problem {
+        for &n in sizes {
+            let a = bench_matrix::<f64>(problem, n)?;
+            matrices.push((format!("{problem}:{}", a.nrows()), a));
+        }
+    }
+    for path in &args.mtx {
+        let a: Csr<f64> = krylov_wgpu::matrix::market::read_matrix_market(path)?;
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        );
+        matrices.push((name, a));
+    }
+    for (name, a) in &matrices {
+        for &precision in &args.precision {
+            if !engine.context().supports(precision) {
+                eprintln!("note: {adapter} has no f64: skipping {precision}");
+                continue;
+            }
+            for &format in &formats {
+                let row = match precision {
+                    Precision::F32 => spmv_row::<f32>(engine, &a.cast()?, name, format, args)?,
+                    Precision::F64 => spmv_row::<f64>(engine, a, name, format, args)?,
+                };
+                if args.json {
+                    println!("{}", serde_json::to_string(&row).expect("serialisable row"));
+                } else {
+                    println!("{}", krylov_wgpu::bench::spmv_table_row(&row));
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn spmv_row<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    name: &str,
+    format: Format,
+    args: &BenchArgs,
+) -> Result<krylov_wgpu::bench::SpmvRow> {
+    krylov_wgpu::bench::bench_spmv(
+        engine,
+        a,
+        name,
+        format,
+        args.runs,
+        args.repeat,
+        args.max_padding,
+    )
 }
 
 /// Every method × variant × check mode of `args` on one generated matrix.

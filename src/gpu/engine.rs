@@ -250,6 +250,7 @@ impl Engine {
             precision,
             workgroup_size: self.tuning.workgroup_size,
             subgroups: self.tuning.subgroups.unwrap_or(self.ctx.has_subgroups()),
+            format: Default::default(),
         }
     }
 
@@ -274,6 +275,15 @@ impl Engine {
     /// returns the one this engine compiled before.
     /// Shader or pipeline validation errors come back as [`KrylovError::Gpu`] naming the kernel.
     pub fn kernel(&self, source: &KernelSource, config: ShaderConfig) -> Result<Kernel> {
+        // Kernels without a matrix compile the same for every format: one cache entry.
+        let config = if source.matrices == 0 {
+            ShaderConfig {
+                format: Default::default(),
+                ..config
+            }
+        } else {
+            config
+        };
         if let Some(k) = self
             .kernels
             .lock()

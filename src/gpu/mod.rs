@@ -7,6 +7,7 @@
 mod counters;
 mod device;
 mod engine;
+pub mod format;
 pub mod kernels;
 pub mod shader;
 mod spmv;
@@ -14,8 +15,10 @@ mod spmv;
 pub use counters::Counters;
 pub use device::{AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, list_adapters};
 pub use engine::{Batch, Engine, Kernel, PendingRead, Tuning};
+pub use format::{FormatChoice, GpuMatrix, choose_format};
+pub use shader::FormatKernel;
 pub use shader::{KERNELS, KernelSource, ShaderConfig};
-pub use spmv::{GpuCsr, SpmvCsr};
+pub use spmv::Spmv;
 
 /// Whether tests must fail (rather than skip) when no adapter exists: `KRYLOV_REQUIRE_GPU=1`.
 pub fn gpu_required() -> bool {

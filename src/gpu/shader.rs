@@ -16,6 +16,9 @@ pub struct KernelSource {
     pub source: &'static str,
     /// Whether the kernel is built on `shaders/lib/` (reduction + solver state).
     pub solver: bool,
+    /// Sparse matrices the kernel multiplies by (0, 1, or 2 for BiCG's A and Aᵀ): each gets
+    /// the storage format's `shaders/lib/format_*.wgsl` (see `shaders/lib/spmv_row.wgsl`).
+    pub matrices: u8,
 }
 
 /// `shaders/lib/reduce_workgroup.wgsl`.
@@ -24,55 +27,112 @@ pub const REDUCE_WORKGROUP: &str = include_str!("../../shaders/lib/reduce_workgr
 pub const REDUCE_SUBGROUP: &str = include_str!("../../shaders/lib/reduce_subgroup.wgsl");
 /// `shaders/lib/solver_state.wgsl`.
 pub const SOLVER_STATE: &str = include_str!("../../shaders/lib/solver_state.wgsl");
+/// `shaders/lib/spmv_row.wgsl`: the interface of the format libraries.
+pub const SPMV_ROW: &str = include_str!("../../shaders/lib/spmv_row.wgsl");
+
+/// How a kernel reads its sparse matrix: the storage format it is specialised for
+/// (`shaders/lib/format_*.wgsl`) with the format's compile-time constants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FormatKernel {
+    /// `format_csr.wgsl`.
+    #[default]
+    Csr,
+    /// `format_ell.wgsl`.
+    Ell,
+    /// `format_dia.wgsl`.
+    Dia,
+    /// `format_sell.wgsl` with slices of `c` rows.
+    Sell { c: u32 },
+    /// `format_bcsr.wgsl` with `n`×`n` blocks, `bx` blocks per block row and step.
+    Bcsr { n: u32, bx: u32 },
+}
+
+impl FormatKernel {
+    /// The format library's WGSL source.
+    pub fn source(self) -> &'static str {
+        match self {
+            FormatKernel::Csr => include_str!("../../shaders/lib/format_csr.wgsl"),
+            FormatKernel::Ell => include_str!("../../shaders/lib/format_ell.wgsl"),
+            FormatKernel::Dia => include_str!("../../shaders/lib/format_dia.wgsl"),
+            FormatKernel::Sell { .. } => include_str!("../../shaders/lib/format_sell.wgsl"),
+            FormatKernel::Bcsr { .. } => include_str!("../../shaders/lib/format_bcsr.wgsl"),
+        }
+    }
+
+    /// Compile-time constants of the format for workgroup size `wg`.
+    fn constants(self, wg: u32) -> String {
+        match self {
+            FormatKernel::Sell { c } => format!("const SELL_C: u32 = {c}u;\n"),
+            FormatKernel::Bcsr { n, bx } => format!(
+                "const BCSR_N: u32 = {n}u;\nconst BCSR_BX: u32 = {bx}u;\nconst BCSR_BY: u32 = {}u;\n",
+                wg / (bx * n * n)
+            ),
+            _ => String::new(),
+        }
+    }
+}
+
+/// The second matrix of a two-matrix kernel (BiCG's Aᵀ): the format library with its
+/// identifiers renamed (`mat_` → `matt_`, `spmv_` → `spmvt_`) and bindings 20–24 → 25–29.
+fn second_matrix(source: &str) -> String {
+    let mut s = source.replace("mat_", "matt_").replace("spmv_", "spmvt_");
+    for b in 20..25 {
+        s = s.replace(&format!("@binding({b})"), &format!("@binding({})", b + 5));
+    }
+    s
+}
 
 macro_rules! kernel {
     ($name:literal, $solver:expr) => {
+        kernel!($name, $solver, 0)
+    };
+    ($name:literal, $solver:expr, $matrices:expr) => {
         KernelSource {
             name: $name,
             source: include_str!(concat!("../../shaders/", $name, ".wgsl")),
             solver: $solver,
+            matrices: $matrices,
         }
     };
 }
 
 /// Every kernel shipped in `shaders/` (the naga portability test walks this list).
 pub const KERNELS: &[KernelSource] = &[
-    kernel!("spmv_csr", false),
+    kernel!("spmv", false, 1),
     kernel!("stream_triad", false),
     kernel!("stream_update4", false),
     kernel!("stream_update4_status", false),
     kernel!("stream_update4_reduce", false),
-    kernel!("cg_init", true),
-    kernel!("spmv_dot_cg", true),
-    kernel!("spmv_dot_cg_ell", true),
+    kernel!("cg_init", true, 1),
+    kernel!("spmv_dot_cg", true, 1),
     kernel!("update_cg", true),
     kernel!("dot", true),
     kernel!("dot_finish", true),
     kernel!("axpy", true),
     kernel!("xpay", true),
     kernel!("diag_scale", true),
-    kernel!("gmres_residual", true),
-    kernel!("gmres_spmv_dot", true),
+    kernel!("gmres_residual", true, 1),
+    kernel!("gmres_spmv_dot", true, 1),
     kernel!("gmres_basis_dots", true),
     kernel!("gmres_gs_update", true),
     kernel!("gmres_normalize", true),
     kernel!("gmres_update_x", true),
-    kernel!("gmres_basis_spmv", true),
+    kernel!("gmres_basis_spmv", true, 1),
     kernel!("gmres_basis_diag", true),
     kernel!("gmres_basis_axpy", true),
     kernel!("gmres_basis_scale", true),
     kernel!("gmres_finish", true),
-    kernel!("bicgstab_init", true),
-    kernel!("spmv_dot_bicgstab_p", true),
+    kernel!("bicgstab_init", true, 1),
+    kernel!("spmv_dot_bicgstab_p", true, 1),
     kernel!("update_s_bicgstab", true),
-    kernel!("spmv_dot_bicgstab_s", true),
+    kernel!("spmv_dot_bicgstab_s", true, 1),
     kernel!("update_xrp_bicgstab", true),
     kernel!("bicgstab_finish", true),
-    kernel!("bicg_init", true),
-    kernel!("bicg_direction_spmv", true),
+    kernel!("bicg_init", true, 1),
+    kernel!("bicg_direction_spmv", true, 2),
     kernel!("bicg_update", true),
     kernel!("bicg_finish", true),
-    kernel!("jacobi_sweep", true),
+    kernel!("jacobi_sweep", true, 1),
 ];
 
 /// Looks a kernel up by name.
@@ -89,6 +149,8 @@ pub struct ShaderConfig {
     /// Reduce with subgroup operations (needs the SUBGROUP feature) instead of a
     /// workgroup-memory tree.
     pub subgroups: bool,
+    /// Storage format of the matrix operand (kernels without one ignore it).
+    pub format: FormatKernel,
 }
 
 impl ShaderConfig {
@@ -98,6 +160,7 @@ impl ShaderConfig {
             precision,
             workgroup_size: 256,
             subgroups: false,
+            format: FormatKernel::Csr,
         }
     }
 }
@@ -123,6 +186,17 @@ pub fn specialise(kernel: &KernelSource, config: ShaderConfig) -> String {
         text.push('\n');
         text.push_str(SOLVER_STATE);
         text.push('\n');
+    }
+    if kernel.matrices > 0 {
+        text.push_str(&config.format.constants(config.workgroup_size));
+        text.push_str(SPMV_ROW);
+        text.push('\n');
+        text.push_str(config.format.source());
+        text.push('\n');
+        if kernel.matrices > 1 {
+            text.push_str(&second_matrix(config.format.source()));
+            text.push('\n');
+        }
     }
     text.push_str(kernel.source);
     text

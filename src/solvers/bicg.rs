@@ -60,7 +60,7 @@ use crate::error::Result;
 use crate::gpu::kernels::{
     FLAG_MONITOR, FLAG_NEGATE, FLAG_SHIFT, GpuStatus, Params, SolverBuffers, solver_kernel,
 };
-use crate::gpu::{Batch, Engine, GpuCsr, Kernel, SpmvCsr};
+use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig, Spmv};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
 use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
@@ -96,8 +96,8 @@ const CLASSICAL_SLOTS: u32 = 7;
 
 /// The linear system resident on the GPU, with Aᵀ.
 struct System<T> {
-    a: GpuCsr<T>,
-    at: GpuCsr<T>,
+    a: GpuMatrix<T>,
+    at: GpuMatrix<T>,
     b: wgpu::Buffer,
     x: wgpu::Buffer,
     /// D⁻¹ with Jacobi, a 1-entry dummy otherwise (kernels branch on `params.jacobi`).
@@ -114,20 +114,31 @@ struct System<T> {
 }
 
 impl<T: Scalar> System<T> {
+    /// The engine's kernel configuration for `T`, specialised for A's storage format.
+    fn shader_config(&self, engine: &Engine) -> ShaderConfig {
+        ShaderConfig {
+            format: self.a.kernel_format(),
+            ..engine.shader_config(T::PRECISION)
+        }
+    }
+
     fn upload(
         engine: &Engine,
         a: &Csr<T>,
+        gpu_a: GpuMatrix<T>,
         b: &[T],
         x0: Option<&[T]>,
         jacobi: bool,
+        max_padding: f64,
     ) -> Result<Self> {
         let n = a.nrows();
         let (x, dinv) = super::driver::upload_x_and_dinv(engine, a, x0, jacobi)?;
         let vec = |name| engine.storage_zeroed::<T>(name, n);
         Ok(System {
-            a: GpuCsr::upload(engine, a)?,
-            // The one-time transpose: both recurrences then use the non-transposed kernel.
-            at: GpuCsr::upload(engine, &a.transpose())?,
+            // The one-time transpose, in A's format: both recurrences then use the
+            // non-transposed kernel.
+            at: GpuMatrix::upload_with(engine, &a.transpose(), gpu_a.format(), max_padding)?,
+            a: gpu_a,
             b: engine.storage_from("b", b)?,
             x,
             dinv,
@@ -162,24 +173,20 @@ impl<'a, T: Scalar> Common<'a, T> {
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
     ) -> Result<Self> {
-        let init = solver_kernel::<T>(engine, "bicg_init", engine.shader_config(T::PRECISION))?;
+        let init = solver_kernel::<T>(engine, "bicg_init", sys.shader_config(engine))?;
         let params = engine.uniform_from("bicg init params", &base_params(sys, bufs));
-        let bg_init = engine.bind_group_at(
-            &init,
-            &[
-                (1, &bufs.partials),
-                (2, &bufs.scalars),
-                (4, &params),
-                (5, &sys.a.row_ptr),
-                (6, &sys.a.col_idx),
-                (7, &sys.a.values),
-                (8, &sys.x),
-                (9, &sys.b),
-                (10, &sys.r),
-                (11, &sys.rt),
-                (12, &sys.dinv),
-            ],
-        );
+        let mut e = vec![
+            (1, &bufs.partials),
+            (2, &bufs.scalars),
+            (4, &params),
+            (8, &sys.x),
+            (9, &sys.b),
+            (10, &sys.r),
+            (11, &sys.rt),
+            (12, &sys.dinv),
+        ];
+        e.extend(sys.a.bindings(false));
+        let bg_init = engine.bind_group_at(&init, &e);
         Ok(Common {
             engine,
             a,
@@ -305,7 +312,7 @@ pub struct Pipelined<'a, T> {
 impl<'a, T: Scalar> Pipelined<'a, T> {
     fn new(engine: &Engine, c: &'a Common<'a, T>, mode: CheckMode) -> Result<Self> {
         let (sys, bufs) = (c.sys, c.bufs);
-        let cfg = engine.shader_config(T::PRECISION);
+        let cfg = sys.shader_config(engine);
         let update = solver_kernel::<T>(engine, "bicg_update", cfg)?;
         let direction = solver_kernel::<T>(engine, "bicg_direction_spmv", cfg)?;
         let flags = if mode == CheckMode::Device {
@@ -322,13 +329,9 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
         );
         let bg_direction = [0, 1].map(|k| {
             let mut e = bufs.common(&params);
+            e.extend(sys.a.bindings(false));
+            e.extend(sys.at.bindings(true));
             e.extend([
-                (5, &sys.a.row_ptr),
-                (6, &sys.a.col_idx),
-                (7, &sys.a.values),
-                (8, &sys.at.row_ptr),
-                (9, &sys.at.col_idx),
-                (10, &sys.at.values),
                 (11, &sys.r),
                 (12, &sys.rt),
                 (13, &sys.p[k]),
@@ -464,7 +467,7 @@ pub struct Classical<'a, T> {
     c: &'a Common<'a, T>,
     /// z = D⁻¹r, z̃ = D⁻¹r̃ (Jacobi only; otherwise r, r̃ are used).
     z: Option<(wgpu::Buffer, wgpu::Buffer)>,
-    spmv: SpmvCsr<T>,
+    spmv: Spmv<T>,
     dot: Kernel,
     axpy: Kernel,
     xpay: Kernel,
@@ -494,7 +497,7 @@ pub struct Classical<'a, T> {
 impl<'a, T: Scalar> Classical<'a, T> {
     fn new(engine: &Engine, c: &'a Common<'a, T>) -> Result<Self> {
         let (sys, bufs) = (c.sys, c.bufs);
-        let cfg = engine.shader_config(T::PRECISION);
+        let cfg = sys.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let (dot, axpy, xpay, diag, finish) = (
             k("dot")?,
@@ -503,9 +506,10 @@ impl<'a, T: Scalar> Classical<'a, T> {
             k("diag_scale")?,
             k("bicg_finish")?,
         );
-        let spmv = SpmvCsr::<T>::with_config(
+        let spmv = Spmv::<T>::with_config(
             engine,
-            crate::gpu::ShaderConfig {
+            &sys.a,
+            ShaderConfig {
                 subgroups: false,
                 ..cfg
             },
@@ -835,7 +839,8 @@ pub fn solve<T: Scalar>(
     let _b_norm = report.b_norm;
 
     let jacobi = opts.precond == Precond::Jacobi;
-    let sys = System::upload(engine, a, b, x0, jacobi)?;
+    let gpu_a = super::driver::upload_matrix(engine, a, opts, &mut report)?;
+    let sys = System::upload(engine, a, gpu_a, b, x0, jacobi, opts.max_padding)?;
     report.transpose_bytes = Some(sys.at.bytes());
     let groups = engine.reduction_groups(n);
     let history_len = opts.max_iter.min(1 << 24) + 2;

@@ -58,7 +58,7 @@
 
 use crate::error::Result;
 use crate::gpu::kernels::{FLAG_NEGATE, GpuStatus, Params, SolverBuffers, solver_kernel};
-use crate::gpu::{Batch, Engine, GpuCsr, Kernel, ShaderConfig, SpmvCsr};
+use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig, Spmv};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
 use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
@@ -101,7 +101,7 @@ fn breakdown_quantity(code: u32) -> &'static str {
 
 /// The linear system resident on the GPU.
 struct System<T> {
-    a: GpuCsr<T>,
+    a: GpuMatrix<T>,
     b: wgpu::Buffer,
     x: wgpu::Buffer,
     /// D⁻¹ with Jacobi, a 1-entry dummy otherwise (kernels branch on `params.jacobi`).
@@ -118,9 +118,18 @@ struct System<T> {
 }
 
 impl<T: Scalar> System<T> {
+    /// The engine's kernel configuration for `T`, specialised for A's storage format.
+    fn shader_config(&self, engine: &Engine) -> ShaderConfig {
+        ShaderConfig {
+            format: self.a.kernel_format(),
+            ..engine.shader_config(T::PRECISION)
+        }
+    }
+
     fn upload(
         engine: &Engine,
         a: &Csr<T>,
+        gpu_a: GpuMatrix<T>,
         b: &[T],
         x0: Option<&[T]>,
         jacobi: bool,
@@ -129,7 +138,7 @@ impl<T: Scalar> System<T> {
         let (x, dinv) = super::driver::upload_x_and_dinv(engine, a, x0, jacobi)?;
         let v = |label| engine.storage_zeroed::<T>(label, n);
         Ok(System {
-            a: GpuCsr::upload(engine, a)?,
+            a: gpu_a,
             b: engine.storage_from("b", b)?,
             x,
             dinv,
@@ -166,7 +175,7 @@ impl<'a, T: Scalar> Common<'a, T> {
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
     ) -> Result<Self> {
-        let init = solver_kernel::<T>(engine, "bicgstab_init", engine.shader_config(T::PRECISION))?;
+        let init = solver_kernel::<T>(engine, "bicgstab_init", sys.shader_config(engine))?;
         let base = Params {
             n: sys.n as u32,
             groups: bufs.groups,
@@ -174,21 +183,17 @@ impl<'a, T: Scalar> Common<'a, T> {
             ..Default::default()
         };
         let params = engine.uniform_from("bicgstab params", &base);
-        let bg_init = engine.bind_group_at(
-            &init,
-            &[
-                (1, &bufs.partials),
-                (4, &params),
-                (5, &sys.a.row_ptr),
-                (6, &sys.a.col_idx),
-                (7, &sys.a.values),
-                (8, &sys.x),
-                (9, &sys.b),
-                (10, &sys.r),
-                (11, &sys.rstar),
-                (12, &sys.p),
-            ],
-        );
+        let mut e = vec![
+            (1, &bufs.partials),
+            (4, &params),
+            (8, &sys.x),
+            (9, &sys.b),
+            (10, &sys.r),
+            (11, &sys.rstar),
+            (12, &sys.p),
+        ];
+        e.extend(sys.a.bindings(false));
+        let bg_init = engine.bind_group_at(&init, &e);
         Ok(Common {
             engine,
             a,
@@ -299,7 +304,7 @@ impl<'a, T: Scalar> PipelinedBicgstab<'a, T> {
     fn new(c: Common<'a, T>, mode: CheckMode) -> Result<Self> {
         let engine = c.engine;
         let sys = c.sys;
-        let cfg = engine.shader_config(T::PRECISION);
+        let cfg = sys.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let (spmv_p, update_s, spmv_s, update) = (
             k("spmv_dot_bicgstab_p")?,
@@ -319,15 +324,8 @@ impl<'a, T: Scalar> PipelinedBicgstab<'a, T> {
             })
         };
         let (p_plain, p_first, p_half) = (with(0), with(FLAG_FIRST), with(FLAG_HALF_STEP));
-        let spmv_p_vecs = [
-            (5, &sys.a.row_ptr),
-            (6, &sys.a.col_idx),
-            (7, &sys.a.values),
-            (8, &sys.p),
-            (9, &sys.ap),
-            (10, &sys.rstar),
-            (11, &sys.dinv),
-        ];
+        let mut spmv_p_vecs = vec![(8, &sys.p), (9, &sys.ap), (10, &sys.rstar), (11, &sys.dinv)];
+        spmv_p_vecs.extend(sys.a.bindings(false));
         let bg_spmv_p_first = c.bind(&spmv_p, &p_first, &spmv_p_vecs);
         let bg_spmv_p = c.bind(&spmv_p, &p_plain, &spmv_p_vecs);
         let bg_update_s = c.bind(
@@ -335,19 +333,14 @@ impl<'a, T: Scalar> PipelinedBicgstab<'a, T> {
             &p_plain,
             &[(5, &sys.r), (6, &sys.ap), (7, &sys.s)],
         );
-        let bg_spmv_s = c.bind(
-            &spmv_s,
-            &p_plain,
-            &[
-                (5, &sys.a.row_ptr),
-                (6, &sys.a.col_idx),
-                (7, &sys.a.values),
-                (8, &sys.s),
-                (9, &sys.as_),
-                (10, &sys.rstar),
-                (11, &sys.dinv),
-            ],
-        );
+        let mut spmv_s_vecs = vec![
+            (8, &sys.s),
+            (9, &sys.as_),
+            (10, &sys.rstar),
+            (11, &sys.dinv),
+        ];
+        spmv_s_vecs.extend(sys.a.bindings(false));
+        let bg_spmv_s = c.bind(&spmv_s, &p_plain, &spmv_s_vecs);
         let update_vecs = [
             (5, &sys.x),
             (6, &sys.r),
@@ -561,7 +554,7 @@ impl<T: Scalar> GpuIterative<T> for PipelinedBicgstab<'_, T> {
 /// Classical BiCGStab (paper 000, Alg. 3) written the way a BLAS-based library runs it.
 pub struct ClassicalBicgstab<'a, T> {
     c: Common<'a, T>,
-    spmv: SpmvCsr<T>,
+    spmv: Spmv<T>,
     dot: Kernel,
     axpy: Kernel,
     xpay: Kernel,
@@ -608,7 +601,7 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
     fn new(c: Common<'a, T>) -> Result<Self> {
         let engine = c.engine;
         let sys = c.sys;
-        let cfg = engine.shader_config(T::PRECISION);
+        let cfg = sys.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let (dot, axpy, xpay, diag, finish) = (
             k("dot")?,
@@ -617,8 +610,9 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
             k("diag_scale")?,
             k("bicgstab_finish")?,
         );
-        let spmv = SpmvCsr::<T>::with_config(
+        let spmv = Spmv::<T>::with_config(
             engine,
+            &sys.a,
             ShaderConfig {
                 subgroups: false,
                 ..cfg
@@ -940,7 +934,8 @@ pub fn solve<T: Scalar>(
     let _b_norm = report.b_norm;
 
     let jacobi = opts.precond == Precond::Jacobi;
-    let sys = System::upload(engine, a, b, x0, jacobi)?;
+    let gpu_a = super::driver::upload_matrix(engine, a, opts, &mut report)?;
+    let sys = System::upload(engine, a, gpu_a, b, x0, jacobi)?;
     let groups = engine.reduction_groups(n);
     // Room for every iteration's residual (+ the initial one); a huge max_iter is capped.
     let history_len = opts.max_iter.min(1 << 24) + 2;

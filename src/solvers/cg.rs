@@ -22,7 +22,7 @@ use crate::error::{KrylovError, Result};
 use crate::gpu::kernels::{
     FLAG_MONITOR, FLAG_NEGATE, FLAG_POSITIVE, FLAG_SHIFT, Params, SolverBuffers, solver_kernel,
 };
-use crate::gpu::{Batch, Engine, GpuCsr, Kernel, SpmvCsr};
+use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig, Spmv};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
 use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
@@ -34,7 +34,7 @@ use super::driver::{
 
 /// The linear system resident on the GPU.
 struct System<T> {
-    a: GpuCsr<T>,
+    a: GpuMatrix<T>,
     b: wgpu::Buffer,
     x: wgpu::Buffer,
     /// D⁻¹ with Jacobi, a 1-entry dummy otherwise (kernels branch on `params.jacobi`).
@@ -50,6 +50,7 @@ impl<T: Scalar> System<T> {
     fn upload(
         engine: &Engine,
         a: &Csr<T>,
+        gpu_a: GpuMatrix<T>,
         b: &[T],
         x0: Option<&[T]>,
         jacobi: bool,
@@ -57,7 +58,7 @@ impl<T: Scalar> System<T> {
         let n = a.nrows();
         let (x, dinv) = super::driver::upload_x_and_dinv(engine, a, x0, jacobi)?;
         Ok(System {
-            a: GpuCsr::upload(engine, a)?,
+            a: gpu_a,
             b: engine.storage_from("b", b)?,
             x,
             dinv,
@@ -67,6 +68,16 @@ impl<T: Scalar> System<T> {
             n,
             jacobi,
         })
+    }
+}
+
+impl<T: Scalar> System<T> {
+    /// The engine's kernel configuration for `T`, specialised for A's storage format.
+    fn shader_config(&self, engine: &Engine) -> ShaderConfig {
+        ShaderConfig {
+            format: self.a.kernel_format(),
+            ..engine.shader_config(T::PRECISION)
+        }
     }
 }
 
@@ -98,51 +109,18 @@ pub struct PipelinedCg<'a, T> {
     bg_spmv_dot: wgpu::BindGroup,
 }
 
-/// A matrix in ELL storage on the GPU (for `spmv_dot_cg_ell`).
-struct GpuEll {
-    col_idx: wgpu::Buffer,
-    values: wgpu::Buffer,
-    width: u32,
-}
-
-impl GpuEll {
-    /// Converts (refusing more than 3× padding) and uploads.
-    fn upload<T: Scalar>(engine: &Engine, a: &Csr<T>) -> Result<Self> {
-        let e = crate::matrix::Ell::from_csr(a, 3.0)?;
-        Ok(GpuEll {
-            col_idx: engine.storage_from("ell.col_idx", e.col_idx())?,
-            values: engine.storage_from("ell.values", e.values())?,
-            width: e.width() as u32,
-        })
-    }
-}
-
 impl<'a, T: Scalar> PipelinedCg<'a, T> {
-    fn new(
-        engine: &Engine,
-        sys: &'a System<T>,
-        bufs: &'a SolverBuffers,
-        ell: Option<&GpuEll>,
-    ) -> Result<Self> {
-        let cfg = engine.shader_config(T::PRECISION);
+    fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
+        let cfg = sys.shader_config(engine);
         let init = solver_kernel::<T>(engine, "cg_init", cfg)?;
         let update = solver_kernel::<T>(engine, "update_cg", cfg)?;
-        let spmv_dot = solver_kernel::<T>(
-            engine,
-            if ell.is_some() {
-                "spmv_dot_cg_ell"
-            } else {
-                "spmv_dot_cg"
-            },
-            cfg,
-        )?;
+        let spmv_dot = solver_kernel::<T>(engine, "spmv_dot_cg", cfg)?;
         let params = engine.uniform_from(
             "cg params",
             &Params {
                 n: sys.n as u32,
                 groups: bufs.groups,
                 jacobi: sys.jacobi as u32,
-                ell_width: ell.map_or(0, |e| e.width),
                 ..Default::default()
             },
         );
@@ -157,14 +135,8 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
         ]);
         let bg_update = engine.bind_group_at(&update, &e);
         let mut e = bufs.common(&params);
-        e.extend([
-            (5, &sys.a.row_ptr),
-            (6, ell.map_or(&sys.a.col_idx, |e| &e.col_idx)),
-            (7, ell.map_or(&sys.a.values, |e| &e.values)),
-            (8, &sys.p),
-            (9, &sys.ap),
-            (10, &sys.dinv),
-        ]);
+        e.extend([(8, &sys.p), (9, &sys.ap), (10, &sys.dinv)]);
+        e.extend(sys.a.bindings(false));
         let bg_spmv_dot = engine.bind_group_at(&spmv_dot, &e);
         Ok(PipelinedCg {
             _t: std::marker::PhantomData,
@@ -190,21 +162,17 @@ fn cg_init_bind_group<T: Scalar>(
     bufs: &SolverBuffers,
     params: &wgpu::Buffer,
 ) -> wgpu::BindGroup {
-    engine.bind_group_at(
-        init,
-        &[
-            (1, &bufs.partials),
-            (4, params),
-            (5, &sys.a.row_ptr),
-            (6, &sys.a.col_idx),
-            (7, &sys.a.values),
-            (8, &sys.x),
-            (9, &sys.b),
-            (10, &sys.r),
-            (11, &sys.p),
-            (12, &sys.dinv),
-        ],
-    )
+    let mut e = vec![
+        (1, &bufs.partials),
+        (4, params),
+        (8, &sys.x),
+        (9, &sys.b),
+        (10, &sys.r),
+        (11, &sys.p),
+        (12, &sys.dinv),
+    ];
+    e.extend(sys.a.bindings(false));
+    engine.bind_group_at(init, &e)
 }
 
 impl<T: Scalar> CgVariant<T> for PipelinedCg<'_, T> {
@@ -285,7 +253,7 @@ pub struct ClassicalCg<'a, T> {
     bufs: &'a SolverBuffers,
     z: Option<wgpu::Buffer>,
     init: Kernel,
-    spmv: SpmvCsr<T>,
+    spmv: Spmv<T>,
     dot: Kernel,
     finish: Kernel,
     axpy: Kernel,
@@ -317,7 +285,7 @@ const SLOT_RR: u32 = 2;
 
 impl<'a, T: Scalar> ClassicalCg<'a, T> {
     fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
-        let cfg = engine.shader_config(T::PRECISION);
+        let cfg = sys.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let (init, dot, finish, axpy, xpay, diag) = (
             k("cg_init")?,
@@ -327,9 +295,10 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
             k("xpay")?,
             k("diag_scale")?,
         );
-        let spmv = SpmvCsr::<T>::with_config(
+        let spmv = Spmv::<T>::with_config(
             engine,
-            crate::gpu::ShaderConfig {
+            &sys.a,
+            ShaderConfig {
                 subgroups: false,
                 ..cfg
             },
@@ -625,22 +594,17 @@ pub fn solve<T: Scalar>(
     let _b_norm = report.b_norm;
 
     let jacobi = opts.precond == Precond::Jacobi;
-    let sys = System::upload(engine, a, b, x0, jacobi)?;
+    let gpu_a = super::driver::upload_matrix(engine, a, opts, &mut report)?;
+    let sys = System::upload(engine, a, gpu_a, b, x0, jacobi)?;
     let groups = engine.reduction_groups(n);
     // Room for every iteration's residual (+ the initial one); a huge max_iter is capped.
     let history_len = opts.max_iter.min(1 << 24) + 2;
     let bufs = SolverBuffers::new::<T>(engine, groups, 3, history_len)?;
-    // The loop's SpMV may run on ELL; setup and the true residual stay on CSR.
-    let ell = match opts.format {
-        crate::solvers::Format::Ell => Some(GpuEll::upload(engine, a)?),
-        crate::solvers::Format::Csr => None,
-    };
     let variant: Box<dyn CgVariant<T> + '_> = match opts.variant {
-        Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs, ell.as_ref())?),
+        Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
     };
-    let cfg = engine.shader_config(T::PRECISION);
-    let init = solver_kernel::<T>(engine, "cg_init", cfg)?;
+    let init = solver_kernel::<T>(engine, "cg_init", sys.shader_config(engine))?;
     let init_params = engine.uniform_from(
         "cg params",
         &Params {

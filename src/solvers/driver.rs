@@ -215,15 +215,6 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
         )));
     }
     crate::solvers::validate_system(a, b, opts)?;
-    if opts.format != crate::solvers::Format::Csr
-        && !(method == crate::solvers::Method::Cg
-            && opts.variant == crate::solvers::Variant::Pipelined)
-    {
-        return Err(KrylovError::Unsupported(format!(
-            "format {} runs pipelined CG only in this version ({} {} needs --format csr)",
-            opts.format, opts.variant, method
-        )));
-    }
     if let Some(x0) = x0 {
         if x0.len() != a.ncols() {
             return Err(KrylovError::DimensionMismatch {
@@ -253,6 +244,28 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
         report,
         threshold,
     })
+}
+
+/// Converts A to the requested storage format (choosing it for `auto`) and uploads it;
+/// records `format`, `format_reason` and `matrix_bytes` in the report.
+pub(crate) fn upload_matrix<T: Scalar>(
+    engine: &Engine,
+    a: &crate::matrix::Csr<T>,
+    opts: &SolveOptions,
+    report: &mut SolveReport,
+) -> Result<crate::gpu::GpuMatrix<T>> {
+    use crate::solvers::Format;
+    let (format, reason) = if opts.format == Format::Auto {
+        let c = crate::gpu::choose_format(a, opts.max_padding);
+        (c.format, format!("auto: {}", c.reason))
+    } else {
+        (opts.format, "requested".to_string())
+    };
+    let m = crate::gpu::GpuMatrix::upload_with(engine, a, format, opts.max_padding)?;
+    report.format = m.format().to_string();
+    report.format_reason = reason;
+    report.matrix_bytes = m.bytes();
+    Ok(m)
 }
 
 /// The two buffers every GPU solve starts from: x (the initial guess, or zeros) and D⁻¹

@@ -101,7 +101,7 @@ use std::time::Instant;
 use super::driver::{Run, Start, add, start_gpu_solve};
 use crate::error::Result;
 use crate::gpu::kernels::{Params, solver_kernel};
-use crate::gpu::{Batch, Engine, GpuCsr, Kernel};
+use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
 use crate::solvers::{
@@ -294,7 +294,7 @@ struct Core<'e, T> {
     jacobi: bool,
     mode: CheckMode,
     gs: GramSchmidt,
-    a: GpuCsr<T>,
+    a: GpuMatrix<T>,
     dinv: wgpu::Buffer,
     pool: wgpu::Buffer,
     state: wgpu::Buffer,
@@ -387,13 +387,14 @@ impl<'e, T: Scalar> Core<'e, T> {
     fn upload(
         engine: &'e Engine,
         a: &Csr<T>,
+        gpu_a: GpuMatrix<T>,
         b: &[T],
         x0: Option<&[T]>,
-        m: usize,
         opts: &SolveOptions,
         threshold: f64,
     ) -> Result<Self> {
         let n = a.nrows();
+        let m = opts.restart.min(n).max(1);
         let classical = opts.variant == Variant::Classical;
         let jacobi = opts.precond == Precond::Jacobi;
         let vectors = m + if classical { 6 } else { 5 };
@@ -418,7 +419,10 @@ impl<'e, T: Scalar> Core<'e, T> {
         } else {
             engine.storage_zeroed::<T>("dinv (unused)", 1)?
         };
-        let cfg = engine.shader_config(T::PRECISION);
+        let cfg = ShaderConfig {
+            format: gpu_a.kernel_format(),
+            ..engine.shader_config(T::PRECISION)
+        };
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let core = Core {
             engine,
@@ -429,7 +433,7 @@ impl<'e, T: Scalar> Core<'e, T> {
             jacobi,
             mode: opts.check_mode,
             gs: opts.gs,
-            a: GpuCsr::upload(engine, a)?,
+            a: gpu_a,
             dinv,
             pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
             state: engine.storage_zeroed::<u32>("gmres state", 4)?,
@@ -445,6 +449,14 @@ impl<'e, T: Scalar> Core<'e, T> {
             engine.write(&core.pool, x_vec(m) as usize * n, x0);
         }
         Ok(core)
+    }
+
+    /// The engine's kernel configuration for `T`, specialised for A's storage format.
+    fn shader_config(&self) -> ShaderConfig {
+        ShaderConfig {
+            format: self.a.kernel_format(),
+            ..self.engine.shader_config(T::PRECISION)
+        }
     }
 
     fn base_params(&self) -> Params {
@@ -464,20 +476,16 @@ impl<'e, T: Scalar> Core<'e, T> {
 
     fn bind_with(&self, kernel: &Kernel, p: Params, partials: &wgpu::Buffer) -> wgpu::BindGroup {
         let params = self.engine.uniform_from("gmres params", &p);
-        self.engine.bind_group_at(
-            kernel,
-            &[
-                (0, &self.state),
-                (1, partials),
-                (2, &self.cyc),
-                (4, &params),
-                (5, &self.pool),
-                (6, &self.a.row_ptr),
-                (7, &self.a.col_idx),
-                (8, &self.a.values),
-                (11, &self.dinv),
-            ],
-        )
+        let mut e = vec![
+            (0, &self.state),
+            (1, partials),
+            (2, &self.cyc),
+            (4, &params),
+            (5, &self.pool),
+            (11, &self.dinv),
+        ];
+        e.extend(self.a.bindings(false));
+        self.engine.bind_group_at(kernel, &e)
     }
 
     /// `gmres_basis_dots` over j in [j0, j1) against pool vector `target`, into `slot`….
@@ -496,7 +504,7 @@ impl<'e, T: Scalar> Core<'e, T> {
     }
 
     fn pipelined_steps(&self) -> Result<PipelinedSteps> {
-        let cfg = self.engine.shader_config(T::PRECISION);
+        let cfg = self.shader_config();
         let k = |name| solver_kernel::<T>(self.engine, name, cfg);
         let (spmv_dot, gs_update, normalize) = (
             k("gmres_spmv_dot")?,
@@ -579,7 +587,7 @@ impl<'e, T: Scalar> Core<'e, T> {
     }
 
     fn classical_steps(&self) -> Result<ClassicalSteps> {
-        let cfg = self.engine.shader_config(T::PRECISION);
+        let cfg = self.shader_config();
         let k = |name| solver_kernel::<T>(self.engine, name, cfg);
         let (spmv, diag, finish, axpy, scale) = (
             k("gmres_basis_spmv")?,
@@ -1263,8 +1271,8 @@ pub fn solve<T: Scalar>(
         });
     }
     let threshold = opts.threshold(b_norm);
-    let m = opts.restart.min(n).max(1);
-    let core = Core::upload(engine, a, b, x0, m, opts, threshold)?;
+    let gpu_a = super::driver::upload_matrix(engine, a, opts, &mut report)?;
+    let core = Core::upload(engine, a, gpu_a, b, x0, opts, threshold)?;
     let gm = Gmres::new(core, opts.variant == Variant::Classical)?;
     let start = Instant::now();
     let times0 = engine.kernel_times();

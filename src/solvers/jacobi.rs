@@ -29,7 +29,7 @@ use std::cell::Cell;
 
 use crate::error::Result;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
-use crate::gpu::{Batch, Engine, GpuCsr, Kernel};
+use crate::gpu::{Batch, Engine, Kernel, ShaderConfig};
 use crate::matrix::Csr;
 use crate::scalar::Scalar;
 use crate::solvers::{CheckMode, Method, Monitor, Solution, SolveOptions, StopReason};
@@ -234,7 +234,7 @@ pub fn solve<T: Scalar>(
     let n = a.nrows();
     let _b_norm = report.b_norm;
 
-    let gpu_a = GpuCsr::upload(engine, a)?;
+    let gpu_a = super::driver::upload_matrix(engine, a, opts, &mut report)?;
     let dinv: Vec<T> = a.diagonal().iter().map(|&d| T::one() / d).collect();
     let dinv = engine.storage_from("dinv", &dinv)?;
     let b_buf = engine.storage_from("b", b)?;
@@ -249,7 +249,14 @@ pub fn solve<T: Scalar>(
     let groups = engine.reduction_groups(n);
     let history_len = opts.max_iter.min(1 << 24) + 2;
     let bufs = SolverBuffers::new::<T>(engine, groups, 3, history_len)?;
-    let sweep = solver_kernel::<T>(engine, "jacobi_sweep", engine.shader_config(T::PRECISION))?;
+    let sweep = solver_kernel::<T>(
+        engine,
+        "jacobi_sweep",
+        ShaderConfig {
+            format: gpu_a.kernel_format(),
+            ..engine.shader_config(T::PRECISION)
+        },
+    )?;
     let checks = if opts.check_mode == CheckMode::Device {
         FLAG_CHECKS
     } else {
@@ -268,15 +275,8 @@ pub fn solve<T: Scalar>(
             },
         );
         let mut e = bufs.common(&params);
-        e.extend([
-            (5, &gpu_a.row_ptr),
-            (6, &gpu_a.col_idx),
-            (7, &gpu_a.values),
-            (8, &b_buf),
-            (9, &dinv),
-            (10, &x[k]),
-            (11, &x[(k + 1) % 3]),
-        ]);
+        e.extend(gpu_a.bindings(false));
+        e.extend([(8, &b_buf), (9, &dinv), (10, &x[k]), (11, &x[(k + 1) % 3])]);
         engine.bind_group_at(&sweep, &e)
     };
     let bg = [FLAG_START, FLAG_FIRST, 0].map(|kind| [0, 1, 2].map(|k| bind(kind, k)));

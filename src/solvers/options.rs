@@ -77,10 +77,24 @@ cli_enum!(
 cli_enum!(
     /// Sparse storage format of the GPU SpMV.
     Format {
-        /// Compressed sparse row (every method).
+        /// Compressed sparse row, one thread per row.
         Csr = "csr",
-        /// ELLPACK, column-major (pipelined CG's loop SpMV in this version).
+        /// ELLPACK, column-major, every row padded to the longest.
         Ell = "ell",
+        /// Diagonal storage (banded matrices; paper 001).
+        Dia = "dia",
+        /// BCSR with 1×1 blocks in the MBR mapping (paper 003).
+        Bcsr1 = "bcsr1",
+        /// BCSR with 2×2 blocks.
+        Bcsr2 = "bcsr2",
+        /// BCSR with 4×4 blocks.
+        Bcsr4 = "bcsr4",
+        /// BCSR with 8×8 blocks.
+        Bcsr8 = "bcsr8",
+        /// SELL-C-σ (C from the adapter's subgroup size).
+        Sell = "sell",
+        /// Chosen from the matrix's statistics (report: `format`, `format_reason`).
+        Auto = "auto",
     }
 );
 
@@ -125,6 +139,9 @@ pub struct SolveOptions {
     pub batch: usize,
     /// Storage format of the GPU SpMV (ignored on the CPU).
     pub format: Format,
+    /// Largest stored entries (padding included) per non-zero a format may use; formats
+    /// over it are refused (`auto` skips them).
+    pub max_padding: f64,
 }
 
 impl Default for SolveOptions {
@@ -141,6 +158,7 @@ impl Default for SolveOptions {
             check_mode: CheckMode::Device,
             batch: 0,
             format: Format::Csr,
+            max_padding: crate::gpu::format::DEFAULT_PADDING_BUDGET,
         }
     }
 }
@@ -148,6 +166,12 @@ impl Default for SolveOptions {
 impl SolveOptions {
     /// Checks option values themselves (not the system).
     pub fn validate(&self) -> Result<()> {
+        if !(self.max_padding >= 1.0 && self.max_padding.is_finite()) {
+            return Err(KrylovError::InvalidOption(format!(
+                "max_padding must be finite and >= 1, got {}",
+                self.max_padding
+            )));
+        }
         if !(self.rtol >= 0.0 && self.rtol.is_finite()) {
             return Err(KrylovError::InvalidOption(format!(
                 "rtol must be finite and >= 0, got {}",

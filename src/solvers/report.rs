@@ -88,6 +88,10 @@ pub struct SolveReport {
     pub precision: Precision,
     /// Storage format the SpMV ran on.
     pub format: String,
+    /// Why that format: `requested`, or `auto: ` and the statistics that decided it.
+    pub format_reason: String,
+    /// Bytes of the matrix in that format on the GPU (0 on the CPU).
+    pub matrix_bytes: u64,
     /// `"cpu"` or `"gpu"`.
     pub device: String,
     /// Adapter name for GPU solves, `null` on the CPU.
@@ -151,6 +155,8 @@ impl SolveReport {
             variant,
             precision,
             format: "csr".into(),
+            format_reason: "requested".into(),
+            matrix_bytes: 0,
             device: "cpu".into(),
             adapter: None,
             n,

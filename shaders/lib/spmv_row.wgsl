@@ -1,0 +1,34 @@
+// spmv_row.wgsl: the interface every storage format implements (shaders/lib/format_*.wgsl),
+// so that each solver kernel is written once and runs on every format.
+//
+// A format provides, for matrix binding set `mat_` (bindings 20–24; a kernel with two
+// matrices, like BiCG's A and Aᵀ, gets a second copy renamed `matt_`/`spmvt_` at 25–29):
+//
+//   fn spmv_passes() -> u32                    row chunks of the matrix (one workgroup each)
+//   fn spmv_pass(chunk: u32, lid: u32) -> SpmvRow
+//
+// `spmv_pass` computes one chunk of y = A·x with the whole workgroup and hands each thread at
+// most one finished row (`valid`). Rows may come in any order (formats that sort rows, like
+// SELL-C-σ and BCSR, return the original row index). It may use workgroup barriers, so it
+// must be called in uniform control flow: kernels loop
+//
+//   for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk += params.groups) { ... }
+//
+// The kernel defines `fn spmv_x(col: u32) -> Real`, the entry `col` of the vector being
+// multiplied (a buffer, a pool vector, or a direction formed on the fly).
+
+struct SpmvRow {
+    row: u32,
+    value: Real,
+    valid: bool,
+}
+
+// The uniform every format binds first: sizes and the format's own extent.
+struct MatInfo {
+    rows: u32,
+    cols: u32,
+    // ELL: entries per row; DIA: diagonals; SELL: slots; BCSR: slots.
+    width: u32,
+    // Chunks of WG rows (or slots) covering the matrix.
+    passes: u32,
+}

@@ -1,0 +1,424 @@
+//! Host side of `shaders/lib/format_*.wgsl`: a sparse matrix resident on the GPU in one of
+//! the storage formats, and the automatic choice among them.
+//!
+//! Every kernel that multiplies by a matrix is written once against the interface of
+//! `shaders/lib/spmv_row.wgsl`; the host compiles it with the format's library and binds the
+//! matrix at 20–24 ([`GpuMatrix::bindings`]), 25–29 for a second matrix (BiCG's Aᵀ). So every
+//! solver runs on every format unchanged.
+
+use std::marker::PhantomData;
+
+use super::engine::Engine;
+use super::shader::FormatKernel;
+use crate::error::{KrylovError, Result};
+use crate::matrix::{Bcsr, Csr, Dia, Ell, MatrixStats, Sell};
+use crate::scalar::Scalar;
+use crate::solvers::Format;
+
+/// Default padding budget: a format may store at most this many entries (values, padding
+/// included) per CSR non-zero. ELL with one long row, DIA on a scattered matrix or BCSR8 on a
+/// matrix without dense blocks exceed it and are refused.
+pub const DEFAULT_PADDING_BUDGET: f64 = 10.0;
+
+/// Mirrors `struct MatInfo` of `shaders/lib/spmv_row.wgsl`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+struct MatInfo {
+    rows: u32,
+    cols: u32,
+    width: u32,
+    passes: u32,
+}
+
+/// A sparse matrix uploaded to the GPU in one storage format.
+///
+/// ```no_run
+/// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuMatrix};
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::Format;
+/// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
+/// let a = poisson_2d_fd::<f32>(64);
+/// let m = GpuMatrix::upload(&engine, &a, Format::Dia)?;
+/// assert_eq!(m.format(), Format::Dia);
+/// assert!(m.bytes() < 6 * 4 * a.nrows() as u64);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+#[derive(Debug)]
+pub struct GpuMatrix<T> {
+    pub nrows: usize,
+    pub ncols: usize,
+    pub nnz: usize,
+    format: Format,
+    kernel: FormatKernel,
+    info: wgpu::Buffer,
+    arrays: Vec<wgpu::Buffer>,
+    passes: u32,
+    bytes: u64,
+    stored: u64,
+    _t: PhantomData<T>,
+}
+
+fn refused(format: Format, e: KrylovError) -> KrylovError {
+    match e {
+        KrylovError::InvalidOption(reason) => KrylovError::FormatRefused {
+            format: format.as_str().into(),
+            reason,
+        },
+        other => other,
+    }
+}
+
+/// Block size of a BCSR format.
+pub fn bcsr_block(format: Format) -> Option<usize> {
+    match format {
+        Format::Bcsr1 => Some(1),
+        Format::Bcsr2 => Some(2),
+        Format::Bcsr4 => Some(4),
+        Format::Bcsr8 => Some(8),
+        _ => None,
+    }
+}
+
+/// Paper 003 §3.6: blocks processed together per block row (`Bx`). Start at 1 (pure MBR) and
+/// double while the matrix gives fewer chunks than `target_chunks` workgroups — a small
+/// matrix in MBR mapping occupies too few workgroups — and block rows are long enough that
+/// the wider step does not just add padding. `KRYLOV_BCSR_BX` overrides.
+pub fn choose_bx(nrows: usize, nnz_blocks: usize, n_block: usize, wg: usize) -> usize {
+    if let Some(bx) = std::env::var("KRYLOV_BCSR_BX")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|b| b.is_power_of_two() && b * n_block * n_block <= wg)
+    {
+        return bx;
+    }
+    const TARGET_CHUNKS: usize = 512;
+    let nbr = nrows.div_ceil(n_block).max(1);
+    let mean_blocks = nnz_blocks as f64 / nbr as f64;
+    let mut bx = 1;
+    while 2 * bx * n_block * n_block <= wg {
+        let by = wg / (bx * n_block * n_block);
+        if nbr.div_ceil(by) >= TARGET_CHUNKS || mean_blocks < (2 * bx) as f64 {
+            break;
+        }
+        bx *= 2;
+    }
+    bx
+}
+
+/// SELL-C-σ slice height for this device: its subgroup size (threads of one slice then
+/// run in lockstep), 32 when unknown.
+pub fn sell_c(engine: &Engine) -> usize {
+    let s = engine.context().summary.subgroup_min_size;
+    if (4..=128).contains(&s) && s.is_power_of_two() {
+        s as usize
+    } else {
+        32
+    }
+}
+
+impl<T: Scalar> GpuMatrix<T> {
+    /// Converts `a` to `format` and uploads it, with [`DEFAULT_PADDING_BUDGET`];
+    /// `Format::Auto` chooses first ([`choose_format`]).
+    pub fn upload(engine: &Engine, a: &Csr<T>, format: Format) -> Result<Self> {
+        Self::upload_with(engine, a, format, DEFAULT_PADDING_BUDGET)
+    }
+
+    /// Converts and uploads with an explicit padding budget. Refusals are
+    /// [`KrylovError::FormatRefused`] (padding over `max_padding`) or
+    /// [`KrylovError::BufferTooLarge`] (an array over the adapter's binding limit).
+    pub fn upload_with(
+        engine: &Engine,
+        a: &Csr<T>,
+        format: Format,
+        max_padding: f64,
+    ) -> Result<Self> {
+        engine.context().require(T::PRECISION)?;
+        let format = if format == Format::Auto {
+            choose_format(a, max_padding).format
+        } else {
+            format
+        };
+        let wg = engine.tuning().workgroup_size as usize;
+        let n = a.nrows();
+        let row_passes = n.div_ceil(wg) as u32;
+        // (kernel, arrays, width, passes, stored values including padding)
+        let (kernel, arrays, width, passes, stored) = match format {
+            Format::Csr | Format::Auto => {
+                let arrays = vec![
+                    engine.storage_from("csr.row_ptr", a.row_ptr())?,
+                    engine.storage_from("csr.col_idx", a.col_idx())?,
+                    engine.storage_from("csr.values", a.values())?,
+                ];
+                (FormatKernel::Csr, arrays, 0, row_passes, a.nnz())
+            }
+            Format::Ell => {
+                let e = Ell::from_csr(a, max_padding).map_err(|e| refused(format, e))?;
+                let arrays = vec![
+                    engine.storage_from("ell.col_idx", e.col_idx())?,
+                    engine.storage_from("ell.values", e.values())?,
+                ];
+                let stored = e.values().len();
+                (
+                    FormatKernel::Ell,
+                    arrays,
+                    e.width() as u32,
+                    row_passes,
+                    stored,
+                )
+            }
+            Format::Dia => {
+                let d = Dia::from_csr(a, max_padding).map_err(|e| refused(format, e))?;
+                let arrays = vec![
+                    engine.storage_from("dia.offsets", d.offsets())?,
+                    engine.storage_from("dia.values", d.values())?,
+                ];
+                let stored = d.values().len();
+                (
+                    FormatKernel::Dia,
+                    arrays,
+                    d.ndiag() as u32,
+                    row_passes,
+                    stored,
+                )
+            }
+            Format::Sell => {
+                let c = sell_c(engine);
+                let s =
+                    Sell::from_csr(a, c, wg.max(c), max_padding).map_err(|e| refused(format, e))?;
+                let arrays = vec![
+                    engine.storage_from("sell.slice_ptr", s.slice_ptr())?,
+                    engine.storage_from("sell.col_idx", s.col_idx())?,
+                    engine.storage_from("sell.values", s.values())?,
+                    engine.storage_from("sell.perm", s.perm())?,
+                ];
+                let slots = s.nslots();
+                (
+                    FormatKernel::Sell { c: c as u32 },
+                    arrays,
+                    slots as u32,
+                    slots.div_ceil(wg) as u32,
+                    s.values().len(),
+                )
+            }
+            Format::Bcsr1 | Format::Bcsr2 | Format::Bcsr4 | Format::Bcsr8 => {
+                let nb = bcsr_block(format).expect("a BCSR format");
+                if nb * nb > wg {
+                    return Err(KrylovError::FormatRefused {
+                        format: format.as_str().into(),
+                        reason: format!(
+                            "{nb}×{nb} blocks need a workgroup of at least {}",
+                            nb * nb
+                        ),
+                    });
+                }
+                let density = crate::matrix::block_density(a, nb);
+                let blocks = if density > 0.0 {
+                    (a.nnz() as f64 / (density * (nb * nb) as f64)).round() as usize
+                } else {
+                    0
+                };
+                let bx = choose_bx(n, blocks, nb, wg);
+                let b =
+                    Bcsr::from_csr(a, nb, bx, wg, max_padding).map_err(|e| refused(format, e))?;
+                let arrays = vec![
+                    engine.storage_from("bcsr.pass_ptr", b.pass_ptr())?,
+                    engine.storage_from("bcsr.block_col", b.block_col())?,
+                    engine.storage_from("bcsr.values", b.values())?,
+                    engine.storage_from("bcsr.block_row", b.block_row())?,
+                ];
+                (
+                    FormatKernel::Bcsr {
+                        n: nb as u32,
+                        bx: bx as u32,
+                    },
+                    arrays,
+                    b.block_row().len() as u32,
+                    b.npasses() as u32,
+                    b.values().len(),
+                )
+            }
+        };
+        let info = engine.uniform_from(
+            "matrix.info",
+            &MatInfo {
+                rows: n as u32,
+                cols: a.ncols() as u32,
+                width,
+                passes,
+            },
+        );
+        let bytes = arrays.iter().map(|b| b.size()).sum();
+        Ok(GpuMatrix {
+            nrows: n,
+            ncols: a.ncols(),
+            nnz: a.nnz(),
+            format,
+            kernel,
+            info,
+            arrays,
+            passes,
+            bytes,
+            stored: stored as u64,
+            _t: PhantomData,
+        })
+    }
+
+    /// The storage format (never `Auto`).
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The format library and constants kernels multiplying by this matrix are compiled with.
+    pub fn kernel_format(&self) -> FormatKernel {
+        self.kernel
+    }
+
+    /// Row chunks of `WG` rows (slots, block-row groups) the kernels loop over.
+    pub fn passes(&self) -> u32 {
+        self.passes
+    }
+
+    /// Bytes of the format's arrays on the GPU.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Values stored, padding included (paper 003's `e`: each costs one matrix and one
+    /// vector load).
+    pub fn stored_elements(&self) -> u64 {
+        self.stored
+    }
+
+    /// Bytes of index data (row pointers, column indices, offsets, permutations).
+    pub fn index_bytes(&self) -> u64 {
+        self.bytes
+            .saturating_sub(self.stored * size_of::<T>() as u64)
+    }
+
+    /// The (binding, buffer) pairs of this matrix: 20–24, or 25–29 as a kernel's second
+    /// matrix.
+    pub fn bindings(&self, second: bool) -> Vec<(u32, &wgpu::Buffer)> {
+        let base = if second { 25 } else { 20 };
+        std::iter::once(&self.info)
+            .chain(&self.arrays)
+            .enumerate()
+            .map(|(i, b)| (base + i as u32, b))
+            .collect()
+    }
+}
+
+/// What [`choose_format`] decided, and why (the report's `format` and `format_reason`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormatChoice {
+    pub format: Format,
+    pub reason: String,
+}
+
+/// Bytes each concrete format would store for `a` (`None`: refused under `max_padding`),
+/// estimated from [`MatrixStats`] without converting (SELL: exact slice padding is not
+/// computed; its estimate is the unsorted ELL-per-slice bound from the row-length spread).
+pub fn format_bytes<T: Scalar>(
+    stats: &MatrixStats,
+    max_padding: f64,
+) -> Vec<(Format, Option<u64>)> {
+    let s = size_of::<T>() as f64;
+    let (n, nnz) = (stats.nrows as f64, stats.nnz.max(1) as f64);
+    let fits = |stored: f64| stored <= max_padding * nnz || stats.nnz == 0;
+    let mut out = vec![(
+        Format::Csr,
+        Some(((n + 1.0) * 4.0 + nnz * (4.0 + s)) as u64),
+    )];
+    let ell = n * stats.row_len_max as f64;
+    out.push((Format::Ell, fits(ell).then_some((ell * (4.0 + s)) as u64)));
+    let dia = n * stats.ndiag as f64;
+    out.push((
+        Format::Dia,
+        fits(dia).then_some((stats.ndiag as f64 * 4.0 + dia * s) as u64),
+    ));
+    let sell = (stats.row_len_mean + stats.row_len_std) * n;
+    out.push((
+        Format::Sell,
+        fits(sell).then_some((sell * (4.0 + s) + 8.0 * n) as u64),
+    ));
+    for (f, nb, d) in [
+        (Format::Bcsr1, 1.0, 1.0),
+        (Format::Bcsr2, 2.0, stats.density[0]),
+        (Format::Bcsr4, 4.0, stats.density[1]),
+        (Format::Bcsr8, 8.0, stats.density[2]),
+    ] {
+        let stored = if d > 0.0 { nnz / d } else { 0.0 };
+        let blocks = stored / (nb * nb);
+        out.push((
+            f,
+            fits(stored).then_some((stored * s + blocks * 4.0 + 8.0 * n / nb) as u64),
+        ));
+    }
+    out
+}
+
+/// Chooses a storage format from cheap statistics of `a` (paper 003 Table 4's block
+/// densities, the number of diagonals, the row-length spread):
+///
+/// 1. DIA when the diagonals are nearly full (≤ 1.5 stored entries per non-zero): no column
+///    indices are loaded at all.
+/// 2. BCSR with the largest N whose blocks are dense enough (d8 ≥ 0.7, d4 ≥ 0.7, d2 ≥ 0.8):
+///    one column index per N² values.
+/// 3. SELL-C-σ when row lengths vary (longest row > 2× the mean + 2, or spread > 0.5× the
+///    mean): sorting within σ keeps padding low where ELL would pad every row to the longest.
+/// 4. CSR otherwise (uniform short rows: CSR scalar loads the same bytes as ELL, and was
+///    measured faster than ELL on the H200, see BENCHMARKS.md).
+///
+/// Formats whose storage exceeds `max_padding` per non-zero are skipped.
+pub fn choose_format<T: Scalar>(a: &Csr<T>, max_padding: f64) -> FormatChoice {
+    choose_from_stats(&MatrixStats::of(a), max_padding)
+}
+
+/// [`choose_format`] on precomputed statistics.
+pub fn choose_from_stats(stats: &MatrixStats, max_padding: f64) -> FormatChoice {
+    let nnz = stats.nnz.max(1) as f64;
+    let dia_fill = (stats.nrows * stats.ndiag) as f64 / nnz;
+    if stats.nnz > 0 && dia_fill <= 1.5_f64.min(max_padding) {
+        return FormatChoice {
+            format: Format::Dia,
+            reason: format!(
+                "{} diagonals hold the non-zeros with {:.2} stored entries per non-zero (≤ 1.5)",
+                stats.ndiag, dia_fill
+            ),
+        };
+    }
+    let [d2, d4, d8] = stats.density;
+    for (f, nb, d, min) in [
+        (Format::Bcsr8, 8, d8, 0.7),
+        (Format::Bcsr4, 4, d4, 0.7),
+        (Format::Bcsr2, 2, d2, 0.8),
+    ] {
+        if d >= min && 1.0 / d <= max_padding {
+            return FormatChoice {
+                format: f,
+                reason: format!(
+                    "{nb}×{nb} blocks are {:.0}% full (d2 {d2:.2}, d4 {d4:.2}, d8 {d8:.2}; ≥ {:.0}%)",
+                    100.0 * d,
+                    100.0 * min
+                ),
+            };
+        }
+    }
+    let irregular = stats.row_len_max as f64 > 2.0 * stats.row_len_mean + 2.0
+        || stats.row_len_std > 0.5 * stats.row_len_mean;
+    if irregular {
+        return FormatChoice {
+            format: Format::Sell,
+            reason: format!(
+                "row lengths vary (mean {:.1}, max {}, std {:.1}): SELL-C-σ pads per slice of sorted rows, not to the longest row",
+                stats.row_len_mean, stats.row_len_max, stats.row_len_std
+            ),
+        };
+    }
+    FormatChoice {
+        format: Format::Csr,
+        reason: format!(
+            "uniform short rows (mean {:.1}, max {}), {} diagonals (DIA would store {:.1}× the non-zeros), no dense blocks (d2 {d2:.2}): CSR",
+            stats.row_len_mean, stats.row_len_max, stats.ndiag, dia_fill
+        ),
+    }
+}
