@@ -163,6 +163,7 @@ pub struct StudioApp {
     precision_choice: Option<Precision>,
     precond: Precond,
     check_mode: CheckMode,
+    format: krylov_wgpu::solvers::Format,
     rtol_text: String,
     atol_text: String,
     max_iter: usize,
@@ -222,6 +223,7 @@ impl StudioApp {
             precision_choice: args.precision,
             precond: args.precond.unwrap_or(Precond::None),
             check_mode: args.check_mode.unwrap_or(CheckMode::Device),
+            format: krylov_wgpu::solvers::Format::Auto,
             rtol_text: "1e-6".into(),
             atol_text: "0".into(),
             max_iter: 10_000,
@@ -326,8 +328,8 @@ impl StudioApp {
             gs: self.gs,
             check_mode: self.check_mode,
             batch: self.batch,
-            // The side-by-side comparison needs a format both variants run on.
-            format: krylov_wgpu::solvers::Format::Csr,
+            format: self.format,
+            max_padding: krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET,
         };
         opts.validate().map_err(|e| e.to_string())?;
         Ok(opts)
@@ -871,13 +873,18 @@ impl StudioApp {
 
                 let l = ui.label("Format");
                 egui::ComboBox::from_id_salt("format")
-                    .selected_text("CSR")
+                    .selected_text(self.format.as_str())
                     .show_ui(ui, |ui| {
-                        let _ = ui.selectable_label(true, "CSR");
+                        for &f in krylov_wgpu::solvers::Format::ALL {
+                            ui.selectable_value(&mut self.format, f, f.as_str());
+                        }
                     })
                     .response
                     .labelled_by(l.id)
-                    .on_hover_text("the storage format the library's GPU SpMV runs on");
+                    .on_hover_text(
+                        "the storage format of the GPU SpMV; auto chooses from the matrix \
+                         (the result table says which and why)",
+                    );
                 ui.end_row();
 
                 let l = ui.label("Preconditioner");
@@ -1160,6 +1167,11 @@ impl StudioApp {
                                 human_bytes(r.counts.bytes_read_back as usize),
                                 human_bytes(r.counts.bytes_uploaded as usize)
                             )
+                        })
+                    });
+                    row(ui, "format / matrix bytes", &|v| {
+                        gpu_cell(v, |r| {
+                            format!("{} / {}", r.format, human_bytes(r.matrix_bytes as usize))
                         })
                     });
                     row(ui, "check mode / batch / recorded", &|v| {
