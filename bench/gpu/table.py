@@ -27,9 +27,9 @@ classical = {
 }
 print(f"Adapter: {meta.get('adapter', '?')}; streaming bandwidth (stream_triad): "
       f"{meta.get('stream_gb_per_s', 0):.0f} GB/s\n")
-print("| problem | n | nnz | method | prec | variant | check | µs/iter | CuPy µs/iter | ours/CuPy | "
+print("| problem | n | nnz | format | method | prec | variant | check | µs/iter | CuPy µs/iter | ours/CuPy | "
       "classical/pipelined | roofline µs | ×roofline | GB/s | launches/it | transfers/it | GPU µs/it per kernel |")
-print("|---|---:|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+print("|---|---:|---:|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 for r in ours:
     if r.get("iterations_done", r["iterations"]) < r["iterations"]:
         # The run stopped early (e.g. a BiCGStab breakdown on b = A·1): its per-iteration
@@ -45,7 +45,7 @@ for r in ours:
         if cl:
             speedup = f"{cl / us:.2f}"
     kernels = ", ".join(f"{k} {v:.1f}" for k, v in r.get("kernel_us_per_iteration", []))
-    print(f"| {r['problem']} | {r['n']} | {r['nnz']} | {r['method']} | {r['precision']} | {r['variant']} | "
+    print(f"| {r['problem']} | {r['n']} | {r['nnz']} | {r.get('format', 'csr')} | {r['method']} | {r['precision']} | {r['variant']} | "
           f"{r['check_mode']} | {us:.1f} | {c:.1f} | {ratio} | {speedup} | {r['roofline_us']:.2f} | "
           f"{r['roofline_ratio']:.1f} | {r['gb_per_s']:.0f} | {r['dispatches_per_iteration']:.2f} | "
           f"{r['transfers_per_iteration']:.3f} | {kernels} |" if c else
