@@ -328,7 +328,8 @@ pub fn run_case_on<T: Scalar>(
         problem: case.problem.clone(),
         n: a.nrows(),
         nnz: a.nnz(),
-        format: case.format.to_string(),
+        // The format the solve ran on (`auto` resolved).
+        format: r.format.clone(),
         method: case.method,
         variant: case.variant,
         precision: T::PRECISION,
@@ -411,6 +412,7 @@ pub fn time_to_solution<T: Scalar>(
     method: Method,
     precision_rtol: f64,
     runs: usize,
+    format: crate::solvers::Format,
 ) -> Result<(f64, usize, bool)> {
     let b = a.mul_vec(&vec![T::one(); a.ncols()])?;
     let opts = SolveOptions {
@@ -419,6 +421,7 @@ pub fn time_to_solution<T: Scalar>(
         check_mode: CheckMode::Device,
         rtol: precision_rtol,
         max_iter: 100_000,
+        format,
         ..Default::default()
     };
     let mut times = Vec::new();

@@ -767,7 +767,7 @@ fn bench_group<T: Scalar>(
     let a = bench_matrix::<T>(problem, n)?;
     if args.tts {
         for &method in &args.method {
-            match time_to_solution(engine, &a, method, args.tts_rtol, args.runs) {
+            match time_to_solution(engine, &a, method, args.tts_rtol, args.runs, args.format) {
                 Ok((secs, iterations, converged)) => {
                     let row = serde_json::json!({
                         "kind": "tts", "problem": problem, "n": a.nrows(), "nnz": a.nnz(),
