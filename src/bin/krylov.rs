@@ -124,6 +124,11 @@ struct BenchArgs {
     /// Most stored entries per non-zero a format may use (--spmv).
     #[arg(long, default_value_t = krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET)]
     max_padding: f64,
+    /// Do not keep the GPU busy between timed loops (by default a background thread runs
+    /// small kernels whenever nothing is timed, so the driver does not lower the clocks
+    /// during CPU-side setup; off on CPU adapters).
+    #[arg(long)]
+    no_heat: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -636,8 +641,14 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
             }
         }
     }
+    let heater = if args.no_heat || engine.context().summary.device_type == "Cpu" {
+        None
+    } else {
+        Some(krylov_wgpu::bench::Heater::start(engine.context().clone())?)
+    };
+    let heater = heater.as_ref();
     if args.spmv {
-        return bench_spmv(&engine, args, &sizes, &adapter, bandwidth);
+        return bench_spmv(&engine, args, &sizes, &adapter, bandwidth, heater);
     }
     if args.json {
         println!(
@@ -661,8 +672,12 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
                     continue;
                 }
                 match precision {
-                    Precision::F32 => bench_group::<f32>(&engine, args, problem, n, bandwidth)?,
-                    Precision::F64 => bench_group::<f64>(&engine, args, problem, n, bandwidth)?,
+                    Precision::F32 => {
+                        bench_group::<f32>(&engine, args, problem, n, bandwidth, heater)?
+                    }
+                    Precision::F64 => {
+                        bench_group::<f64>(&engine, args, problem, n, bandwidth, heater)?
+                    }
                 }
             }
         }
@@ -677,6 +692,7 @@ fn bench_spmv(
     sizes: &[usize],
     adapter: &str,
     bandwidth: f64,
+    heater: Option<&krylov_wgpu::bench::Heater>,
 ) -> Result<ExitCode> {
     use krylov_wgpu::bench::{bench_matrix, spmv_table_header};
     let formats: Vec<Format> = if args.formats.is_empty() {
@@ -723,8 +739,10 @@ fn bench_spmv(
             }
             for &format in &formats {
                 let row = match precision {
-                    Precision::F32 => spmv_row::<f32>(engine, &a.cast()?, name, format, args)?,
-                    Precision::F64 => spmv_row::<f64>(engine, a, name, format, args)?,
+                    Precision::F32 => {
+                        spmv_row::<f32>(engine, &a.cast()?, name, format, args, heater)?
+                    }
+                    Precision::F64 => spmv_row::<f64>(engine, a, name, format, args, heater)?,
                 };
                 if args.json {
                     println!("{}", serde_json::to_string(&row).expect("serialisable row"));
@@ -743,6 +761,7 @@ fn spmv_row<T: Scalar>(
     name: &str,
     format: Format,
     args: &BenchArgs,
+    heater: Option<&krylov_wgpu::bench::Heater>,
 ) -> Result<krylov_wgpu::bench::SpmvRow> {
     krylov_wgpu::bench::bench_spmv(
         engine,
@@ -752,6 +771,7 @@ fn spmv_row<T: Scalar>(
         args.runs,
         args.repeat,
         args.max_padding,
+        heater,
     )
 }
 
@@ -762,12 +782,21 @@ fn bench_group<T: Scalar>(
     problem: &str,
     n: usize,
     bandwidth: f64,
+    heater: Option<&krylov_wgpu::bench::Heater>,
 ) -> Result<()> {
     use krylov_wgpu::bench::{BenchCase, bench_matrix, run_case_on, table_row, time_to_solution};
     let a = bench_matrix::<T>(problem, n)?;
     if args.tts {
         for &method in &args.method {
-            match time_to_solution(engine, &a, method, args.tts_rtol, args.runs, args.format) {
+            match time_to_solution(
+                engine,
+                &a,
+                method,
+                args.tts_rtol,
+                args.runs,
+                args.format,
+                heater,
+            ) {
                 Ok((secs, iterations, converged)) => {
                     let row = serde_json::json!({
                         "kind": "tts", "problem": problem, "n": a.nrows(), "nnz": a.nnz(),
@@ -808,7 +837,7 @@ fn bench_group<T: Scalar>(
                     restart: args.restart,
                     format: args.format,
                 };
-                match run_case_on(engine, &case, &a, bandwidth) {
+                match run_case_on(engine, &case, &a, bandwidth, heater) {
                     Ok(row) if args.json => {
                         println!("{}", serde_json::to_string(&row).expect("serialisable"))
                     }
