@@ -483,6 +483,17 @@ pub struct SpmvRow {
     pub relative_error: f64,
 }
 
+/// How `krylov bench --spmv` times one format.
+#[derive(Debug, Clone, Copy)]
+pub struct SpmvBench {
+    /// Timed batches (the median is reported), after one untimed batch.
+    pub runs: usize,
+    /// Products per batch (one submit).
+    pub repeat: usize,
+    /// Padding budget of the conversion.
+    pub max_padding: f64,
+}
+
 /// Times `repeat` products y = A·x in one submit, `runs` times, for `format` (median).
 /// A refused format gives a row with `refused` set, not an error.
 pub fn bench_spmv<T: Scalar>(
@@ -490,11 +501,14 @@ pub fn bench_spmv<T: Scalar>(
     a: &Csr<T>,
     matrix: &str,
     format: crate::solvers::Format,
-    runs: usize,
-    repeat: usize,
-    max_padding: f64,
+    how: SpmvBench,
     heater: Option<&Heater>,
 ) -> Result<SpmvRow> {
+    let SpmvBench {
+        runs,
+        repeat,
+        max_padding,
+    } = how;
     use crate::gpu::{GpuMatrix, Spmv};
     let mut row = SpmvRow {
         kind: "spmv",

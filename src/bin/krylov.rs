@@ -768,9 +768,11 @@ fn spmv_row<T: Scalar>(
         a,
         name,
         format,
-        args.runs,
-        args.repeat,
-        args.max_padding,
+        krylov_wgpu::bench::SpmvBench {
+            runs: args.runs,
+            repeat: args.repeat,
+            max_padding: args.max_padding,
+        },
         heater,
     )
 }
