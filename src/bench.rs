@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 mod heater;
-pub use heater::{Heater, PauseOnFirstResidual};
+pub use heater::{Heater, PauseAtLoopStart};
 
 use crate::error::{KrylovError, Result};
 use crate::gpu::shader::{ShaderConfig, kernel_source};

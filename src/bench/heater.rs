@@ -101,11 +101,10 @@ impl Heater {
             .compare_exchange(PAUSED, RUN, Ordering::AcqRel, Ordering::Acquire);
     }
 
-    /// A solver monitor that pauses the heater at the first residual: after the setup and
-    /// right before the timed loop of CG, BiCGStab, BiCG and Jacobi (GMRES records its first
-    /// residual inside its timed cycle, where the pause costs one heater batch at most).
-    pub fn monitor(&self) -> PauseOnFirstResidual<'_> {
-        PauseOnFirstResidual(self)
+    /// A solver monitor that pauses the heater when the timed loop starts (after the setup:
+    /// [`Monitor::on_loop_start`]).
+    pub fn monitor(&self) -> PauseAtLoopStart<'_> {
+        PauseAtLoopStart(self)
     }
 }
 
@@ -119,10 +118,10 @@ impl Drop for Heater {
 }
 
 /// See [`Heater::monitor`].
-pub struct PauseOnFirstResidual<'a>(&'a Heater);
+pub struct PauseAtLoopStart<'a>(&'a Heater);
 
-impl Monitor for PauseOnFirstResidual<'_> {
-    fn on_residual(&mut self, _iteration: usize, _residual: f64) {
+impl Monitor for PauseAtLoopStart<'_> {
+    fn on_loop_start(&mut self) {
         self.0.pause();
     }
 }

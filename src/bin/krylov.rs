@@ -609,8 +609,23 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
                 .ok_or_else(|| KrylovError::InvalidOption(format!("bad size `{s}` in --sizes")))
         })
         .collect::<Result<_>>()?;
+    let heater = if args.no_heat || engine.context().summary.device_type == "Cpu" {
+        None
+    } else {
+        Some(krylov_wgpu::bench::Heater::start(engine.context().clone())?)
+    };
+    let heater = heater.as_ref();
     let bandwidth = if args.bandwidth_n > 0 {
-        measure_bandwidth(&engine, args.bandwidth_n)?
+        // Clocks up first (0.3 s of load), then the probe alone on the GPU.
+        if let Some(h) = heater {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            h.pause();
+        }
+        let bw = measure_bandwidth(&engine, args.bandwidth_n);
+        if let Some(h) = heater {
+            h.resume();
+        }
+        bw?
     } else {
         0.0
     };
@@ -641,12 +656,6 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
             }
         }
     }
-    let heater = if args.no_heat || engine.context().summary.device_type == "Cpu" {
-        None
-    } else {
-        Some(krylov_wgpu::bench::Heater::start(engine.context().clone())?)
-    };
-    let heater = heater.as_ref();
     if args.spmv {
         return bench_spmv(&engine, args, &sizes, &adapter, bandwidth, heater);
     }

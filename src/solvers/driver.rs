@@ -370,6 +370,7 @@ pub(crate) fn drive<T: Scalar>(
                 } else if rr <= thr2 {
                     LoopEnd::Converged
                 } else {
+                    run.monitor.on_loop_start();
                     let t = Instant::now();
                     let end = match opts.check_mode {
                         CheckMode::Device => device_loop(

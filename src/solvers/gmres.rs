@@ -1274,6 +1274,7 @@ pub fn solve<T: Scalar>(
     let gpu_a = super::driver::upload_matrix(engine, a, opts, &mut report)?;
     let core = Core::upload(engine, a, gpu_a, b, x0, opts, threshold)?;
     let gm = Gmres::new(core, opts.variant == Variant::Classical)?;
+    monitor.on_loop_start();
     let start = Instant::now();
     let times0 = engine.kernel_times();
     let mut run = Run {

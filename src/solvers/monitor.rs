@@ -7,6 +7,9 @@ use std::sync::mpsc::Sender;
 /// Receives the residual norms of a solve as they reach the host (every iteration in
 /// `paper` mode, once per batch in `device` mode) and may cancel it between batches.
 pub trait Monitor {
+    /// The setup is done (matrix uploaded, kernels compiled) and the timed iteration loop
+    /// starts now; called before every loop (restarts included).
+    fn on_loop_start(&mut self) {}
     /// ‖r‖₂ after `iteration` iterations (0: the initial residual).
     fn on_residual(&mut self, iteration: usize, residual: f64) {
         let _ = (iteration, residual);
