@@ -167,6 +167,33 @@ pub fn measure_bandwidth(engine: &Engine, n: usize) -> Result<f64> {
     Ok(median(&mut samples))
 }
 
+/// The floor of a kernel launch that depends on the previous one: wall time per dispatch of
+/// `reps` back-to-back `stream_triad` launches on 256 entries in one compute pass (each
+/// reads and writes y, so the driver must finish one before starting the next — the
+/// situation of every solver kernel, which reads what the previous one wrote). Median of 5
+/// batches after one warm-up, in µs. A pipelined iteration of k launches cannot take less
+/// than k times this.
+pub fn dependent_dispatch_us(engine: &Engine, reps: usize) -> Result<f64> {
+    let cfg = ShaderConfig::new(Precision::F32);
+    let kernel: Kernel = engine.kernel(kernel_source("stream_triad").expect("registered"), cfg)?;
+    let x = engine.storage_zeroed::<[f32; 4]>("x", 64)?;
+    let y = engine.storage_zeroed::<[f32; 4]>("y", 64)?;
+    let params = engine.uniform_from("latency params", &[64u32, 1, 0.5f32.to_bits(), 0]);
+    let bg = engine.bind_group(&kernel, &[&params, &x, &y]);
+    let mut samples = Vec::new();
+    for _ in 0..6 {
+        let t = Instant::now();
+        let mut batch = engine.begin("latency");
+        for _ in 0..reps {
+            batch.dispatch(&kernel, &bg, 1);
+        }
+        batch.submit_and_read::<f32>(&y, 0, 1)?;
+        samples.push(t.elapsed().as_secs_f64() / reps as f64 * 1e6);
+    }
+    samples.remove(0);
+    Ok(median(&mut samples))
+}
+
 /// Bandwidth probes for diagnosing the solver kernels (GB/s, median of 5 batches of 20
 /// launches, wall time): `stream_update4` — update_cg's 4 reads + 3 writes per entry without
 /// its reductions — on `n` f32 entries with `groups` workgroups of `wg` threads (grid-stride;

@@ -631,6 +631,18 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
     };
     let adapter = engine.context().summary.name.clone();
     if args.probe_n > 0 {
+        if let Some(h) = heater {
+            h.pause();
+        }
+        for reps in [100, 1000] {
+            println!(
+                "probe dependent dispatch ({reps} per submit): {:.2} µs each",
+                krylov_wgpu::bench::dependent_dispatch_us(&engine, reps)?
+            );
+        }
+        if let Some(h) = heater {
+            h.resume();
+        }
         for name in [
             "stream_update4",
             "stream_update4_status",
