@@ -27,10 +27,16 @@ fn heater_pauses_resumes_and_stays_out_of_the_counts() {
     let heated = solve_gpu(&engine, &a, &b, None, &opts, &mut heater.monitor()).unwrap();
     heater.resume();
     // The heater has its own engine: nothing it launched shows up here.
-    assert_eq!(engine.counters().snapshot().since(&before), heated.report.counts);
+    assert_eq!(
+        engine.counters().snapshot().since(&before),
+        heated.report.counts
+    );
     assert_eq!(heated.report.counts, quiet.report.counts);
     assert_eq!(heated.report.iterations, quiet.report.iterations);
-    assert_eq!(heated.x, quiet.x, "same kernels, same order: bitwise the same x");
+    assert_eq!(
+        heated.x, quiet.x,
+        "same kernels, same order: bitwise the same x"
+    );
     // Pausing twice and resuming twice is harmless; dropping joins the thread.
     heater.pause();
     heater.pause();

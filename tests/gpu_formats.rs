@@ -524,3 +524,36 @@ fn formats_over_the_padding_budget_are_refused_with_a_typed_error() {
     let err = solve_gpu(&engine, &a, &b, None, &bad, &mut ()).unwrap_err();
     assert!(matches!(err, KrylovError::InvalidOption(_)), "{err}");
 }
+
+#[test]
+fn format_estimates_match_the_conversions_and_flag_what_does_not_fit() {
+    use krylov_wgpu::gpu::format::format_estimates;
+    use krylov_wgpu::matrix::{Dia, Ell, MatrixStats};
+    let banded: Csr<f32> = generators::from_spec("banded:3001:-7,-1,0,1,7").unwrap();
+    let stats = MatrixStats::of(&banded);
+    let est = format_estimates(&stats, 4, 10.0, u64::MAX);
+    let get = |f: Format| *est.iter().find(|e| e.format == f).unwrap();
+    // Exact for CSR, ELL and DIA.
+    let csr_bytes = 4 * (banded.nrows() + 1) + 8 * banded.nnz();
+    assert_eq!(get(Format::Csr).bytes, csr_bytes as u64);
+    let dia = Dia::from_csr(&banded, 10.0).unwrap();
+    assert_eq!(get(Format::Dia).bytes, dia.storage_bytes() as u64);
+    let ell = Ell::from_csr(&banded, 10.0).unwrap();
+    assert_eq!(get(Format::Ell).bytes, ell.storage_bytes() as u64);
+    assert!(est.iter().all(|e| e.fits || e.format == Format::Bcsr8));
+    // A binding limit below DIA's values array: DIA no longer fits.
+    let tight = format_estimates(&stats, 4, 10.0, (dia.values().len() * 4 - 1) as u64);
+    assert!(!tight.iter().find(|e| e.format == Format::Dia).unwrap().fits);
+    // One long row: ELL is over the padding budget.
+    let mut coo = Coo::new(2000, 2000);
+    for i in 0..2000 {
+        coo.push(i, i, 1.0f32).unwrap();
+    }
+    for j in 1..1000 {
+        coo.push(0, j, 0.5).unwrap();
+    }
+    let long = coo.to_csr().unwrap();
+    let est = format_estimates(&MatrixStats::of(&long), 4, 10.0, u64::MAX);
+    let ell = est.iter().find(|e| e.format == Format::Ell).unwrap();
+    assert!(!ell.fits && ell.fill > 10.0, "{ell:?}");
+}

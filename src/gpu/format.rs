@@ -314,32 +314,55 @@ pub struct FormatChoice {
     pub reason: String,
 }
 
-/// Bytes each concrete format would store for `a` (`None`: refused under `max_padding`),
-/// estimated from [`MatrixStats`] without converting (SELL: exact slice padding is not
-/// computed; its estimate is the unsorted ELL-per-slice bound from the row-length spread).
-pub fn format_bytes<T: Scalar>(
+/// What one format would cost for a matrix (the report's `format_estimates`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct FormatEstimate {
+    pub format: Format,
+    /// Estimated bytes of the format's arrays (exact for CSR, ELL and DIA; BCSR without the
+    /// per-workgroup padding; SELL from the row-length spread).
+    pub bytes: u64,
+    /// Values stored (padding included) per non-zero.
+    pub fill: f64,
+    /// Within the padding budget and the adapter's binding limit.
+    pub fits: bool,
+}
+
+/// [`FormatEstimate`] of every concrete format for a matrix with statistics `stats`, values
+/// of `value_bytes` bytes, a padding budget and the largest array the adapter binds.
+pub fn format_estimates(
     stats: &MatrixStats,
+    value_bytes: usize,
     max_padding: f64,
-) -> Vec<(Format, Option<u64>)> {
-    let s = size_of::<T>() as f64;
+    binding_limit: u64,
+) -> Vec<FormatEstimate> {
+    let s = value_bytes as f64;
     let (n, nnz) = (stats.nrows as f64, stats.nnz.max(1) as f64);
-    let fits = |stored: f64| stored <= max_padding * nnz || stats.nnz == 0;
-    let mut out = vec![(
-        Format::Csr,
-        Some(((n + 1.0) * 4.0 + nnz * (4.0 + s)) as u64),
-    )];
-    let ell = n * stats.row_len_max as f64;
-    out.push((Format::Ell, fits(ell).then_some((ell * (4.0 + s)) as u64)));
-    let dia = n * stats.ndiag as f64;
-    out.push((
-        Format::Dia,
-        fits(dia).then_some((stats.ndiag as f64 * 4.0 + dia * s) as u64),
-    ));
-    let sell = (stats.row_len_mean + stats.row_len_std) * n;
-    out.push((
-        Format::Sell,
-        fits(sell).then_some((sell * (4.0 + s) + 8.0 * n) as u64),
-    ));
+    let estimate = |format, stored: f64, index_bytes: f64| {
+        let fill = stored / nnz;
+        FormatEstimate {
+            format,
+            bytes: (stored * s + index_bytes) as u64,
+            fill,
+            fits: (fill <= max_padding || stats.nnz == 0)
+                && stored * s <= binding_limit as f64
+                && index_bytes <= binding_limit as f64,
+        }
+    };
+    let mut out = vec![
+        estimate(Format::Csr, nnz, (n + 1.0) * 4.0 + nnz * 4.0),
+        estimate(
+            Format::Ell,
+            n * stats.row_len_max as f64,
+            n * stats.row_len_max as f64 * 4.0,
+        ),
+        estimate(
+            Format::Dia,
+            n * stats.ndiag as f64,
+            stats.ndiag as f64 * 4.0,
+        ),
+    ];
+    let sell = ((stats.row_len_mean + stats.row_len_std) * n).max(nnz);
+    out.push(estimate(Format::Sell, sell, sell * 4.0 + 8.0 * n));
     for (f, nb, d) in [
         (Format::Bcsr1, 1.0, 1.0),
         (Format::Bcsr2, 2.0, stats.density[0]),
@@ -347,11 +370,7 @@ pub fn format_bytes<T: Scalar>(
         (Format::Bcsr8, 8.0, stats.density[2]),
     ] {
         let stored = if d > 0.0 { nnz / d } else { 0.0 };
-        let blocks = stored / (nb * nb);
-        out.push((
-            f,
-            fits(stored).then_some((stored * s + blocks * 4.0 + 8.0 * n / nb) as u64),
-        ));
+        out.push(estimate(f, stored, stored / (nb * nb) * 4.0 + 8.0 * n / nb));
     }
     out
 }

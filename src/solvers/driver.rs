@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::error::Result;
+use crate::error::{KrylovError, Result};
 use crate::gpu::kernels::{GpuStatus, SolverBuffers};
 use crate::gpu::{Batch, Engine};
 use crate::scalar::Scalar;
@@ -207,7 +207,6 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
     x0: Option<&[T]>,
     opts: &SolveOptions,
 ) -> Result<Start> {
-    use crate::error::KrylovError;
     if opts.method != method {
         return Err(KrylovError::InvalidOption(format!(
             "{method}::solve called with method {}",
@@ -254,14 +253,46 @@ pub(crate) fn upload_matrix<T: Scalar>(
     opts: &SolveOptions,
     report: &mut SolveReport,
 ) -> Result<crate::gpu::GpuMatrix<T>> {
+    use crate::gpu::GpuMatrix;
+    use crate::gpu::format::{choose_from_stats, format_estimates};
     use crate::solvers::Format;
-    let (format, reason) = if opts.format == Format::Auto {
-        let c = crate::gpu::choose_format(a, opts.max_padding);
-        (c.format, format!("auto: {}", c.reason))
+    let stats = crate::matrix::MatrixStats::of(a);
+    let limit = engine.context().limits.max_storage_buffer_binding_size as u64;
+    report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
+    if opts.format != Format::Auto {
+        let m = GpuMatrix::upload_with(engine, a, opts.format, opts.max_padding)?;
+        report.format = m.format().to_string();
+        report.format_reason = "requested".into();
+        report.matrix_bytes = m.bytes();
+        return Ok(m);
+    }
+    let choice = choose_from_stats(&stats, opts.max_padding);
+    let mut reason = format!("auto: {}", choice.reason);
+    let fits = report
+        .format_estimates
+        .iter()
+        .find(|e| e.format == choice.format)
+        .is_none_or(|e| e.fits);
+    let first = if fits {
+        GpuMatrix::upload_with(engine, a, choice.format, opts.max_padding)
     } else {
-        (opts.format, "requested".to_string())
+        Err(KrylovError::FormatRefused {
+            format: choice.format.to_string(),
+            reason: "its arrays would exceed the adapter's binding limit".into(),
+        })
     };
-    let m = crate::gpu::GpuMatrix::upload_with(engine, a, format, opts.max_padding)?;
+    // A refused choice falls back to CSR, the most compact general format; a refusal of
+    // CSR itself is the caller's error.
+    let m = match first {
+        Ok(m) => m,
+        Err(e @ (KrylovError::FormatRefused { .. } | KrylovError::BufferTooLarge { .. }))
+            if choice.format != Format::Csr =>
+        {
+            reason = format!("{reason} — but {e}; CSR instead");
+            GpuMatrix::upload_with(engine, a, Format::Csr, opts.max_padding)?
+        }
+        Err(e) => return Err(e),
+    };
     report.format = m.format().to_string();
     report.format_reason = reason;
     report.matrix_bytes = m.bytes();

@@ -92,6 +92,8 @@ pub struct SolveReport {
     pub format_reason: String,
     /// Bytes of the matrix in that format on the GPU (0 on the CPU).
     pub matrix_bytes: u64,
+    /// What every format would cost for this matrix (GPU solves; what `auto` weighed).
+    pub format_estimates: Vec<crate::gpu::format::FormatEstimate>,
     /// `"cpu"` or `"gpu"`.
     pub device: String,
     /// Adapter name for GPU solves, `null` on the CPU.
@@ -157,6 +159,7 @@ impl SolveReport {
             format: "csr".into(),
             format_reason: "requested".into(),
             matrix_bytes: 0,
+            format_estimates: Vec::new(),
             device: "cpu".into(),
             adapter: None,
             n,
