@@ -257,7 +257,7 @@ pub(crate) fn upload_matrix<T: Scalar>(
     use crate::gpu::format::{choose_from_stats, format_estimates};
     use crate::solvers::Format;
     let stats = crate::matrix::MatrixStats::of(a);
-    let limit = engine.context().limits.max_storage_buffer_binding_size as u64;
+    let limit = engine.context().limits.max_storage_buffer_binding_size;
     report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
     if opts.format != Format::Auto {
         let m = GpuMatrix::upload_with(engine, a, opts.format, opts.max_padding)?;
