@@ -14,8 +14,27 @@ fn spmv_x(col: u32) -> Real {
     return p[col];
 }
 
+// Stores (Ap)_row and returns its (⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩) terms.
+fn store_row(q: SpmvRow) -> vec4<Real> {
+    let row = q.row;
+    var d = Real(1.0);
+    if params.jacobi != 0u {
+        d = dinv[row];
+    }
+    ap[row] = q.value;
+    return vec4<Real>(p[row] * q.value, q.value * d * q.value, Real(0.0), Real(0.0));
+}
+
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
+    // The workgroup's first row chunk is multiplied before the status word and the partial
+    // sums are read, so its loads overlap their latency (at small n it is the only chunk).
+    // Nothing is stored unless the solve is running.
+    let passes = spmv_passes();
+    var first = SpmvRow(0u, Real(0.0), false);
+    if ids.wid.x < passes {
+        first = spmv_pass(ids.wid.x, ids.lid);
+    }
     if current_status(ids) != STATUS_RUNNING {
         return;
     }
@@ -31,16 +50,13 @@ fn main(ids: Ids) {
         }
     }
     var acc = vec4<Real>(Real(0.0));
-    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
+    if first.valid {
+        acc = store_row(first);
+    }
+    for (var chunk = ids.wid.x + params.groups; chunk < passes; chunk = chunk + params.groups) {
         let q = spmv_pass(chunk, ids.lid);
         if q.valid {
-            let row = q.row;
-            var d = Real(1.0);
-            if params.jacobi != 0u {
-                d = dinv[row];
-            }
-            ap[row] = q.value;
-            acc = acc + vec4<Real>(p[row] * q.value, q.value * d * q.value, Real(0.0), Real(0.0));
+            acc = acc + store_row(q);
         }
     }
     let t = workgroup_sum(acc, ids);

@@ -50,6 +50,14 @@ fn update_entry(i: u32, e: Entry, alpha: Real, beta: Real) -> vec4<Real> {
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
+    // This thread's first entry is loaded before the status word and the partial sums, so
+    // its memory latency overlaps theirs (at n ≤ WG·groups it is the thread's only entry).
+    // Loads only: nothing is stored unless the solve is running.
+    let first = ids.wid.x * WG + ids.lid;
+    var e_first: Entry;
+    if first < params.n {
+        e_first = load_entry(first);
+    }
     if current_status(ids) != STATUS_RUNNING {
         return;
     }
@@ -77,11 +85,14 @@ fn main(ids: Ids) {
     // hold back the next loads and leave one load in flight per thread.
     let stride = params.groups * WG;
     var acc = vec4<Real>(Real(0.0));
-    for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + 4u * stride) {
+    for (var i = first; i < params.n; i = i + 4u * stride) {
         let i1 = i + stride;
         let i2 = i1 + stride;
         let i3 = i2 + stride;
-        let e0 = load_entry(i);
+        var e0 = e_first;
+        if i != first {
+            e0 = load_entry(i);
+        }
         var e1 = e0;
         var e2 = e0;
         var e3 = e0;
