@@ -809,6 +809,14 @@ fn bench_group<T: Scalar>(
 ) -> Result<()> {
     use krylov_wgpu::bench::{BenchCase, bench_matrix, run_case_on, table_row, time_to_solution};
     let a = bench_matrix::<T>(problem, n)?;
+    // `auto` is resolved once per matrix for the per-iteration runs (every run would
+    // otherwise recompute the same statistics); time to solution keeps `auto` (the choice is
+    // part of a user's solve).
+    let format = if args.format == Format::Auto && !args.tts {
+        krylov_wgpu::gpu::choose_format(&a, args.max_padding).format
+    } else {
+        args.format
+    };
     if args.tts {
         for &method in &args.method {
             match time_to_solution(
@@ -858,7 +866,7 @@ fn bench_group<T: Scalar>(
                     iterations: args.iterations,
                     runs: args.runs,
                     restart: args.restart,
-                    format: args.format,
+                    format,
                 };
                 match run_case_on(engine, &case, &a, bandwidth, heater) {
                     Ok(row) if args.json => {

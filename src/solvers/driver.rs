@@ -256,9 +256,6 @@ pub(crate) fn upload_matrix<T: Scalar>(
     use crate::gpu::GpuMatrix;
     use crate::gpu::format::{choose_from_stats, format_estimates};
     use crate::solvers::Format;
-    let stats = crate::matrix::MatrixStats::of(a);
-    let limit = engine.context().limits.max_storage_buffer_binding_size;
-    report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
     if opts.format != Format::Auto {
         let m = GpuMatrix::upload_with(engine, a, opts.format, opts.max_padding)?;
         report.format = m.format().to_string();
@@ -266,6 +263,10 @@ pub(crate) fn upload_matrix<T: Scalar>(
         report.matrix_bytes = m.bytes();
         return Ok(m);
     }
+    // Statistics only when choosing (block densities cost a pass over A per block size).
+    let stats = crate::matrix::MatrixStats::of(a);
+    let limit = engine.context().limits.max_storage_buffer_binding_size;
+    report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
     let choice = choose_from_stats(&stats, opts.max_padding);
     let mut reason = format!("auto: {}", choice.reason);
     let fits = report

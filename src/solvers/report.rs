@@ -92,7 +92,8 @@ pub struct SolveReport {
     pub format_reason: String,
     /// Bytes of the matrix in that format on the GPU (0 on the CPU).
     pub matrix_bytes: u64,
-    /// What every format would cost for this matrix (GPU solves; what `auto` weighed).
+    /// What every format would cost for this matrix (GPU solves with `auto`: what it weighed;
+    /// empty when the format was given).
     pub format_estimates: Vec<crate::gpu::format::FormatEstimate>,
     /// `"cpu"` or `"gpu"`.
     pub device: String,
