@@ -41,13 +41,13 @@ cat "$OUT/info.txt"
 
 if [ -z "${SKIP_ITER:-}" ]; then
 echo "== krylov bench" >&2
-timeout "${KRYLOV_TIMEOUT:-400}" "$BIN" bench --json ${PROFILE:+--profile} --problem "$PROBLEMS" --sizes "$SIZES" --method "$METHODS" \
+timeout "${KRYLOV_TIMEOUT:-420}" "$BIN" bench --json ${PROFILE:+--profile} --problem "$PROBLEMS" --sizes "$SIZES" --method "$METHODS" \
     --precision "$PRECISIONS" --variant classical,pipelined --check-mode paper,device \
     --iterations "$ITERS" --runs "$RUNS" --format "$FORMAT" > "$OUT/krylov.jsonl" 2> "$OUT/krylov.err"
 tail -3 "$OUT/krylov.err" >&2
 
 echo "== cupy" >&2
-timeout "${CUPY_TIMEOUT:-150}" python3 bench/gpu/cupy_bench.py --problems "$PROBLEMS" --sizes "$SIZES" --precisions "$PRECISIONS" \
+timeout "${CUPY_TIMEOUT:-140}" python3 bench/gpu/cupy_bench.py --problems "$PROBLEMS" --sizes "$SIZES" --precisions "$PRECISIONS" \
     --iters "$ITERS" --runs "$RUNS" > "$OUT/cupy.jsonl" 2> "$OUT/cupy.err"
 tail -3 "$OUT/cupy.err" >&2
 
