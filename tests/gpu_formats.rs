@@ -29,31 +29,8 @@ const FORMATS: [Format; 8] = [
 /// kernels, not the budget (refusals have their own test).
 const ANY_PADDING: f64 = 1e9;
 
-fn fresh_seed() -> u64 {
-    let s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("random seed: {s}");
-    s
-}
-
-/// A random n×m matrix: every 11th row empty, row 5 much longer than the rest.
 fn random_matrix<T: Scalar>(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Csr<T> {
-    let mut coo = Coo::new(n, m);
-    for i in 0..n {
-        let len = match i % 11 {
-            0 => 0,
-            5 if i == 5 => m.min(300),
-            _ => rng.random_range(1..=9usize),
-        };
-        for _ in 0..len {
-            let j = rng.random_range(0..m);
-            coo.push(i, j, T::from_f64(rng.random_range(-1.0..1.0)))
-                .unwrap();
-        }
-    }
-    coo.to_csr().unwrap()
+    common::random_ragged(rng, n, m, 300)
 }
 
 /// Σ_j |a_ij x_j| and the row lengths: the scale of the rounding-error bound.
@@ -110,7 +87,7 @@ fn random_case<T: Scalar>() {
     let Some(engine) = common::engine() else {
         return;
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
+    let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     // Sizes that are not multiples of the block sizes, slice heights or workgroup size.
     for (n, m) in [
         (1, 1),
@@ -147,7 +124,7 @@ fn structured_case<T: Scalar>() {
     let Some(engine) = common::engine() else {
         return;
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
+    let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     let banded: Csr<T> = generators::from_spec::<T>("banded:1237:-40,-3,-1,0,1,2,17").unwrap();
     let poisson: Csr<T> = generators::from_spec::<T>("poisson2d:45").unwrap();
     for (name, a) in [("banded", &banded), ("poisson2d:45", &poisson)] {
@@ -287,7 +264,7 @@ fn fused_case<T: Scalar>() {
     let Some(engine) = common::engine() else {
         return;
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
+    let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     let mut cases: Vec<(String, Csr<T>)> = vec![
         ("random 1001".into(), random_matrix(&mut rng, 1001, 1001)),
         ("random 37".into(), random_matrix(&mut rng, 37, 37)),
@@ -492,7 +469,7 @@ fn formats_over_the_padding_budget_are_refused_with_a_typed_error() {
     let Some(engine) = common::engine() else {
         return;
     };
-    let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
+    let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     // Row 5 holds 300 entries, the mean is ~5: ELL pads every row to 300.
     let a = random_matrix::<f32>(&mut rng, 1001, 1001);
     for format in [Format::Ell, Format::Dia, Format::Bcsr8] {

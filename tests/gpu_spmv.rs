@@ -10,31 +10,8 @@ use krylov_wgpu::{KrylovError, Precision, Scalar, cpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-fn fresh_seed() -> u64 {
-    let s = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("random seed: {s}");
-    s
-}
-
-/// A random n×m matrix with ragged rows: some empty, one much longer than the rest.
 fn random_matrix<T: Scalar>(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Csr<T> {
-    let mut coo = Coo::new(n, m);
-    for i in 0..n {
-        let len = match i % 11 {
-            0 => 0,
-            5 if i == 5 => m.min(400),
-            _ => rng.random_range(1..=9usize),
-        };
-        for _ in 0..len {
-            let j = rng.random_range(0..m);
-            coo.push(i, j, T::from_f64(rng.random_range(-1.0..1.0)))
-                .unwrap();
-        }
-    }
-    coo.to_csr().unwrap()
+    common::random_ragged(rng, n, m, 400)
 }
 
 /// Runs the GPU product with a NaN-poisoned output and checks each entry against the f64
@@ -69,7 +46,7 @@ fn check_spmv<T: Scalar>(engine: &Engine, a: &Csr<T>, x: &[T], what: &str) {
 }
 
 fn random_case<T: Scalar>(engine: &Engine) {
-    let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
+    let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     for (n, m) in [
         (1, 1),
         (7, 7),
@@ -103,7 +80,7 @@ fn spmv_matches_cpu_on_random_matrices_f64() {
 }
 
 fn shared_case<T: Scalar>(engine: &Engine) {
-    let mut rng = ChaCha8Rng::seed_from_u64(fresh_seed());
+    let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     for name in [
         "494_bus.mtx",
         "Trefethen_2000.mtx",

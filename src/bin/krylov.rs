@@ -668,9 +668,6 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
             }
         }
     }
-    if args.spmv {
-        return bench_spmv(&engine, args, &sizes, &adapter, bandwidth, heater);
-    }
     if args.json {
         println!(
             "{}",
@@ -681,9 +678,12 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
             "adapter: {adapter}; streaming bandwidth (stream_triad, {} f32): {bandwidth:.1} GB/s",
             args.bandwidth_n
         );
-        if !args.tts {
-            println!("{}", table_header());
-        }
+    }
+    if args.spmv {
+        return bench_spmv(&engine, args, &sizes, heater);
+    }
+    if !args.json && !args.tts {
+        println!("{}", table_header());
     }
     for problem in &args.problem {
         for &n in &sizes {
@@ -711,8 +711,6 @@ fn bench_spmv(
     engine: &Engine,
     args: &BenchArgs,
     sizes: &[usize],
-    adapter: &str,
-    bandwidth: f64,
     heater: Option<&krylov_wgpu::bench::Heater>,
 ) -> Result<ExitCode> {
     use krylov_wgpu::bench::{bench_matrix, spmv_table_header};
@@ -725,16 +723,7 @@ fn bench_spmv(
     } else {
         args.formats.clone()
     };
-    if args.json {
-        println!(
-            "{}",
-            serde_json::json!({"adapter": adapter, "stream_gb_per_s": bandwidth, "stream_n": args.bandwidth_n})
-        );
-    } else {
-        println!(
-            "adapter: {adapter}; streaming bandwidth (stream_triad, {} f32): {bandwidth:.1} GB/s",
-            args.bandwidth_n
-        );
+    if !args.json {
         println!("{}", spmv_table_header());
     }
     let mut matrices: Vec<(String, Csr<f64>)> = Vec::new();
@@ -755,7 +744,10 @@ fn bench_spmv(
     for (name, a) in &matrices {
         for &precision in &args.precision {
             if !engine.context().supports(precision) {
-                eprintln!("note: {adapter} has no f64: skipping {precision}");
+                eprintln!(
+                    "note: {} has no f64: skipping {precision}",
+                    engine.context().summary.name
+                );
                 continue;
             }
             for &format in &formats {

@@ -48,14 +48,21 @@ pub enum FormatKernel {
 }
 
 impl FormatKernel {
-    /// The format library's WGSL source.
-    pub fn source(self) -> &'static str {
+    /// The format library's WGSL source (the row-per-thread formats with
+    /// `shaders/lib/format_rows.wgsl`, which provides their row chunks).
+    pub fn source(self) -> String {
+        const ROWS: &str = include_str!("../../shaders/lib/format_rows.wgsl");
+        let rows = |file: &str| format!("{file}\n{ROWS}");
         match self {
-            FormatKernel::Csr => include_str!("../../shaders/lib/format_csr.wgsl"),
-            FormatKernel::Ell => include_str!("../../shaders/lib/format_ell.wgsl"),
-            FormatKernel::Dia => include_str!("../../shaders/lib/format_dia.wgsl"),
-            FormatKernel::Sell { .. } => include_str!("../../shaders/lib/format_sell.wgsl"),
-            FormatKernel::Bcsr { .. } => include_str!("../../shaders/lib/format_bcsr.wgsl"),
+            FormatKernel::Csr => rows(include_str!("../../shaders/lib/format_csr.wgsl")),
+            FormatKernel::Ell => rows(include_str!("../../shaders/lib/format_ell.wgsl")),
+            FormatKernel::Dia => rows(include_str!("../../shaders/lib/format_dia.wgsl")),
+            FormatKernel::Sell { .. } => {
+                include_str!("../../shaders/lib/format_sell.wgsl").to_string()
+            }
+            FormatKernel::Bcsr { .. } => {
+                include_str!("../../shaders/lib/format_bcsr.wgsl").to_string()
+            }
         }
     }
 
@@ -191,10 +198,11 @@ pub fn specialise(kernel: &KernelSource, config: ShaderConfig) -> String {
         text.push_str(&config.format.constants(config.workgroup_size));
         text.push_str(SPMV_ROW);
         text.push('\n');
-        text.push_str(config.format.source());
+        let format = config.format.source();
+        text.push_str(&format);
         text.push('\n');
         if kernel.matrices > 1 {
-            text.push_str(&second_matrix(config.format.source()));
+            text.push_str(&second_matrix(&format));
             text.push('\n');
         }
     }

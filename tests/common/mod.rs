@@ -68,3 +68,38 @@ pub fn assert_within_dot_bound(
         );
     }
 }
+
+/// A seed from the clock, printed so that a failure can be replayed.
+pub fn fresh_seed() -> u64 {
+    let s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("random seed: {s}");
+    s
+}
+
+/// A random n×m matrix with ragged rows: every 11th row empty, row 5 holding up to
+/// `long_row` entries (far more than the 1–9 of the others).
+pub fn random_ragged<T: krylov_wgpu::Scalar>(
+    rng: &mut rand_chacha::ChaCha8Rng,
+    n: usize,
+    m: usize,
+    long_row: usize,
+) -> krylov_wgpu::matrix::Csr<T> {
+    use rand::Rng;
+    let mut coo = krylov_wgpu::matrix::Coo::new(n, m);
+    for i in 0..n {
+        let len = match i % 11 {
+            0 => 0,
+            5 if i == 5 => m.min(long_row),
+            _ => rng.random_range(1..=9usize),
+        };
+        for _ in 0..len {
+            let j = rng.random_range(0..m);
+            coo.push(i, j, T::from_f64(rng.random_range(-1.0..1.0)))
+                .unwrap();
+        }
+    }
+    coo.to_csr().unwrap()
+}
