@@ -498,6 +498,12 @@ fn finish_solve(
                 "{:.2} dispatches and {:.3} host transfers per iteration",
                 report.dispatches_per_iteration, report.transfers_per_iteration
             );
+            println!(
+                "format {} ({} on the GPU): {}",
+                report.format,
+                human_bytes(report.matrix_bytes),
+                report.format_reason
+            );
         }
         if let Some(err) = solution_error {
             println!("RMS error against the exact solution (all ones): {err:.3e}");
@@ -889,4 +895,14 @@ fn bench_group<T: Scalar>(
         }
     }
     Ok(())
+}
+
+/// `1234567` → `1.2 MB`.
+fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b if b >= 1_000 => format!("{:.1} kB", b as f64 / 1e3),
+        b => format!("{b} B"),
+    }
 }
