@@ -792,16 +792,35 @@ impl StudioApp {
                 }
             });
             egui::Grid::new("memory").num_columns(3).show(ui, |ui| {
-                ui.label("memory");
+                let every: String = f
+                    .format_estimates(4)
+                    .iter()
+                    .zip(f.format_estimates(8))
+                    .map(|(a, b)| {
+                        let cell = |e: &krylov_wgpu::gpu::format::FormatEstimate| {
+                            if e.fits {
+                                human_bytes(e.bytes as usize)
+                            } else {
+                                format!("– ({:.1}× fill)", e.fill)
+                            }
+                        };
+                        format!("{}: {} / {}\n", a.format, cell(a), cell(&b))
+                    })
+                    .collect();
+                ui.label("memory").on_hover_text(format!(
+                    "every GPU format, f32 / f64 (– : over the padding budget)\n{every}\nauto: {}",
+                    f.auto.reason
+                ));
                 ui.label("f32");
                 ui.label("f64");
                 ui.end_row();
                 let m32 = f.memory_per_format(4);
                 let m64 = f.memory_per_format(8);
+                let cell = |b: Option<usize>| b.map_or("–".to_string(), human_bytes);
                 for (a, b) in m32.iter().zip(&m64) {
-                    ui.label(a.0);
-                    ui.label(human_bytes(a.1));
-                    ui.label(human_bytes(b.1));
+                    ui.label(&a.0);
+                    ui.label(cell(a.1));
+                    ui.label(cell(b.1));
                     ui.end_row();
                 }
             });

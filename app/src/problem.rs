@@ -2,6 +2,8 @@
 //!
 //! Everything here is plain data (no egui state) so it can run on a loader thread.
 
+use krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET;
+use krylov_wgpu::solvers::Format;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -149,6 +151,10 @@ pub struct Facts {
     pub zero_diagonal: bool,
     /// Bytes of the CSR arrays as stored here (f64 values), from `Csr::storage_bytes`.
     pub csr_bytes_f64: usize,
+    /// The statistics the library's `--format auto` decides from.
+    pub stats: krylov_wgpu::matrix::MatrixStats,
+    /// What `auto` would choose for this matrix, and why.
+    pub auto: krylov_wgpu::gpu::FormatChoice,
 }
 
 impl Facts {
@@ -165,17 +171,41 @@ impl Facts {
             diagonally_dominant: a.is_square() && a.is_diagonally_dominant(false),
             zero_diagonal: a.is_square() && a.diagonal().contains(&0.0),
             csr_bytes_f64: a.storage_bytes(),
+            stats: krylov_wgpu::matrix::MatrixStats::of(a),
+            auto: krylov_wgpu::gpu::choose_format(a, DEFAULT_PADDING_BUDGET),
         }
     }
 
-    /// Estimated bytes of the matrix per storage format, for values of `value_bytes` bytes
-    /// and `u32` indices: (format, bytes). CSR is exact; COO and ELL are what those formats
-    /// would need.
-    pub fn memory_per_format(&self, value_bytes: usize) -> [(&'static str, usize); 3] {
-        let csr = 4 * (self.nrows + 1 + self.nnz) + value_bytes * self.nnz;
-        let coo = (8 + value_bytes) * self.nnz;
-        let ell = (4 + value_bytes) * self.nrows * self.row_max;
-        [("CSR", csr), ("COO", coo), ("ELL", ell)]
+    /// Bytes of the matrix in every GPU storage format for values of `value_bytes` bytes
+    /// (the library's estimates: exact for CSR, ELL and DIA; `fits` is false over the default
+    /// padding budget).
+    pub fn format_estimates(
+        &self,
+        value_bytes: usize,
+    ) -> Vec<krylov_wgpu::gpu::format::FormatEstimate> {
+        krylov_wgpu::gpu::format::format_estimates(
+            &self.stats,
+            value_bytes,
+            DEFAULT_PADDING_BUDGET,
+            u64::MAX,
+        )
+    }
+
+    /// The memory table's rows for values of `value_bytes` bytes: CSR, ELL and the format
+    /// `auto` would choose, (label, bytes; `None` over the padding budget).
+    pub fn memory_per_format(&self, value_bytes: usize) -> [(String, Option<usize>); 3] {
+        let est = self.format_estimates(value_bytes);
+        let get = |f: Format| {
+            est.iter()
+                .find(|e| e.format == f)
+                .filter(|e| e.fits)
+                .map(|e| e.bytes as usize)
+        };
+        [
+            ("CSR".into(), get(Format::Csr)),
+            ("ELL".into(), get(Format::Ell)),
+            (format!("auto: {}", self.auto.format), get(self.auto.format)),
+        ]
     }
 }
 
@@ -313,7 +343,10 @@ mod tests {
         assert_eq!((l.facts.nrows, l.facts.nnz), (64, 5 * 64 - 4 * 8));
         assert_eq!((l.facts.row_min, l.facts.row_max), (3, 5));
         assert!(l.facts.symmetric && l.facts.diagonally_dominant && !l.facts.zero_diagonal);
-        assert_eq!(l.facts.csr_bytes_f64, l.facts.memory_per_format(8)[0].1);
+        assert_eq!(
+            Some(l.facts.csr_bytes_f64),
+            l.facts.memory_per_format(8)[0].1
+        );
         let total: u32 = l.thumbnail.counts.iter().sum();
         assert_eq!(total as usize, l.facts.nnz);
         assert_eq!(l.thumbnail.rgba().len(), THUMBNAIL_BINS * THUMBNAIL_BINS);
