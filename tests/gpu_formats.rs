@@ -314,7 +314,7 @@ fn iterations<T: Scalar>(engine: &Engine, method: Method, a: &Csr<T>) -> Vec<(Fo
     let b = rhs(a);
     FORMATS
         .iter()
-        .map(|&format| {
+        .filter_map(|&format| {
             let opts = SolveOptions {
                 method,
                 variant: Variant::Pipelined,
@@ -324,7 +324,16 @@ fn iterations<T: Scalar>(engine: &Engine, method: Method, a: &Csr<T>) -> Vec<(Fo
                 max_padding: ANY_PADDING,
                 ..Default::default()
             };
-            let sol = solve_gpu(engine, a, &b, None, &opts, &mut ()).unwrap();
+            let sol = match solve_gpu(engine, a, &b, None, &opts, &mut ()) {
+                Ok(sol) => sol,
+                // DIA of add32 (3899 diagonals) in f64 is over lavapipe's 128 MiB binding:
+                // a correct refusal, and it must really be over the limit.
+                Err(KrylovError::BufferTooLarge { bytes, limit, .. }) => {
+                    assert!(bytes > limit, "{method} {format}: {bytes} ≤ {limit}");
+                    return None;
+                }
+                Err(e) => panic!("{method} {format}: {e}"),
+            };
             assert!(
                 sol.report.converged,
                 "{method} {format}: {}",
@@ -332,15 +341,16 @@ fn iterations<T: Scalar>(engine: &Engine, method: Method, a: &Csr<T>) -> Vec<(Fo
             );
             assert_eq!(sol.report.format, format.as_str());
             assert!(sol.report.matrix_bytes > 0);
-            (format, sol.report.iterations)
+            Some((format, sol.report.iterations))
         })
         .collect()
 }
 
 /// Formats change only the summation order inside each row (and so the rounding), so their
 /// iteration counts may differ by as much as a one-ulp perturbation of b moves the f64 CPU
-/// reference's count — at least ±1. CG and GMRES are stable (the CPU spread is 0); BiCGStab
-/// and BiCG on these matrices are not (their spread is measured here, not assumed).
+/// reference's count — at least ±1. On Poisson and add32 every method is stable (the CPU
+/// spread is 0, so this is ±1); on sherman4 BiCGStab is not (82–91 iterations under one-ulp
+/// perturbations of b): there the measured spread is the tolerance, not an assumed one.
 fn assert_agree<T: Scalar>(what: &str, a: &Csr<T>, method: Method, its: &[(Format, usize)]) {
     let b = rhs(a);
     let opts = SolveOptions {
@@ -379,6 +389,12 @@ fn solvers_take_the_same_iterations_in_every_format() {
     };
     let poisson: Csr<f64> = generators::from_spec("poisson2d:40").unwrap();
     let sherman: Csr<f64> = market::read_matrix_market(common::data("sherman4.mtx")).unwrap();
+    let add32: Csr<f64> = market::read_matrix_market(common::data("add32.mtx")).unwrap();
+    for method in [Method::Bicgstab, Method::Gmres, Method::Bicg] {
+        let its = iterations(&engine, method, &add32);
+        assert!(its.len() >= FORMATS.len() - 1, "{method}: {its:?}");
+        assert_agree(&format!("{method} add32"), &add32, method, &its);
+    }
     for method in [Method::Cg, Method::Bicgstab, Method::Gmres] {
         let its = iterations(&engine, method, &poisson);
         assert_agree(&format!("{method} poisson2d:40"), &poisson, method, &its);
