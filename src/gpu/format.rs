@@ -9,7 +9,7 @@
 use std::marker::PhantomData;
 
 use super::engine::Engine;
-use super::shader::FormatKernel;
+use super::shader::{FormatKernel, ShaderConfig};
 use crate::error::{KrylovError, Result};
 use crate::matrix::{Bcsr, Csr, Dia, Ell, MatrixStats, Sell};
 use crate::scalar::Scalar;
@@ -271,6 +271,16 @@ impl<T: Scalar> GpuMatrix<T> {
     /// The format library and constants kernels multiplying by this matrix are compiled with.
     pub fn kernel_format(&self) -> FormatKernel {
         self.kernel
+    }
+
+    /// The engine's kernel configuration for `T`, specialised for this matrix's format: what
+    /// every kernel multiplying by it is compiled with (kernels without a matrix ignore the
+    /// format, so solvers use it for all their kernels).
+    pub fn shader_config(&self, engine: &Engine) -> ShaderConfig {
+        ShaderConfig {
+            format: self.kernel,
+            ..engine.shader_config(T::PRECISION)
+        }
     }
 
     /// Row chunks of `WG` rows (slots, block-row groups) the kernels loop over.

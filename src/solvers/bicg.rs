@@ -114,14 +114,6 @@ struct System<T> {
 }
 
 impl<T: Scalar> System<T> {
-    /// The engine's kernel configuration for `T`, specialised for A's storage format.
-    fn shader_config(&self, engine: &Engine) -> ShaderConfig {
-        ShaderConfig {
-            format: self.a.kernel_format(),
-            ..engine.shader_config(T::PRECISION)
-        }
-    }
-
     fn upload(
         engine: &Engine,
         a: &Csr<T>,
@@ -173,7 +165,7 @@ impl<'a, T: Scalar> Common<'a, T> {
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
     ) -> Result<Self> {
-        let init = solver_kernel::<T>(engine, "bicg_init", sys.shader_config(engine))?;
+        let init = solver_kernel::<T>(engine, "bicg_init", sys.a.shader_config(engine))?;
         let params = engine.uniform_from("bicg init params", &base_params(sys, bufs));
         let mut e = vec![
             (1, &bufs.partials),
@@ -312,7 +304,7 @@ pub struct Pipelined<'a, T> {
 impl<'a, T: Scalar> Pipelined<'a, T> {
     fn new(engine: &Engine, c: &'a Common<'a, T>, mode: CheckMode) -> Result<Self> {
         let (sys, bufs) = (c.sys, c.bufs);
-        let cfg = sys.shader_config(engine);
+        let cfg = sys.a.shader_config(engine);
         let update = solver_kernel::<T>(engine, "bicg_update", cfg)?;
         let direction = solver_kernel::<T>(engine, "bicg_direction_spmv", cfg)?;
         let flags = if mode == CheckMode::Device {
@@ -497,7 +489,7 @@ pub struct Classical<'a, T> {
 impl<'a, T: Scalar> Classical<'a, T> {
     fn new(engine: &Engine, c: &'a Common<'a, T>) -> Result<Self> {
         let (sys, bufs) = (c.sys, c.bufs);
-        let cfg = sys.shader_config(engine);
+        let cfg = sys.a.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let (dot, axpy, xpay, diag, finish) = (
             k("dot")?,

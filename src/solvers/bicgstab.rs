@@ -118,14 +118,6 @@ struct System<T> {
 }
 
 impl<T: Scalar> System<T> {
-    /// The engine's kernel configuration for `T`, specialised for A's storage format.
-    fn shader_config(&self, engine: &Engine) -> ShaderConfig {
-        ShaderConfig {
-            format: self.a.kernel_format(),
-            ..engine.shader_config(T::PRECISION)
-        }
-    }
-
     fn upload(
         engine: &Engine,
         a: &Csr<T>,
@@ -175,7 +167,7 @@ impl<'a, T: Scalar> Common<'a, T> {
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
     ) -> Result<Self> {
-        let init = solver_kernel::<T>(engine, "bicgstab_init", sys.shader_config(engine))?;
+        let init = solver_kernel::<T>(engine, "bicgstab_init", sys.a.shader_config(engine))?;
         let base = Params {
             n: sys.n as u32,
             groups: bufs.groups,
@@ -304,7 +296,7 @@ impl<'a, T: Scalar> PipelinedBicgstab<'a, T> {
     fn new(c: Common<'a, T>, mode: CheckMode) -> Result<Self> {
         let engine = c.engine;
         let sys = c.sys;
-        let cfg = sys.shader_config(engine);
+        let cfg = sys.a.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let (spmv_p, update_s, spmv_s, update) = (
             k("spmv_dot_bicgstab_p")?,
@@ -601,7 +593,7 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
     fn new(c: Common<'a, T>) -> Result<Self> {
         let engine = c.engine;
         let sys = c.sys;
-        let cfg = sys.shader_config(engine);
+        let cfg = sys.a.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let (dot, axpy, xpay, diag, finish) = (
             k("dot")?,

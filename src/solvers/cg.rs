@@ -71,15 +71,7 @@ impl<T: Scalar> System<T> {
     }
 }
 
-impl<T: Scalar> System<T> {
-    /// The engine's kernel configuration for `T`, specialised for A's storage format.
-    fn shader_config(&self, engine: &Engine) -> ShaderConfig {
-        ShaderConfig {
-            format: self.a.kernel_format(),
-            ..engine.shader_config(T::PRECISION)
-        }
-    }
-}
+impl<T: Scalar> System<T> {}
 
 /// What differs between the two variants: their kernels, setup and paper-mode loop.
 trait CgVariant<T: Scalar> {
@@ -111,7 +103,7 @@ pub struct PipelinedCg<'a, T> {
 
 impl<'a, T: Scalar> PipelinedCg<'a, T> {
     fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
-        let cfg = sys.shader_config(engine);
+        let cfg = sys.a.shader_config(engine);
         let init = solver_kernel::<T>(engine, "cg_init", cfg)?;
         let update = solver_kernel::<T>(engine, "update_cg", cfg)?;
         let spmv_dot = solver_kernel::<T>(engine, "spmv_dot_cg", cfg)?;
@@ -285,7 +277,7 @@ const SLOT_RR: u32 = 2;
 
 impl<'a, T: Scalar> ClassicalCg<'a, T> {
     fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
-        let cfg = sys.shader_config(engine);
+        let cfg = sys.a.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let (init, dot, finish, axpy, xpay, diag) = (
             k("cg_init")?,
@@ -604,7 +596,7 @@ pub fn solve<T: Scalar>(
         Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
     };
-    let init = solver_kernel::<T>(engine, "cg_init", sys.shader_config(engine))?;
+    let init = solver_kernel::<T>(engine, "cg_init", sys.a.shader_config(engine))?;
     let init_params = engine.uniform_from(
         "cg params",
         &Params {

@@ -101,7 +101,7 @@ use std::time::Instant;
 use super::driver::{Run, Start, add, start_gpu_solve};
 use crate::error::Result;
 use crate::gpu::kernels::{Params, solver_kernel};
-use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig};
+use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
 use crate::scalar::{Precision, Scalar};
 use crate::solvers::{
@@ -419,10 +419,7 @@ impl<'e, T: Scalar> Core<'e, T> {
         } else {
             engine.storage_zeroed::<T>("dinv (unused)", 1)?
         };
-        let cfg = ShaderConfig {
-            format: gpu_a.kernel_format(),
-            ..engine.shader_config(T::PRECISION)
-        };
+        let cfg = gpu_a.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
         let core = Core {
             engine,
@@ -449,14 +446,6 @@ impl<'e, T: Scalar> Core<'e, T> {
             engine.write(&core.pool, x_vec(m) as usize * n, x0);
         }
         Ok(core)
-    }
-
-    /// The engine's kernel configuration for `T`, specialised for A's storage format.
-    fn shader_config(&self) -> ShaderConfig {
-        ShaderConfig {
-            format: self.a.kernel_format(),
-            ..self.engine.shader_config(T::PRECISION)
-        }
     }
 
     fn base_params(&self) -> Params {
@@ -504,7 +493,7 @@ impl<'e, T: Scalar> Core<'e, T> {
     }
 
     fn pipelined_steps(&self) -> Result<PipelinedSteps> {
-        let cfg = self.shader_config();
+        let cfg = self.a.shader_config(self.engine);
         let k = |name| solver_kernel::<T>(self.engine, name, cfg);
         let (spmv_dot, gs_update, normalize) = (
             k("gmres_spmv_dot")?,
@@ -587,7 +576,7 @@ impl<'e, T: Scalar> Core<'e, T> {
     }
 
     fn classical_steps(&self) -> Result<ClassicalSteps> {
-        let cfg = self.shader_config();
+        let cfg = self.a.shader_config(self.engine);
         let k = |name| solver_kernel::<T>(self.engine, name, cfg);
         let (spmv, diag, finish, axpy, scale) = (
             k("gmres_basis_spmv")?,

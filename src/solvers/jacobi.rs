@@ -29,7 +29,7 @@ use std::cell::Cell;
 
 use crate::error::Result;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
-use crate::gpu::{Batch, Engine, Kernel, ShaderConfig};
+use crate::gpu::{Batch, Engine, Kernel};
 use crate::matrix::Csr;
 use crate::scalar::Scalar;
 use crate::solvers::{CheckMode, Method, Monitor, Solution, SolveOptions, StopReason};
@@ -249,14 +249,7 @@ pub fn solve<T: Scalar>(
     let groups = engine.reduction_groups(n);
     let history_len = opts.max_iter.min(1 << 24) + 2;
     let bufs = SolverBuffers::new::<T>(engine, groups, 3, history_len)?;
-    let sweep = solver_kernel::<T>(
-        engine,
-        "jacobi_sweep",
-        ShaderConfig {
-            format: gpu_a.kernel_format(),
-            ..engine.shader_config(T::PRECISION)
-        },
-    )?;
+    let sweep = solver_kernel::<T>(engine, "jacobi_sweep", gpu_a.shader_config(engine))?;
     let checks = if opts.check_mode == CheckMode::Device {
         FLAG_CHECKS
     } else {
