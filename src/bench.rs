@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 mod heater;
-pub use heater::{Heater, PauseAtLoopStart};
+pub use heater::{Heater, PauseAtLoopStart, with_heater_paused};
 
 use crate::error::{KrylovError, Result};
 use crate::gpu::shader::{ShaderConfig, kernel_source};
@@ -468,15 +468,9 @@ pub fn time_to_solution<T: Scalar>(
     let mut last = (0, false);
     for _ in 0..runs.max(1) {
         // The whole solve is timed (upload included): the heater rests throughout.
-        if let Some(h) = heater {
-            h.pause();
-        }
         let t = Instant::now();
-        let sol = solve_gpu(engine, a, &b, None, &opts, &mut ());
+        let sol = with_heater_paused(heater, || solve_gpu(engine, a, &b, None, &opts, &mut ()));
         times.push(t.elapsed().as_secs_f64());
-        if let Some(h) = heater {
-            h.resume();
-        }
         let sol = sol?;
         last = (sol.report.iterations, sol.report.converged);
     }
@@ -587,25 +581,21 @@ pub fn bench_spmv<T: Scalar>(
         num.sqrt()
     };
     let repeat = repeat.max(1);
-    if let Some(h) = heater {
-        h.pause();
-    }
     // One untimed batch first (pipeline and caches warm), then the timed ones.
-    let mut times: Vec<f64> = (0..runs.max(1) + 1)
-        .map(|_| {
-            let start = Instant::now();
-            let mut batch = engine.begin("spmv bench");
-            for _ in 0..repeat {
-                kernel.record(&mut batch, &ga, &bg);
-            }
-            batch
-                .submit_and_read::<T>(&yb, 0, 1)
-                .map(|_| start.elapsed().as_secs_f64() / repeat as f64)
-        })
-        .collect::<Result<_>>()?;
-    if let Some(h) = heater {
-        h.resume();
-    }
+    let mut times: Vec<f64> = with_heater_paused(heater, || {
+        (0..runs.max(1) + 1)
+            .map(|_| {
+                let start = Instant::now();
+                let mut batch = engine.begin("spmv bench");
+                for _ in 0..repeat {
+                    kernel.record(&mut batch, &ga, &bg);
+                }
+                batch
+                    .submit_and_read::<T>(&yb, 0, 1)
+                    .map(|_| start.elapsed().as_secs_f64() / repeat as f64)
+            })
+            .collect::<Result<_>>()
+    })?;
     times.remove(0);
     let s = std::mem::size_of::<T>() as u64;
     row.matrix_bytes = ga.bytes();

@@ -108,6 +108,18 @@ impl Heater {
     }
 }
 
+/// Runs `f` with `heater` (if any) paused, and resumes it afterwards whatever `f` returns.
+pub fn with_heater_paused<R>(heater: Option<&Heater>, f: impl FnOnce() -> R) -> R {
+    if let Some(h) = heater {
+        h.pause();
+    }
+    let out = f();
+    if let Some(h) = heater {
+        h.resume();
+    }
+    out
+}
+
 impl Drop for Heater {
     fn drop(&mut self) {
         self.state.store(EXIT, Ordering::Release);

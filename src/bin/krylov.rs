@@ -5,10 +5,9 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuMatrix, Spmv, list_adapters};
+use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, list_adapters};
 use krylov_wgpu::matrix::{Csr, generators, market};
 use krylov_wgpu::solvers::{
     CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, SolveReport, Variant, on_gpu,
@@ -532,55 +531,36 @@ fn spmv_in<T: Scalar>(
     name: &str,
     args: &SpmvArgs,
 ) -> Result<ExitCode> {
-    let x: Vec<T> = (0..a.ncols())
-        .map(|i| T::from_f64(1.0 + (i % 7) as f64 / 7.0))
-        .collect();
-    let ga = GpuMatrix::upload_with(engine, a, args.format, args.max_padding)?;
-    let kernel = Spmv::<T>::new(engine, &ga)?;
-    let xb = engine.storage_from("x", &x)?;
-    let yb = engine.storage_zeroed::<T>("y", a.nrows())?;
-    let bg = kernel.bind(engine, &ga, &xb, &yb);
-    let y = kernel.apply_buffers(engine, &ga, &xb, &yb)?;
-    let reference = cpu::spmv_f64(a, &x);
-    let num: f64 = y
-        .iter()
-        .zip(&reference)
-        .map(|(g, r)| (g.as_f64() - r).powi(2))
-        .sum();
-    let den: f64 = reference.iter().map(|r| r * r).sum();
-    let rel: f64 = if den > 0.0 {
-        (num / den).sqrt()
-    } else {
-        num.sqrt()
+    // The benchmark's product: upload, compare with the f64 CPU product, time `repeat`
+    // products in one submit.
+    let how = krylov_wgpu::bench::SpmvBench {
+        runs: 1,
+        repeat: args.repeat,
+        max_padding: args.max_padding,
     };
-    // Time `repeat` products in one submit.
-    let start = Instant::now();
-    let mut batch = engine.begin("spmv timing");
-    for _ in 0..args.repeat.max(1) {
-        kernel.record(&mut batch, &ga, &bg);
+    let row = krylov_wgpu::bench::bench_spmv(engine, a, name, args.format, how, None)?;
+    if let Some(reason) = row.refused {
+        return Err(KrylovError::FormatRefused {
+            format: row.format.to_string(),
+            reason,
+        });
     }
-    batch.submit_and_read::<T>(&yb, 0, 1)?;
-    let per = start.elapsed().as_secs_f64() / args.repeat.max(1) as f64;
-    let bytes =
-        ga.bytes() as f64 + (a.ncols() + a.nrows()) as f64 * std::mem::size_of::<T>() as f64;
-    let report = serde_json::json!({
-        "matrix": name, "n": a.nrows(), "nnz": a.nnz(), "precision": T::PRECISION,
-        "format": ga.format(), "matrix_bytes": ga.bytes(),
-        "device": "gpu", "adapter": engine.context().summary.name,
-        "relative_error": rel, "seconds_per_spmv": per, "gb_per_s": bytes / per / 1e9,
-    });
+    let rel = row.relative_error;
     if args.json {
-        println!("{report}");
+        let mut v = serde_json::to_value(&row).expect("serialisable row");
+        v["device"] = "gpu".into();
+        v["adapter"] = engine.context().summary.name.clone().into();
+        println!("{v}");
     } else {
         println!(
             "{name}: n = {}, nnz = {}, {} {} on {}: relative error vs f64 CPU {rel:.2e}; {:.1} µs per SpMV ({:.2} GB/s)",
-            a.nrows(),
-            a.nnz(),
-            ga.format(),
+            row.n,
+            row.nnz,
+            row.format,
             T::PRECISION,
             engine.context().summary.name,
-            per * 1e6,
-            bytes / per / 1e9
+            row.seconds * 1e6,
+            row.gb_per_s
         );
     }
     let tol = 64.0 * T::PRECISION.epsilon() * (a.row_length_stats().2.max(1) as f64);
@@ -593,7 +573,7 @@ fn spmv_in<T: Scalar>(
 }
 
 fn bench(args: &BenchArgs) -> Result<ExitCode> {
-    use krylov_wgpu::bench::{measure_bandwidth, table_header};
+    use krylov_wgpu::bench::{measure_bandwidth, table_header, with_heater_paused};
     let mut request = DeviceRequest::from_env();
     if args.adapter.is_some() {
         request.adapter = args.adapter.clone();
@@ -623,31 +603,20 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
     let heater = heater.as_ref();
     let bandwidth = if args.bandwidth_n > 0 {
         // Clocks up first (0.3 s of load), then the probe alone on the GPU.
-        if let Some(h) = heater {
+        if heater.is_some() {
             std::thread::sleep(std::time::Duration::from_millis(300));
-            h.pause();
         }
-        let bw = measure_bandwidth(&engine, args.bandwidth_n);
-        if let Some(h) = heater {
-            h.resume();
-        }
-        bw?
+        with_heater_paused(heater, || measure_bandwidth(&engine, args.bandwidth_n))?
     } else {
         0.0
     };
     let adapter = engine.context().summary.name.clone();
     if args.probe_n > 0 {
-        if let Some(h) = heater {
-            h.pause();
-        }
         for reps in [100, 1000] {
-            println!(
-                "probe dependent dispatch ({reps} per submit): {:.2} µs each",
-                krylov_wgpu::bench::dependent_dispatch_us(&engine, reps)?
-            );
-        }
-        if let Some(h) = heater {
-            h.resume();
+            let us = with_heater_paused(heater, || {
+                krylov_wgpu::bench::dependent_dispatch_us(&engine, reps)
+            })?;
+            println!("probe dependent dispatch ({reps} per submit): {us:.2} µs each");
         }
         for name in [
             "stream_update4",
@@ -655,13 +624,15 @@ fn bench(args: &BenchArgs) -> Result<ExitCode> {
             "stream_update4_reduce",
         ] {
             for (wg, groups) in [(256, 1024), (256, 4096), (256, 0), (1024, 0)] {
-                let gbs = krylov_wgpu::bench::probe_update4_variant(
-                    &engine,
-                    name,
-                    args.probe_n,
-                    wg,
-                    groups,
-                )?;
+                let gbs = with_heater_paused(heater, || {
+                    krylov_wgpu::bench::probe_update4_variant(
+                        &engine,
+                        name,
+                        args.probe_n,
+                        wg,
+                        groups,
+                    )
+                })?;
                 let shape = if groups == 0 {
                     "one entry per thread".to_string()
                 } else {
