@@ -1,18 +1,10 @@
 """Markdown table of `krylov bench --spmv --json`: GB/s per format (paper 003 Table 3 bytes:
 2 × stored values + index data) and GFLOP/s on the true non-zeros, best format marked."""
-import json
 import sys
 
-meta, rows = {}, []
-with open(sys.argv[1]) as f:
-    for line in f:
-        if not line.startswith("{"):
-            continue
-        d = json.loads(line)
-        if "stream_gb_per_s" in d:
-            meta = d
-        else:
-            rows.append(d)
+from jsonl import load
+
+rows, meta = load(sys.argv[1])
 
 bw = meta.get("stream_gb_per_s", 0)
 print(f"Adapter: {meta.get('adapter', '?')}; streaming bandwidth (stream_triad): {bw:.0f} GB/s\n")

@@ -1,21 +1,7 @@
 """Joins `krylov bench --json` and cupy_bench.py output into one Markdown table."""
-import json
 import sys
 
-
-def load(path):
-    rows, meta = [], {}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line.startswith("{"):
-                continue
-            d = json.loads(line)
-            if "stream_gb_per_s" in d:
-                meta = d
-            else:
-                rows.append(d)
-    return rows, meta
+from jsonl import load
 
 
 ours, meta = load(sys.argv[1])
