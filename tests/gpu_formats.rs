@@ -554,9 +554,6 @@ fn format_estimates_match_the_conversions_and_flag_what_does_not_fit() {
 #[test]
 fn bx_grows_for_small_matrices_with_long_block_rows_only() {
     use krylov_wgpu::gpu::format::choose_bx;
-    if std::env::var("KRYLOV_BCSR_BX").is_ok() {
-        return; // the override is what it returns then
-    }
     // 10⁷ rows, 2×2 blocks: MBR alone gives far more chunks than workgroups: Bx = 1.
     assert_eq!(choose_bx(10_000_000, 15_000_000, 2, 256), 1);
     // 4000 rows with 20 blocks per block row: too few chunks, long rows: Bx grows, and

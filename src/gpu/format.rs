@@ -82,15 +82,8 @@ pub fn bcsr_block(format: Format) -> Option<usize> {
 /// Paper 003 §3.6: blocks processed together per block row (`Bx`). Start at 1 (pure MBR) and
 /// double while the matrix gives fewer chunks than `target_chunks` workgroups — a small
 /// matrix in MBR mapping occupies too few workgroups — and block rows are long enough that
-/// the wider step does not just add padding. `KRYLOV_BCSR_BX` overrides.
+/// the wider step does not just add padding. (`KRYLOV_BCSR_BX` overrides it at upload.)
 pub fn choose_bx(nrows: usize, nnz_blocks: usize, n_block: usize, wg: usize) -> usize {
-    if let Some(bx) = std::env::var("KRYLOV_BCSR_BX")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok())
-        .filter(|b| b.is_power_of_two() && b * n_block * n_block <= wg)
-    {
-        return bx;
-    }
     const TARGET_CHUNKS: usize = 512;
     let nbr = nrows.div_ceil(n_block).max(1);
     let mean_blocks = nnz_blocks as f64 / nbr as f64;
@@ -217,7 +210,11 @@ impl<T: Scalar> GpuMatrix<T> {
                 } else {
                     0
                 };
-                let bx = choose_bx(n, blocks, nb, wg);
+                let bx = std::env::var("KRYLOV_BCSR_BX")
+                    .ok()
+                    .and_then(|v| v.parse::<usize>().ok())
+                    .filter(|b| b.is_power_of_two() && b * nb * nb <= wg)
+                    .unwrap_or_else(|| choose_bx(n, blocks, nb, wg));
                 let b =
                     Bcsr::from_csr(a, nb, bx, wg, max_padding).map_err(|e| refused(format, e))?;
                 let arrays = vec![
