@@ -89,6 +89,9 @@ pub enum KrylovError {
     /// No GPU adapter could be found.
     #[error("no GPU adapter found{0}")]
     NoAdapter(String),
+    /// `--device gpu`: adapters exist but none has what the request needs.
+    #[error("no GPU adapter has {needs} (seen: {seen}); use --device cpu or --device auto")]
+    NoUsableAdapter { needs: &'static str, seen: String },
     /// The adapter lacks a feature the request needs.
     #[error("adapter `{adapter}` does not support {feature}")]
     MissingFeature {

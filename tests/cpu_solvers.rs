@@ -102,7 +102,7 @@ fn to_f64<T: Scalar>(x: &[T]) -> Vec<f64> {
 /// Invariants every report must satisfy, whatever the outcome.
 fn check_report<T: Scalar>(sol: &Solution<T>, o: &SolveOptions, a: &Csr<T>, b: &[T]) {
     let r = &sol.report;
-    assert_eq!(r.device, "cpu");
+    assert_eq!(r.device, krylov_wgpu::gpu::DeviceInfo::cpu());
     assert_eq!(r.format, "csr");
     assert_eq!(r.precision, T::PRECISION);
     assert_eq!((r.n, r.nnz), (a.nrows(), a.nnz()));

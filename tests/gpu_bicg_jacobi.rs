@@ -870,7 +870,7 @@ fn both_methods_run_through_solve_gpu() {
                 ..Default::default()
             };
             let s = solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
-            assert!(s.report.converged && s.report.method == method && s.report.device == "gpu");
+            assert!(s.report.converged && s.report.method == method && s.report.device.is_gpu());
         }
     }
 }

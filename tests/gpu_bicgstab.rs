@@ -799,7 +799,7 @@ fn solve_gpu_and_cli_run_bicgstab_on_the_gpu() {
         let o = opts(variant, CheckMode::Paper, Precond::Jacobi, 1e-5);
         let sol = solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
         assert!(
-            sol.report.converged && sol.report.device == "gpu",
+            sol.report.converged && sol.report.device.is_gpu(),
             "{variant}"
         );
     }
@@ -833,7 +833,7 @@ fn solve_gpu_and_cli_run_bicgstab_on_the_gpu() {
             String::from_utf8_lossy(&out.stderr)
         );
         let r: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-        assert_eq!(r["device"], "gpu", "{variant}");
+        assert_eq!(r["device"]["kind"], "gpu", "{variant}");
         assert_eq!(r["method"], "bicgstab", "{variant}");
         assert_eq!(r["variant"], variant);
         assert_eq!(r["converged"], true, "{variant}: {stdout}");

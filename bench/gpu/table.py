@@ -31,11 +31,9 @@ for r in ours:
         if cl:
             speedup = f"{cl / us:.2f}"
     kernels = ", ".join(f"{k} {v:.1f}" for k, v in r.get("kernel_us_per_iteration", []))
-    print(f"| {r['problem']} | {r['n']} | {r['nnz']} | {r.get('format', 'csr')} | {r['method']} | {r['precision']} | {r['variant']} | "
-          f"{r['check_mode']} | {us:.1f} | {c:.1f} | {ratio} | {speedup} | {r['roofline_us']:.2f} | "
-          f"{r['roofline_ratio']:.1f} | {r['gb_per_s']:.0f} | {r['dispatches_per_iteration']:.2f} | "
-          f"{r['transfers_per_iteration']:.3f} | {kernels} |" if c else
-          f"| {r['problem']} | {r['n']} | {r['nnz']} | {r['method']} | {r['precision']} | {r['variant']} | "
-          f"{r['check_mode']} | {us:.1f} | – | – | {speedup} | {r['roofline_us']:.2f} | "
-          f"{r['roofline_ratio']:.1f} | {r['gb_per_s']:.0f} | {r['dispatches_per_iteration']:.2f} | "
-          f"{r['transfers_per_iteration']:.3f} | {kernels} |")
+    peer_us = f"{c:.1f}" if c else "–"
+    # One row shape for every method: rows without a CuPy peer (BiCGStab) keep the format column.
+    print(f"| {r['problem']} | {r['n']} | {r['nnz']} | {r.get('format', 'csr')} | {r['method']} | {r['precision']} | "
+          f"{r['variant']} | {r['check_mode']} | {us:.1f} | {peer_us} | {ratio} | {speedup} | "
+          f"{r['roofline_us']:.2f} | {r['roofline_ratio']:.1f} | {r['gb_per_s']:.0f} | "
+          f"{r['dispatches_per_iteration']:.2f} | {r['transfers_per_iteration']:.3f} | {kernels} |")

@@ -6,14 +6,17 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, list_adapters};
-use krylov_wgpu::matrix::{Csr, generators, market};
+use clap::{Parser, Subcommand};
+use krylov_wgpu::gpu::{
+    ChosenDevice, DeviceChoice, DevicePlan, DevicePreference, DeviceRequest, Engine, GpuContext,
+    list_adapters,
+};
+use krylov_wgpu::matrix::{Csr, generators, market, samples};
 use krylov_wgpu::solvers::{
     CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, SolveReport, Variant, on_gpu,
-    solve_gpu,
+    solve_on,
 };
-use krylov_wgpu::{KrylovError, Precision, Result, Scalar, cpu};
+use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
 /// The problem solved when no matrix is given: 2D Poisson, 5-point stencil, 256×256 grid.
 const DEFAULT_PROBLEM: &str = "poisson2d:256";
@@ -31,7 +34,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List GPU adapters with backend, type, f64/subgroup/timestamp support and key limits.
+    /// List every GPU adapter (backend, type, software or not, f64/subgroup/timestamp
+    /// support, key limits) and the device `--device auto` picks for f64 and f32.
     Info {
         /// Print one JSON array instead of a table.
         #[arg(long)]
@@ -130,23 +134,19 @@ struct BenchArgs {
     no_heat: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum DeviceArg {
-    /// The GPU when the method runs there and an adapter exists, else the CPU (said on stderr).
-    Auto,
-    Gpu,
-    Cpu,
-}
-
 #[derive(clap::Args)]
 struct MatrixArgs {
-    /// Matrix Market file (.mtx or .mtx.gz). Without one (and without --generate), the
-    /// embedded default problem `poisson2d:256` is solved.
+    /// Matrix Market file (.mtx or .mtx.gz). Without one (and without --generate or
+    /// --sample), the embedded default problem `poisson2d:256` is solved.
     matrix: Option<PathBuf>,
     /// Generate the matrix instead of reading it, e.g. `poisson2d:512`, `laplace3d:64`,
     /// `convdiff3d:32:circular`, `random-spd:10000:7` (see `--generate help`).
     #[arg(long, conflicts_with = "matrix")]
     generate: Option<String>,
+    /// One of the real sample matrices built into the binary, e.g. `bcsstk01`, `sherman4`
+    /// (`--sample help` lists them with their provenance).
+    #[arg(long, conflicts_with_all = ["matrix", "generate"])]
+    sample: Option<String>,
     /// Precision of the computation.
     #[arg(long, default_value = "f64", value_parser = parse_precision)]
     precision: Precision,
@@ -166,8 +166,11 @@ struct SolveArgs {
     method: Method,
     #[arg(long, default_value = "pipelined", value_parser = parse_enum::<Variant>)]
     variant: Variant,
-    #[arg(long, value_enum, default_value = "auto")]
-    device: DeviceArg,
+    /// Where to solve: `auto` (a hardware GPU with the features the solve needs, else the
+    /// CPU reference; software adapters only with --adapter or KRYLOV_REQUIRE_GPU=1), `gpu`
+    /// (any adapter, software included; an error if none can) or `cpu`.
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<DevicePreference>)]
+    device: DevicePreference,
     /// Stop when ‖r‖₂ ≤ max(rtol·‖b‖₂, atol).
     #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
     rtol: f64,
@@ -265,6 +268,15 @@ fn main() -> ExitCode {
         println!("{}", generators::SPEC_HELP);
         return ExitCode::SUCCESS;
     }
+    let sample = match &cli.command {
+        Command::Solve(a) => a.matrix.sample.as_deref(),
+        Command::Spmv(a) => a.matrix.sample.as_deref(),
+        Command::Info { .. } | Command::Bench(_) => None,
+    };
+    if sample == Some("help") {
+        println!("{}", samples::help());
+        return ExitCode::SUCCESS;
+    }
     let result = match cli.command {
         Command::Info { json } => info(json),
         Command::Solve(args) => solve(&args),
@@ -289,24 +301,64 @@ fn main() -> ExitCode {
 
 fn info(json: bool) -> Result<ExitCode> {
     let adapters = list_adapters();
+    // What `krylov solve` would pick with the same environment (KRYLOV_ADAPTER,
+    // KRYLOV_REQUIRE_GPU), for each precision.
+    let auto = |precision: Precision| {
+        DeviceChoice::from_env(DevicePreference::Auto)
+            .precision(precision)
+            .plan(&adapters)
+    };
+    let plans = [
+        (Precision::F64, auto(Precision::F64)?),
+        (Precision::F32, auto(Precision::F32)?),
+    ];
+    let picked = |p: &DevicePlan| match p {
+        DevicePlan::Gpu { index, .. } => Some(*index),
+        DevicePlan::Cpu { .. } => None,
+    };
     if json {
+        let auto: serde_json::Map<String, serde_json::Value> = plans
+            .iter()
+            .map(|(precision, plan)| {
+                let index = picked(plan);
+                let device = match index {
+                    Some(i) => krylov_wgpu::gpu::DeviceInfo::gpu(&adapters[i]),
+                    None => krylov_wgpu::gpu::DeviceInfo::cpu(),
+                };
+                (
+                    precision.to_string(),
+                    serde_json::json!({"device": device, "index": index, "reason": plan.reason()}),
+                )
+            })
+            .collect();
         println!(
             "{}",
-            serde_json::to_string(&adapters).expect("serialisable")
+            serde_json::json!({"adapters": adapters, "auto": auto})
         );
         return Ok(ExitCode::SUCCESS);
     }
     if adapters.is_empty() {
-        println!(
-            "no GPU adapter found: solves run on the CPU (install a Vulkan driver, e.g. mesa-vulkan-drivers)"
-        );
-        return Ok(ExitCode::SUCCESS);
+        println!("no GPU adapter found (no Vulkan, Metal, DX12 or GL driver)");
     }
     for a in &adapters {
         let yn = |b: bool| if b { "yes" } else { "no" };
+        let marks: Vec<String> = plans
+            .iter()
+            .filter(|(_, plan)| picked(plan) == Some(a.index))
+            .map(|(p, _)| p.to_string())
+            .collect();
         println!(
-            "[{}] {} ({}, {})",
-            a.index, a.name, a.backend, a.device_type
+            "[{}] {} ({}, {}{}){}",
+            a.index,
+            a.name,
+            a.backend,
+            a.device_type,
+            if a.software { ", software" } else { "" },
+            if marks.is_empty() {
+                String::new()
+            } else {
+                format!("  <- auto for {}", marks.join(" and "))
+            }
         );
         println!("    driver:            {}", a.driver);
         println!(
@@ -326,6 +378,13 @@ fn info(json: bool) -> Result<ExitCode> {
             a.max_compute_workgroup_storage_size >> 10
         );
     }
+    for (precision, plan) in &plans {
+        let device = match picked(plan) {
+            Some(i) => format!("[{i}] {}", adapters[i].name),
+            None => "CPU reference".to_string(),
+        };
+        println!("auto for {precision}: {device}: {}", plan.reason());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -336,6 +395,10 @@ fn load_matrix(args: &MatrixArgs) -> Result<(Csr<f64>, String)> {
             market::read_matrix_market(path)?,
             path.display().to_string(),
         ));
+    }
+    if let Some(name) = &args.sample {
+        let sample = samples::find(name)?;
+        return Ok((sample.matrix()?, format!("sample {}", sample.name)));
     }
     let spec = args.generate.as_deref().unwrap_or(DEFAULT_PROBLEM);
     Ok((generators::from_spec(spec)?, spec.to_string()))
@@ -355,9 +418,14 @@ fn open_gpu(adapter: &Option<String>) -> Result<Engine> {
 fn solve(args: &SolveArgs) -> Result<ExitCode> {
     let (a, name) = load_matrix(&args.matrix)?;
     a.require_square()?;
-    let (b, exact_known) = match &args.rhs {
-        Some(path) => (market::read_vector::<f64>(path)?, false),
-        None => (a.mul_vec(&vec![1.0; a.ncols()])?, true),
+    let sample_rhs = match &args.matrix.sample {
+        Some(name) => samples::find(name)?.rhs()?,
+        None => None,
+    };
+    let (b, exact_known) = match (&args.rhs, sample_rhs) {
+        (Some(path), _) => (market::read_vector::<f64>(path)?, false),
+        (None, Some(rhs)) => (rhs, false),
+        (None, None) => (a.mul_vec(&vec![1.0; a.ncols()])?, true),
     };
     if args.method == Method::Cg && !a.is_symmetric(1e-10) {
         return Err(KrylovError::MethodMismatch(format!(
@@ -378,43 +446,24 @@ fn solve(args: &SolveArgs) -> Result<ExitCode> {
         format: args.format,
         max_padding: args.max_padding,
     };
-    let engine = match args.device {
-        DeviceArg::Cpu => None,
-        DeviceArg::Gpu => {
-            if !on_gpu(args.method, args.variant) {
-                return Err(KrylovError::Unsupported(format!(
-                    "{} does not run on the GPU yet; use --device cpu",
-                    args.method
-                )));
-            }
-            Some(open_gpu(&args.matrix.adapter)?)
-        }
-        DeviceArg::Auto if !on_gpu(args.method, args.variant) => {
-            eprintln!(
-                "note: {} is not on the GPU yet: solving on the CPU",
-                args.method
-            );
-            None
-        }
-        DeviceArg::Auto => match open_gpu(&args.matrix.adapter) {
-            Ok(engine) => Some(engine),
-            Err(e @ KrylovError::NoAdapter(_)) => {
-                eprintln!("note: {e}: solving on the CPU");
-                None
-            }
-            Err(e) => return Err(e),
-        },
-    };
+    let device = DeviceChoice::from_env(args.device)
+        .adapter(args.matrix.adapter.clone())
+        .precision(args.matrix.precision)
+        .cpu_only(
+            (!on_gpu(args.method, args.variant))
+                .then(|| format!("{} does not run on the GPU yet", args.method)),
+        )
+        .resolve()?;
     let (x, report): (Vec<f64>, SolveReport) = match args.matrix.precision {
-        Precision::F64 => run_solve::<f64>(engine.as_ref(), &a, &b, &opts)?,
-        Precision::F32 => run_solve::<f32>(engine.as_ref(), &a.cast::<f32>()?, &b, &opts)?,
+        Precision::F64 => run_solve::<f64>(&device, &a, &b, &opts)?,
+        Precision::F32 => run_solve::<f32>(&device, &a.cast::<f32>()?, &b, &opts)?,
     };
     finish_solve(args, &name, &x, &report, exact_known)
 }
 
-/// Runs the solve in `T` on the GPU (when an engine is given) or the CPU.
+/// Runs the solve in `T` on the chosen device.
 fn run_solve<T: Scalar>(
-    engine: Option<&Engine>,
+    device: &ChosenDevice,
     a: &Csr<T>,
     b: &[f64],
     opts: &SolveOptions,
@@ -426,10 +475,11 @@ fn run_solve<T: Scalar>(
             index,
         });
     }
-    let sol = match engine {
-        Some(engine) => solve_gpu(engine, a, &b, None, opts, &mut ())?,
-        None => cpu::solve(a, &b, None, opts)?,
-    };
+    let engine = device
+        .context
+        .as_ref()
+        .map(|ctx| Engine::with_tuning(ctx.clone(), krylov_wgpu::gpu::Tuning::from_env()));
+    let sol = solve_on(device, engine.as_ref(), a, &b, None, opts, &mut ())?;
     Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
 }
 
@@ -467,19 +517,10 @@ fn finish_solve(
         println!("{v}");
     } else {
         println!(
-            "{name}: n = {}, nnz = {}; {} {} {} on {}{}",
-            report.n,
-            report.nnz,
-            report.variant,
-            report.method,
-            report.precision,
-            report.device,
-            report
-                .adapter
-                .as_deref()
-                .map(|a| format!(" ({a})"))
-                .unwrap_or_default()
+            "{name}: n = {}, nnz = {}; {} {} {}",
+            report.n, report.nnz, report.variant, report.method, report.precision,
         );
+        println!("device: {}: {}", report.device, report.device_reason);
         println!(
             "{} after {} iterations: {}; true relative residual {:.3e}; {:.3} s",
             if report.converged {
@@ -492,7 +533,7 @@ fn finish_solve(
             report.relative_residual,
             report.seconds
         );
-        if report.device == "gpu" {
+        if report.device.is_gpu() {
             println!(
                 "{:.2} dispatches and {:.3} host transfers per iteration",
                 report.dispatches_per_iteration, report.transfers_per_iteration
@@ -548,8 +589,9 @@ fn spmv_in<T: Scalar>(
     let rel = row.relative_error;
     if args.json {
         let mut v = serde_json::to_value(&row).expect("serialisable row");
-        v["device"] = "gpu".into();
-        v["adapter"] = engine.context().summary.name.clone().into();
+        v["device"] =
+            serde_json::to_value(krylov_wgpu::gpu::DeviceInfo::gpu(&engine.context().summary))
+                .expect("serialisable");
         println!("{v}");
     } else {
         println!(

@@ -13,6 +13,8 @@ pub struct AdapterSummary {
     pub name: String,
     pub backend: String,
     pub device_type: String,
+    /// A software rasteriser (lavapipe/llvmpipe, WARP, SwiftShader): `--device auto` skips it.
+    pub software: bool,
     pub driver: String,
     pub shader_f64: bool,
     pub subgroup: bool,
@@ -30,6 +32,7 @@ pub struct AdapterSummary {
 impl AdapterSummary {
     fn of(index: usize, adapter: &wgpu::Adapter) -> Self {
         let info = adapter.get_info();
+        let software = is_software(&info);
         let f = adapter.features();
         let l = adapter.limits();
         AdapterSummary {
@@ -37,6 +40,7 @@ impl AdapterSummary {
             name: info.name,
             backend: format!("{:?}", info.backend),
             device_type: format!("{:?}", info.device_type),
+            software,
             driver: format!("{} {}", info.driver, info.driver_info)
                 .trim()
                 .to_string(),
@@ -74,7 +78,29 @@ impl DeviceRequest {
     }
 }
 
-fn rank(info: &wgpu::AdapterInfo) -> (u8, u8) {
+/// Whether an adapter is a software rasteriser running on the CPU. wgpu reports lavapipe,
+/// llvmpipe (GL) and WARP as `DeviceType::Cpu`; the names catch drivers that report
+/// something else.
+pub fn is_software(info: &wgpu::AdapterInfo) -> bool {
+    const SOFTWARE: [&str; 6] = [
+        "llvmpipe",
+        "lavapipe",
+        "softpipe",
+        "swiftshader",
+        "basic render driver",
+        "warp",
+    ];
+    let name = info.name.to_lowercase();
+    let driver = info.driver.to_lowercase();
+    info.device_type == wgpu::DeviceType::Cpu
+        || SOFTWARE
+            .iter()
+            .any(|s| name.contains(s) || driver.contains(s))
+}
+
+/// Sort key: Vulkan/Metal/DX12 before GL, hardware before software, then discrete,
+/// integrated, virtual, CPU.
+fn rank(info: &wgpu::AdapterInfo) -> (u8, bool, u8) {
     use wgpu::{Backend, DeviceType};
     let backend = match info.backend {
         Backend::Vulkan | Backend::Metal | Backend::Dx12 => 0,
@@ -88,7 +114,7 @@ fn rank(info: &wgpu::AdapterInfo) -> (u8, u8) {
         DeviceType::Cpu => 3,
         DeviceType::Other => 4,
     };
-    (backend, kind)
+    (backend, is_software(info), kind)
 }
 
 fn instance(backends: wgpu::Backends) -> wgpu::Instance {
@@ -100,24 +126,32 @@ fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     wgpu::Instance::new(desc)
 }
 
-/// Adapters in the order we prefer them: Vulkan/Metal/DX12 before GL, then discrete,
-/// integrated, virtual, CPU. GL is only consulted when no primary backend has an adapter.
-fn ranked_adapters() -> (wgpu::Instance, Vec<wgpu::Adapter>) {
-    let primary = instance(wgpu::Backends::PRIMARY);
-    let mut adapters = pollster::block_on(primary.enumerate_adapters(wgpu::Backends::all()));
-    if !adapters.is_empty() {
-        adapters.sort_by_key(|a| rank(&a.get_info()));
-        return (primary, adapters);
+/// Every adapter of `backends`, ranked (see [`rank`]). The primary backends (Vulkan, Metal,
+/// DX12) and GL get instances of their own: a GL instance must not be created beside a
+/// GL-rendered window (EGL refuses a second display connection), so the app asks for
+/// [`wgpu::Backends::PRIMARY`] alone.
+pub(crate) fn ranked_adapters(backends: wgpu::Backends) -> Vec<wgpu::Adapter> {
+    let mut adapters = Vec::new();
+    let primary = backends & wgpu::Backends::PRIMARY;
+    if !primary.is_empty() {
+        adapters.extend(pollster::block_on(
+            instance(primary).enumerate_adapters(primary),
+        ));
     }
-    let gl = instance(wgpu::Backends::GL);
-    let mut adapters = pollster::block_on(gl.enumerate_adapters(wgpu::Backends::all()));
+    if backends.contains(wgpu::Backends::GL) {
+        let gl = wgpu::Backends::GL;
+        adapters.extend(pollster::block_on(instance(gl).enumerate_adapters(gl)));
+    }
     adapters.sort_by_key(|a| rank(&a.get_info()));
-    (gl, adapters)
+    adapters
 }
 
-/// Every adapter found, ranked (index 0 is the default choice).
+/// Every adapter found on every backend, ranked as `--adapter N` counts them.
 pub fn list_adapters() -> Vec<AdapterSummary> {
-    let (_, adapters) = ranked_adapters();
+    summaries(&ranked_adapters(wgpu::Backends::all()))
+}
+
+pub(crate) fn summaries(adapters: &[wgpu::Adapter]) -> Vec<AdapterSummary> {
     adapters
         .iter()
         .enumerate()
@@ -160,6 +194,8 @@ impl GpuContext {
     /// Picks an adapter (see [`DeviceRequest`]) and opens a device on it with
     /// SHADER_F64, SUBGROUP and TIMESTAMP_QUERY where available and the adapter's own limits.
     ///
+    /// Software adapters count here (this is an explicit request for a GPU, as
+    /// `--device gpu` is); [`super::DeviceChoice`] applies the `--device auto` rules.
     /// Returns [`KrylovError::NoAdapter`] when no adapter exists or the selector matches none.
     pub fn new(request: &DeviceRequest) -> Result<Arc<Self>> {
         Self::new_with_features(request, WANTED_FEATURES)
@@ -168,41 +204,24 @@ impl GpuContext {
     /// Like [`GpuContext::new`] but requests only the features in `wanted` that the adapter
     /// has (tests use this to open an f64-less device on an f64-capable adapter).
     pub fn new_with_features(request: &DeviceRequest, wanted: wgpu::Features) -> Result<Arc<Self>> {
-        let (_instance, adapters) = ranked_adapters();
-        if adapters.is_empty() {
-            return Err(KrylovError::NoAdapter(
-                " (install a Vulkan driver, e.g. `apt-get install mesa-vulkan-drivers`)".into(),
-            ));
+        let choice = super::DeviceChoice::new(super::DevicePreference::Gpu)
+            .adapter(request.adapter.clone())
+            .precision(Precision::F32);
+        let adapters = ranked_adapters(choice.backends);
+        match choice.plan(&summaries(&adapters))? {
+            super::DevicePlan::Gpu { index, .. } => Self::open(
+                adapters.into_iter().nth(index).expect("planned index"),
+                wanted,
+            ),
+            super::DevicePlan::Cpu { reason } => Err(KrylovError::NoAdapter(format!(": {reason}"))),
         }
-        let adapter = match request.adapter.as_deref() {
-            None => adapters.into_iter().next().expect("non-empty"),
-            Some(sel) => {
-                let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
-                let pick = match sel.trim().parse::<usize>() {
-                    Ok(i) if i < adapters.len() => Some(i),
-                    Ok(_) => None,
-                    Err(_) => names
-                        .iter()
-                        .position(|n| n.to_lowercase().contains(&sel.to_lowercase())),
-                };
-                match pick {
-                    Some(i) => adapters.into_iter().nth(i).expect("index checked"),
-                    None => {
-                        return Err(KrylovError::NoAdapter(format!(
-                            " matching `{sel}` (have: {})",
-                            names
-                                .iter()
-                                .enumerate()
-                                .map(|(i, n)| format!("{i}: {n}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )));
-                    }
-                }
-            }
-        };
+    }
+
+    /// Opens a device on `adapter` with the features of `wanted` it has and its own limits.
+    pub fn open(adapter: wgpu::Adapter, wanted: wgpu::Features) -> Result<Arc<Self>> {
         let required_features = adapter.features() & wanted;
         let required_limits = adapter.limits();
+        let name = adapter.get_info().name;
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("krylov-wgpu"),
             required_features,
@@ -211,7 +230,7 @@ impl GpuContext {
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
-        .map_err(|e| KrylovError::Gpu(format!("request_device failed: {e}")))?;
+        .map_err(|e| KrylovError::Gpu(format!("request_device on `{name}` failed: {e}")))?;
         Ok(Arc::new(Self::wrap(adapter, device, queue)))
     }
 

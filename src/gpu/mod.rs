@@ -4,6 +4,7 @@
 //! [`GpuContext`] opens a device; [`Engine`] compiles kernels from `shaders/` and runs them,
 //! counting every dispatch, submit, upload and readback in its [`Counters`].
 
+mod choice;
 mod counters;
 mod device;
 mod engine;
@@ -12,8 +13,13 @@ pub mod kernels;
 pub mod shader;
 mod spmv;
 
+pub use choice::{
+    ChosenDevice, DeviceChoice, DeviceInfo, DeviceKind, DevicePlan, DevicePreference,
+};
 pub use counters::Counters;
-pub use device::{AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, list_adapters};
+pub use device::{
+    AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, is_software, list_adapters,
+};
 pub use engine::{Batch, Engine, Kernel, PendingRead, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
 pub use shader::FormatKernel;

@@ -232,8 +232,8 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
     engine.context().require(T::PRECISION)?;
     let counts0 = engine.counters().snapshot();
     let mut report = SolveReport::new(method, opts.variant, T::PRECISION, a.nrows(), a.nnz());
-    report.device = "gpu".into();
-    report.adapter = Some(engine.context().summary.name.clone());
+    report.device = crate::gpu::DeviceInfo::gpu(&engine.context().summary);
+    report.device_reason = "the GPU engine the solver was given".into();
     report.check_mode = Some(opts.check_mode);
     report.format = opts.format.to_string();
     report.b_norm = crate::cpu::norm2_f64(b);

@@ -1293,7 +1293,7 @@ pub fn solve<T: Scalar>(
     let (reason, detail) = match fin {
         Fin::Converged | Fin::EstimateConverged if confirmed => (
             StopReason::Converged,
-            format!("converged at iteration {iterations}: true |b - Ax|/|b| = {true_rel:.3e}"),
+            format!("converged at iteration {iterations}"),
         ),
         Fin::Converged | Fin::EstimateConverged => (
             StopReason::ResidualGap,
@@ -1305,10 +1305,7 @@ pub fn solve<T: Scalar>(
         ),
         Fin::Breakdown { .. } if confirmed => (
             StopReason::Converged,
-            format!(
-                "converged at iteration {iterations} (the Krylov space became invariant): \
-                 true |b - Ax|/|b| = {true_rel:.3e}"
-            ),
+            format!("converged at iteration {iterations} (the Krylov space became invariant)"),
         ),
         Fin::Breakdown { step, rii, w_norm } => (
             StopReason::Breakdown {
@@ -1323,7 +1320,7 @@ pub fn solve<T: Scalar>(
         ),
         Fin::MaxIterations => (
             StopReason::MaxIterations,
-            format!("iteration limit {iterations} reached: true |b - Ax|/|b| = {true_rel:.3e}"),
+            format!("iteration limit {iterations} reached"),
         ),
         Fin::NonFinite(q) => (
             StopReason::NonFinite { quantity: q.into() },

@@ -21,7 +21,7 @@ pub use options::{
 pub use report::{KernelTime, Solution, SolveReport, StopReason, WorkCounts};
 
 use crate::error::{KrylovError, Result};
-use crate::gpu::Engine;
+use crate::gpu::{ChosenDevice, Engine};
 use crate::matrix::Csr;
 use crate::scalar::Scalar;
 
@@ -55,4 +55,39 @@ pub fn solve_gpu<T: Scalar>(
             "{other} does not run on the GPU yet (use the CPU solver)"
         ))),
     }
+}
+
+/// Solves A x = b on the device a [`crate::gpu::DeviceChoice`] resolved to: on `engine` (an
+/// engine on `device`'s GPU, or `None` for a fresh one) when it is a GPU, with the CPU
+/// reference otherwise. The report's `device` and `device_reason` say which and why.
+///
+/// ```
+/// use krylov_wgpu::gpu::{DeviceChoice, DevicePreference};
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::{self, SolveOptions};
+/// use krylov_wgpu::Precision;
+/// let a = poisson_2d_fd::<f64>(32);
+/// let b = a.mul_vec(&vec![1.0; a.ncols()])?;
+/// let device = DeviceChoice::from_env(DevicePreference::Auto).precision(Precision::F64).resolve()?;
+/// let sol = solvers::solve_on(&device, None, &a, &b, None, &SolveOptions::default(), &mut ())?;
+/// assert!(sol.report.converged && !sol.report.device_reason.is_empty());
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn solve_on<T: Scalar>(
+    device: &ChosenDevice,
+    engine: Option<&Engine>,
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Solution<T>> {
+    let mut sol = match (&device.context, engine) {
+        (Some(_), Some(engine)) => solve_gpu(engine, a, b, x0, opts, monitor)?,
+        (Some(ctx), None) => solve_gpu(&Engine::new(ctx.clone()), a, b, x0, opts, monitor)?,
+        (None, _) => crate::cpu::solve(a, b, x0, opts)?,
+    };
+    sol.report.device = device.info.clone();
+    sol.report.device_reason = device.reason.clone();
+    Ok(sol)
 }

@@ -95,10 +95,10 @@ pub struct SolveReport {
     /// What every format would cost for this matrix (GPU solves with `auto`: what it weighed;
     /// empty when the format was given).
     pub format_estimates: Vec<crate::gpu::format::FormatEstimate>,
-    /// `"cpu"` or `"gpu"`.
-    pub device: String,
-    /// Adapter name for GPU solves, `null` on the CPU.
-    pub adapter: Option<String>,
+    /// What ran the solve: `{"kind": "gpu"|"cpu", "name", "backend", "software"}`.
+    pub device: crate::gpu::DeviceInfo,
+    /// Why that device (from [`crate::gpu::DeviceChoice`], or how the solver was called).
+    pub device_reason: String,
     pub n: usize,
     pub nnz: usize,
     pub iterations: usize,
@@ -161,8 +161,8 @@ impl SolveReport {
             format_reason: "requested".into(),
             matrix_bytes: 0,
             format_estimates: Vec::new(),
-            device: "cpu".into(),
-            adapter: None,
+            device: crate::gpu::DeviceInfo::cpu(),
+            device_reason: "the CPU reference was called directly".into(),
             n,
             nnz,
             iterations: 0,
