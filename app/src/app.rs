@@ -1,22 +1,31 @@
-//! The krylov-studio window: load or generate a matrix, solve it on the GPU, watch the
-//! residuals converge live with the library's launch and transfer counts side by side.
+//! The krylov-studio window: load, open or generate a matrix, solve it on the device the
+//! library's rules choose (or the one picked in the Device menu), watch the residuals converge
+//! live with the library's launch and transfer counts side by side.
+//!
+//! Submodules hold the panels: `controls` (Matrix and Solver), `results` (plot and counters),
+//! `exports`; [`crate::device_panel`] the device part of the top bar.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use egui::{Color32, RichText, TextureHandle, Ui};
-use egui_plot::{GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot};
 use krylov_wgpu::Precision;
 use krylov_wgpu::gpu::AdapterSummary;
-use krylov_wgpu::matrix::market::write_vector;
+use krylov_wgpu::matrix::samples;
 use krylov_wgpu::solvers::{
     CheckMode, GramSchmidt, Method, Precond, Progress, SolveOptions, SolveReport, Variant,
 };
 
-use crate::problem::{self, Family, Loaded, Source, human_bytes};
+mod controls;
+mod exports;
+mod results;
+
+use crate::device::DeviceSelection;
+use crate::device_panel::{DevicePanel, DeviceState};
+use crate::problem::{self, Family, Loaded, Source};
 use crate::worker::{RunOutcome, SolveJob, Worker, WorkerEvent};
 
 /// Which variants a solve runs.
@@ -45,6 +54,8 @@ pub struct StartupArgs {
     pub file: Option<PathBuf>,
     /// A generator spec (`poisson2d:64`, ...) to generate.
     pub generate: Option<String>,
+    /// An embedded sample matrix (`bcsstk01`, ...) to open.
+    pub sample: Option<String>,
     /// Start a solve as soon as the matrix is ready.
     pub run: Option<RunMode>,
     /// Variant(s) selected at start (without solving).
@@ -54,15 +65,8 @@ pub struct StartupArgs {
     pub check_mode: Option<CheckMode>,
     pub precond: Option<Precond>,
     pub profile: bool,
-}
-
-/// The solver device as the UI knows it.
-#[derive(Debug, Clone)]
-pub enum DeviceState {
-    Opening,
-    Ready(AdapterSummary),
-    /// No GPU: solves run on the CPU reference.
-    Unavailable(String),
+    /// The device to open first (`Auto` unless `--device` says otherwise).
+    pub device: DeviceSelection,
 }
 
 /// One run (one variant) of the current solve.
@@ -146,7 +150,7 @@ impl RunView {
 pub struct StudioApp {
     worker: Worker,
     ctx: egui::Context,
-    device: DeviceState,
+    device: DevicePanel,
 
     // Problem.
     family: Family,
@@ -201,16 +205,19 @@ fn variant_color(v: Variant) -> Color32 {
 }
 
 impl StudioApp {
-    /// Creates the app (its solver thread opens the GPU at once) and applies `args`.
+    /// Creates the app (its solver thread opens the device at once, `auto` by the library's
+    /// rules) and applies `args`.
     pub fn new(ctx: &egui::Context, args: StartupArgs) -> Self {
         let wake_ctx = ctx.clone();
-        let worker = Worker::spawn(move || wake_ctx.request_repaint());
+        let selection = args.device;
+        let precision = args.precision.unwrap_or(Precision::F64);
+        let worker = Worker::spawn(selection, precision, move || wake_ctx.request_repaint());
         let family = Family::Poisson2dFd;
         let size = family.default_size();
         let mut app = StudioApp {
             worker,
             ctx: ctx.clone(),
-            device: DeviceState::Opening,
+            device: DevicePanel::opening(selection, precision),
             family,
             size,
             spec: family.spec(size),
@@ -248,6 +255,11 @@ impl StudioApp {
         } else if let Some(spec) = args.generate {
             app.spec = spec.clone();
             app.start_load(Source::Spec(spec));
+        } else if let Some(name) = args.sample {
+            match samples::find(&name) {
+                Ok(s) => app.start_load(Source::Sample(s.name)),
+                Err(e) => app.error = Some(e.to_string()),
+            }
         }
         app
     }
@@ -276,7 +288,17 @@ impl StudioApp {
 
     /// The solver device.
     pub fn device(&self) -> &DeviceState {
-        &self.device
+        &self.device.state
+    }
+
+    /// The adapters the Device menu offers (primary backends, ranked as the library ranks).
+    pub fn adapters(&self) -> &[AdapterSummary] {
+        &self.device.adapters
+    }
+
+    /// What the Device menu selects.
+    pub fn device_selection(&self) -> DeviceSelection {
+        self.device.selection
     }
 
     // ---- Actions ---------------------------------------------------------------------------
@@ -304,11 +326,20 @@ impl StudioApp {
     }
 
     fn precision(&self) -> Precision {
-        self.precision_choice.unwrap_or(match &self.device {
-            DeviceState::Ready(s) if s.shader_f64 => Precision::F64,
-            DeviceState::Ready(_) => Precision::F32,
-            _ => Precision::F64,
-        })
+        self.precision_choice
+            .unwrap_or_else(|| self.device.default_precision())
+    }
+
+    /// Asks the solver thread to open `selection` (not while a solve runs).
+    fn select_device(&mut self, selection: DeviceSelection) {
+        if self.running_job.is_some() {
+            return;
+        }
+        let precision = self.precision_choice.unwrap_or(Precision::F64);
+        match self.worker.select_device(selection, precision) {
+            Ok(()) => self.device.switching(selection, precision),
+            Err(e) => self.error = Some(e),
+        }
     }
 
     fn options(&self) -> Result<SolveOptions, String> {
@@ -357,6 +388,7 @@ impl StudioApp {
         let job = SolveJob {
             id,
             matrix: problem.matrix.clone(),
+            rhs: problem.rhs.clone(),
             variants: variants.clone(),
             opts: opts.clone(),
             precision: self.precision(),
@@ -405,8 +437,11 @@ impl StudioApp {
         }
         while let Ok(ev) = self.worker.events.try_recv() {
             match ev {
-                WorkerEvent::Device(Ok(s)) => self.device = DeviceState::Ready(s),
-                WorkerEvent::Device(Err(e)) => self.device = DeviceState::Unavailable(e),
+                WorkerEvent::Device(opened) => {
+                    if let Some(e) = self.device.opened(*opened) {
+                        self.error = Some(e);
+                    }
+                }
                 WorkerEvent::RunStarted {
                     job,
                     variant,
@@ -468,7 +503,7 @@ impl StudioApp {
         if self.loading.is_none()
             && self.running_job.is_none()
             && self.problem.is_some()
-            && !matches!(self.device, DeviceState::Opening)
+            && !matches!(self.device.state, DeviceState::Opening)
             && let Some(mode) = self.auto_run.take()
         {
             self.run_mode = mode;
@@ -486,9 +521,24 @@ impl StudioApp {
         let image = egui::ColorImage::new([t.bins, t.bins], pixels);
         self.thumbnail = Some(ctx.load_texture("sparsity", image, egui::TextureOptions::NEAREST));
         if !loaded.facts.symmetric && self.method == Method::Cg {
-            self.method = Method::Bicgstab;
-            self.notice =
-                Some("the matrix is not symmetric: switched the method to BiCGStab".into());
+            // A sample names the method to try first; otherwise BiCGStab.
+            let suggested = match &loaded.source {
+                Source::Sample(name) => samples::find(name)
+                    .ok()
+                    .and_then(|s| s.suggested_method.parse::<Method>().ok()),
+                _ => None,
+            };
+            self.method = suggested.unwrap_or(Method::Bicgstab);
+            self.notice = Some(format!(
+                "the matrix is not symmetric: switched the method to {}",
+                self.method
+            ));
+        } else if let Source::Sample(name) = &loaded.source
+            && loaded.rhs.is_some()
+        {
+            self.notice = Some(format!(
+                "{name} comes with its right-hand side: solving for it"
+            ));
         }
         self.problem = Some(loaded);
         self.runs.clear();
@@ -523,463 +573,18 @@ impl StudioApp {
         self.start_load(Source::File(path));
     }
 
-    // ---- Exports ---------------------------------------------------------------------------
-
-    /// The target of an export: the path field (a folder gets `default_name` appended), or a
-    /// save dialog when the field is empty.
-    fn export_target(&mut self, default_name: &str, ext: &str) -> Option<PathBuf> {
-        let text = self.export_path.trim();
-        if !text.is_empty() {
-            let p = PathBuf::from(text);
-            return Some(if p.is_dir() { p.join(default_name) } else { p });
-        }
-        let picked = rfd::FileDialog::new()
-            .set_file_name(default_name)
-            .add_filter(ext, &[ext])
-            .save_file();
-        if picked.is_none() {
-            self.notice = Some(
-                "no file chosen (the file dialog needs an xdg-desktop-portal): type a path in \
-                 the export path field"
-                    .into(),
-            );
-        }
-        picked
-    }
-
-    fn history_csv(&self) -> String {
-        let mut csv = String::from("variant,iteration,residual,relative_residual\n");
-        for run in &self.runs {
-            if let Some(rep) = run.report() {
-                for (k, r) in rep.history.iter().enumerate() {
-                    let rel = if rep.b_norm > 0.0 { r / rep.b_norm } else { *r };
-                    csv.push_str(&format!("{},{k},{r:e},{rel:e}\n", run.variant));
-                }
-            }
-        }
-        csv
-    }
-
-    fn export_history(&mut self) {
-        if self.runs.iter().all(|r| r.report().is_none()) {
-            self.error = Some("nothing to export yet: run a solve first".into());
-            return;
-        }
-        let name = format!("{}-history.csv", self.file_stem());
-        if let Some(path) = self.export_target(&name, "csv") {
-            match std::fs::write(&path, self.history_csv()) {
-                Ok(()) => self.done_export(&path, "residual history"),
-                Err(e) => self.error = Some(format!("could not write {}: {e}", path.display())),
-            }
-        }
-    }
-
-    fn export_solution(&mut self) {
-        let Some(run) = self.runs.get(self.export_run) else {
-            self.error = Some("nothing to export yet: run a solve first".into());
-            return;
-        };
-        let Some(Ok(outcome)) = &run.outcome else {
-            self.error = Some(format!("the {} run has no solution", run.variant));
-            return;
-        };
-        let x = outcome.x.clone();
-        let name = format!("{}-{}-x.mtx", self.file_stem(), run.variant);
-        if let Some(path) = self.export_target(&name, "mtx") {
-            match write_vector(&path, &x) {
-                Ok(()) => self.done_export(&path, "solution"),
-                Err(e) => self.error = Some(problem::one_line(&e.to_string())),
-            }
-        }
-    }
-
-    fn copy_report(&mut self, ctx: &egui::Context) {
-        match self.runs.get(self.export_run).and_then(RunView::report) {
-            Some(rep) => {
-                ctx.copy_text(rep.to_json());
-                self.notice = Some(format!("copied the {} report (JSON)", rep.variant));
-            }
-            None => self.error = Some("no report to copy yet: run a solve first".into()),
-        }
-    }
-
-    fn done_export(&mut self, path: &Path, what: &str) {
-        self.error = None;
-        self.notice = Some(format!("saved the {what} to {}", path.display()));
-    }
-
-    fn file_stem(&self) -> String {
-        let name = self
-            .problem
-            .as_ref()
-            .map(|p| p.source.name())
-            .unwrap_or_else(|| "krylov".into());
-        let name = name.trim_end_matches(".gz").trim_end_matches(".mtx");
-        name.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    }
-
     // ---- UI --------------------------------------------------------------------------------
 
     fn top_bar(&mut self, ui: &mut Ui) {
-        ui.horizontal_wrapped(|ui| {
-            ui.heading("krylov-studio");
-            ui.separator();
-            match &self.device {
-                DeviceState::Opening => {
-                    ui.spinner();
-                    ui.label("opening the GPU…");
-                }
-                DeviceState::Ready(s) => {
-                    let yn = |b: bool| if b { "yes" } else { "no" };
-                    ui.label(RichText::new(format!("GPU: {}", s.name)).strong())
-                        .on_hover_text(format!("driver: {}", s.driver));
-                    ui.label(format!(
-                        "{} · {} · f64 {} · subgroups {} · timestamps {} · max binding {} · max buffer {}",
-                        s.backend,
-                        s.device_type,
-                        yn(s.shader_f64),
-                        if s.subgroup {
-                            format!("yes ({}..{})", s.subgroup_min_size, s.subgroup_max_size)
-                        } else {
-                            "no".into()
-                        },
-                        yn(s.timestamp_query),
-                        human_bytes(s.max_storage_buffer_binding_size as usize),
-                        human_bytes(s.max_buffer_size as usize),
-                    ));
-                }
-                DeviceState::Unavailable(e) => {
-                    ui.colored_label(
-                        Color32::from_rgb(200, 120, 0),
-                        format!("No GPU ({e}): solves run on the CPU reference"),
-                    );
-                }
-            }
-        });
+        let can_switch =
+            self.running_job.is_none() && !matches!(self.device.state, DeviceState::Opening);
+        if let Some(selection) = self.device.ui(ui, can_switch) {
+            self.select_device(selection);
+        }
         let hovering = ui.ctx().input(|i| !i.raw.hovered_files.is_empty());
         if hovering {
             ui.label(RichText::new("Drop the .mtx / .mtx.gz file to load it").strong());
         }
-    }
-
-    fn matrix_controls(&mut self, ui: &mut Ui) {
-        ui.heading("Matrix");
-        let busy = self.is_busy();
-        ui.add_enabled_ui(!busy, |ui| {
-            if ui.button("Open .mtx file…").clicked() {
-                let picked = rfd::FileDialog::new()
-                    .add_filter("Matrix Market", &["mtx", "gz"])
-                    .pick_file();
-                match picked {
-                    Some(p) => {
-                        self.path_text = p.display().to_string();
-                        self.start_load(Source::File(p));
-                    }
-                    None => {
-                        self.notice = Some(
-                            "no file chosen (the file dialog needs an xdg-desktop-portal): type \
-                             a path below or drop the file onto the window"
-                                .into(),
-                        )
-                    }
-                }
-            }
-            ui.horizontal(|ui| {
-                let l = ui.label("Path");
-                let edit = ui
-                    .add(
-                        egui::TextEdit::singleline(&mut self.path_text)
-                            .hint_text("/path/to/matrix.mtx(.gz)")
-                            .desired_width(190.0),
-                    )
-                    .labelled_by(l.id);
-                let enter = edit.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                if (ui.button("Load").clicked() || enter) && !self.path_text.trim().is_empty() {
-                    let p = PathBuf::from(self.path_text.trim());
-                    self.start_load(Source::File(p));
-                }
-            });
-            ui.label(RichText::new("…or drop a .mtx / .mtx.gz file onto the window").weak());
-            ui.add_space(4.0);
-            let before = (self.family, self.size);
-            egui::ComboBox::from_label("Problem")
-                .selected_text(self.family.label())
-                .show_ui(ui, |ui| {
-                    for f in Family::ALL {
-                        ui.selectable_value(&mut self.family, f, f.label());
-                    }
-                });
-            if self.family != before.0 && !self.family.size_range().contains(&self.size) {
-                self.size = self.family.default_size();
-            }
-            ui.add(
-                egui::Slider::new(&mut self.size, self.family.size_range())
-                    .logarithmic(true)
-                    .text(self.family.size_name()),
-            );
-            if (self.family, self.size) != before {
-                self.spec = self.family.spec(self.size);
-            }
-            ui.horizontal(|ui| {
-                let l = ui.label("Spec");
-                let edit = ui
-                    .add(egui::TextEdit::singleline(&mut self.spec).desired_width(150.0))
-                    .labelled_by(l.id)
-                    .on_hover_text(krylov_wgpu::matrix::generators::SPEC_HELP);
-                if edit.changed()
-                    && let Some((family, size)) = problem::family_of_spec(&self.spec)
-                {
-                    self.family = family;
-                    self.size = size;
-                }
-                if ui.button("Generate").clicked() {
-                    let spec = self.spec.trim().to_string();
-                    self.start_load(Source::Spec(spec));
-                }
-            });
-            ui.label(RichText::new(format!("{} unknowns", self.family.unknowns(self.size))).weak());
-        });
-        if let Some((source, _)) = &self.loading {
-            ui.horizontal(|ui| {
-                ui.spinner();
-                ui.label(format!("loading {}…", source.name()));
-            });
-        }
-        if let Some(p) = &self.problem {
-            ui.add_space(6.0);
-            ui.label(RichText::new(p.source.name()).strong());
-            let f = &p.facts;
-            let yn = |b: bool| if b { "yes" } else { "no" };
-            ui.horizontal_top(|ui| {
-                egui::Grid::new("facts").num_columns(2).show(ui, |ui| {
-                    ui.label("n");
-                    ui.label(if f.nrows == f.ncols {
-                        f.nrows.to_string()
-                    } else {
-                        format!("{} × {}", f.nrows, f.ncols)
-                    });
-                    ui.end_row();
-                    ui.label("nnz");
-                    ui.label(f.nnz.to_string());
-                    ui.end_row();
-                    ui.label("nnz/row");
-                    ui.label(format!("{} / {:.2} / {}", f.row_min, f.row_mean, f.row_max))
-                        .on_hover_text("minimum / mean / maximum stored entries per row");
-                    ui.end_row();
-                    ui.label("symmetric");
-                    ui.label(yn(f.symmetric));
-                    ui.end_row();
-                    ui.label("diag. dominant");
-                    ui.label(yn(f.diagonally_dominant));
-                    ui.end_row();
-                    if f.zero_diagonal {
-                        ui.label("zero diagonal");
-                        ui.label("yes (no Jacobi)");
-                        ui.end_row();
-                    }
-                });
-                if let Some(tex) = &self.thumbnail {
-                    ui.add(egui::Image::new((tex.id(), egui::vec2(112.0, 112.0))))
-                        .on_hover_text("sparsity pattern (stored entries binned 128 × 128)");
-                }
-            });
-            egui::Grid::new("memory").num_columns(3).show(ui, |ui| {
-                let every: String = f
-                    .format_estimates(4)
-                    .iter()
-                    .zip(f.format_estimates(8))
-                    .map(|(a, b)| {
-                        let cell = |e: &krylov_wgpu::gpu::format::FormatEstimate| {
-                            if e.fits {
-                                human_bytes(e.bytes as usize)
-                            } else {
-                                format!("– ({:.1}× fill)", e.fill)
-                            }
-                        };
-                        format!("{}: {} / {}\n", a.format, cell(a), cell(&b))
-                    })
-                    .collect();
-                ui.label("memory").on_hover_text(format!(
-                    "every GPU format, f32 / f64 (– : over the padding budget)\n{every}\nauto: {}",
-                    f.auto.reason
-                ));
-                ui.label("f32");
-                ui.label("f64");
-                ui.end_row();
-                let m32 = f.memory_per_format(4);
-                let m64 = f.memory_per_format(8);
-                let cell = |b: Option<usize>| b.map_or("–".to_string(), human_bytes);
-                for (a, b) in m32.iter().zip(&m64) {
-                    ui.label(&a.0);
-                    ui.label(cell(a.1));
-                    ui.label(cell(b.1));
-                    ui.end_row();
-                }
-            });
-        }
-    }
-
-    fn solver_controls(&mut self, ui: &mut Ui) {
-        let running = self.running_job.is_some();
-        ui.horizontal(|ui| {
-            ui.heading("Solver");
-            ui.add_space(8.0);
-            let can_solve = !self.is_busy() && self.problem.is_some();
-            if ui
-                .add_enabled(
-                    can_solve,
-                    egui::Button::new(RichText::new("Solve").strong()),
-                )
-                .clicked()
-            {
-                self.start_solve();
-            }
-            if ui.add_enabled(running, egui::Button::new("Stop")).clicked() {
-                self.stop();
-            }
-            if running {
-                ui.spinner();
-            }
-        });
-        let f64_ok = match &self.device {
-            DeviceState::Ready(s) => s.shader_f64,
-            _ => true, // the CPU reference computes in f64
-        };
-        ui.add_enabled_ui(!running, |ui| {
-            ui.horizontal(|ui| {
-                ui.radio_value(&mut self.run_mode, RunMode::Classical, "classical");
-                ui.radio_value(&mut self.run_mode, RunMode::Pipelined, "pipelined");
-                ui.radio_value(&mut self.run_mode, RunMode::Both, "both, side by side");
-            });
-            egui::Grid::new("solver").num_columns(2).show(ui, |ui| {
-                let l = ui.label("Method");
-                egui::ComboBox::from_id_salt("method")
-                    .selected_text(self.method.as_str())
-                    .show_ui(ui, |ui| {
-                        for &m in Method::ALL {
-                            ui.selectable_value(&mut self.method, m, m.as_str());
-                        }
-                    })
-                    .response
-                    .labelled_by(l.id);
-                ui.end_row();
-
-                let l = ui.label("Precision");
-                let mut precision = self.precision();
-                egui::ComboBox::from_id_salt("precision")
-                    .selected_text(precision.to_string())
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut precision, Precision::F32, "f32");
-                        ui.add_enabled_ui(f64_ok, |ui| {
-                            ui.selectable_value(&mut precision, Precision::F64, "f64")
-                                .on_disabled_hover_text("this adapter has no SHADER_F64");
-                        });
-                    })
-                    .response
-                    .labelled_by(l.id);
-                if precision != self.precision() {
-                    self.precision_choice = Some(precision);
-                }
-                ui.end_row();
-
-                let l = ui.label("Format");
-                egui::ComboBox::from_id_salt("format")
-                    .selected_text(self.format.as_str())
-                    .show_ui(ui, |ui| {
-                        for &f in krylov_wgpu::solvers::Format::ALL {
-                            ui.selectable_value(&mut self.format, f, f.as_str());
-                        }
-                    })
-                    .response
-                    .labelled_by(l.id)
-                    .on_hover_text(
-                        "the storage format of the GPU SpMV; auto chooses from the matrix \
-                         (the result table says which and why)",
-                    );
-                ui.end_row();
-
-                let l = ui.label("Preconditioner");
-                egui::ComboBox::from_id_salt("precond")
-                    .selected_text(self.precond.as_str())
-                    .show_ui(ui, |ui| {
-                        for &p in Precond::ALL {
-                            ui.selectable_value(&mut self.precond, p, p.as_str());
-                        }
-                    })
-                    .response
-                    .labelled_by(l.id);
-                ui.end_row();
-
-                let l = ui.label("Check mode");
-                egui::ComboBox::from_id_salt("check")
-                    .selected_text(self.check_mode.as_str())
-                    .show_ui(ui, |ui| {
-                        for &c in CheckMode::ALL {
-                            ui.selectable_value(&mut self.check_mode, c, c.as_str());
-                        }
-                    })
-                    .response
-                    .labelled_by(l.id)
-                    .on_hover_text(
-                        "paper: partial sums read back every iteration (paper 000)\n\
-                         device: scalars stay on the GPU, residuals read once per batch",
-                    );
-                ui.end_row();
-
-                let l = ui.label("rtol");
-                ui.add(egui::TextEdit::singleline(&mut self.rtol_text).desired_width(80.0))
-                    .labelled_by(l.id)
-                    .on_hover_text("stop when |r| <= max(rtol·|b|, atol)");
-                ui.end_row();
-                let l = ui.label("atol");
-                ui.add(egui::TextEdit::singleline(&mut self.atol_text).desired_width(80.0))
-                    .labelled_by(l.id);
-                ui.end_row();
-                let l = ui.label("Max iterations");
-                ui.add(egui::DragValue::new(&mut self.max_iter).range(1..=100_000_000))
-                    .labelled_by(l.id);
-                ui.end_row();
-                let gmres = self.method == Method::Gmres;
-                let l = ui.label("Restart m");
-                ui.add_enabled(
-                    gmres,
-                    egui::DragValue::new(&mut self.restart).range(1..=1000),
-                )
-                .labelled_by(l.id)
-                .on_disabled_hover_text("GMRES only");
-                ui.end_row();
-                let l = ui.label("Gram-Schmidt");
-                ui.add_enabled_ui(gmres, |ui| {
-                    egui::ComboBox::from_id_salt("gs")
-                        .selected_text(self.gs.as_str())
-                        .show_ui(ui, |ui| {
-                            for &g in GramSchmidt::ALL {
-                                ui.selectable_value(&mut self.gs, g, g.as_str());
-                            }
-                        })
-                        .response
-                        .labelled_by(l.id);
-                });
-                ui.end_row();
-                let l = ui.label("Batch k");
-                ui.add_enabled(
-                    self.check_mode == CheckMode::Device,
-                    egui::DragValue::new(&mut self.batch).range(0..=1024),
-                )
-                .labelled_by(l.id)
-                .on_hover_text("iterations per submit in device mode (0: adaptive)");
-                ui.end_row();
-            });
-            ui.checkbox(&mut self.profile, "GPU time per kernel (timestamps)");
-        });
     }
 
     fn messages(&self, ui: &mut Ui) {
@@ -998,364 +603,6 @@ impl StudioApp {
             }
         }
     }
-
-    fn plot(&self, ui: &mut Ui, height: f32) {
-        let tol = self
-            .shown_opts
-            .as_ref()
-            .map(|o| o.rtol)
-            .filter(|t| *t > 0.0);
-        Plot::new("residuals")
-            .height(height)
-            .legend(Legend::default())
-            .x_axis_label("iteration")
-            .y_axis_label("|r| / |b|  (log scale)")
-            .include_y(0.0)
-            .include_x(0.0)
-            .include_x(10.0)
-            .include_y(tol.map_or(-6.0, f64::log10))
-            .y_grid_spacer(log_decades)
-            .y_axis_formatter(|mark, _| {
-                if (mark.value - mark.value.round()).abs() < 1e-9 {
-                    format!("1e{}", mark.value.round() as i64)
-                } else {
-                    String::new()
-                }
-            })
-            .label_formatter(|pos| match pos {
-                HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => Some(format!(
-                    "{plot_name}\niteration {:.0}\n|r|/|b| = {:.3e}",
-                    position.x,
-                    10f64.powf(position.y)
-                )),
-                HoverPosition::Elsewhere { position } => Some(format!(
-                    "iteration {:.0}\n|r|/|b| = {:.3e}",
-                    position.x,
-                    10f64.powf(position.y)
-                )),
-            })
-            .show(ui, |plot_ui| {
-                for run in &self.runs {
-                    let pts = run.points();
-                    if pts.is_empty() {
-                        continue;
-                    }
-                    // Classical drawn wide underneath: where both variants produce the same
-                    // residuals (as they should in exact arithmetic) both stay visible.
-                    let width = match run.variant {
-                        Variant::Classical => 5.0,
-                        Variant::Pipelined => 2.0,
-                    };
-                    plot_ui.line(
-                        Line::new(format!("{} {}", run.variant, self.method), pts)
-                            .color(variant_color(run.variant))
-                            .width(width),
-                    );
-                }
-                if let Some(t) = tol {
-                    plot_ui.hline(
-                        HLine::new("tolerance", t.log10())
-                            .color(Color32::GRAY)
-                            .style(LineStyle::dashed_dense()),
-                    );
-                }
-            });
-    }
-
-    fn counters(&self, ui: &mut Ui) {
-        if self.runs.is_empty() {
-            ui.label(
-                RichText::new(
-                    "Solve to see the counts: kernel launches (dispatches) and host transfers \
-                     per iteration, classical vs pipelined.",
-                )
-                .weak(),
-            );
-            return;
-        }
-        // The headline: launches per iteration side by side.
-        let classical = self
-            .runs
-            .iter()
-            .find(|r| r.variant == Variant::Classical)
-            .and_then(RunView::report);
-        let pipelined = self
-            .runs
-            .iter()
-            .find(|r| r.variant == Variant::Pipelined)
-            .and_then(RunView::report);
-        if let (Some(c), Some(p)) = (classical, pipelined)
-            && c.device == "gpu"
-            && p.device == "gpu"
-            && p.dispatches_per_iteration > 0.0
-        {
-            ui.label(
-                RichText::new(format!(
-                    "pipelined {}: {:.2} launches per iteration vs classical {:.2} ({:.1}× fewer); \
-                     host transfers {:.3} vs {:.3}",
-                    p.method,
-                    p.dispatches_per_iteration,
-                    c.dispatches_per_iteration,
-                    c.dispatches_per_iteration / p.dispatches_per_iteration,
-                    p.transfers_per_iteration,
-                    c.transfers_per_iteration
-                ))
-                .strong(),
-            );
-        }
-        ui.horizontal_top(|ui| {
-            egui::Grid::new("counters")
-                .striped(true)
-                .num_columns(self.runs.len() + 1)
-                .min_col_width(120.0)
-                .show(ui, |ui| {
-                    ui.label(RichText::new("counter").strong());
-                    for run in &self.runs {
-                        ui.label(
-                            RichText::new(run.variant.as_str())
-                                .strong()
-                                .color(variant_color(run.variant)),
-                        );
-                    }
-                    ui.end_row();
-                    let row = |ui: &mut Ui, name: &str, f: &dyn Fn(&RunView) -> String| {
-                        ui.label(name);
-                        for run in &self.runs {
-                            ui.label(f(run));
-                        }
-                        ui.end_row();
-                    };
-                    ui.label("device");
-                    for run in &self.runs {
-                        let (device, adapter) = match run.report() {
-                            Some(rep) => (rep.device.as_str(), rep.adapter.as_deref()),
-                            None => (run.device, None),
-                        };
-                        let text = match device {
-                            "gpu" => "GPU",
-                            "cpu" => "CPU (reference)",
-                            other => other,
-                        };
-                        let l = ui.label(text);
-                        if let Some(a) = adapter {
-                            l.on_hover_text(a);
-                        }
-                    }
-                    ui.end_row();
-                    row(ui, "status", &|r| r.status());
-                    row(ui, "converged", &|v| {
-                        rep_cell(v, |r| {
-                            if r.converged {
-                                "yes".into()
-                            } else {
-                                format!("no: {}", r.reason)
-                            }
-                        })
-                    });
-                    row(ui, "iterations", &|v| {
-                        rep_cell(v, |r| r.iterations.to_string())
-                    });
-                    row(ui, "true |b-Ax|/|b|", &|v| {
-                        rep_cell(v, |r| format!("{:.3e}", r.relative_residual))
-                    });
-                    row(ui, "dispatches / iteration", &|v| {
-                        gpu_cell(v, |r| format!("{:.2}", r.dispatches_per_iteration))
-                    });
-                    row(ui, "host transfers / iteration", &|v| {
-                        gpu_cell(v, |r| format!("{:.3}", r.transfers_per_iteration))
-                    });
-                    row(ui, "total dispatches", &|v| {
-                        gpu_cell(v, |r| r.counts.dispatches.to_string())
-                    });
-                    row(ui, "submits / readbacks / uploads", &|v| {
-                        gpu_cell(v, |r| {
-                            format!(
-                                "{} / {} / {}",
-                                r.counts.submits, r.counts.readbacks, r.counts.uploads
-                            )
-                        })
-                    });
-                    row(ui, "bytes read back / uploaded", &|v| {
-                        gpu_cell(v, |r| {
-                            format!(
-                                "{} / {}",
-                                human_bytes(r.counts.bytes_read_back as usize),
-                                human_bytes(r.counts.bytes_uploaded as usize)
-                            )
-                        })
-                    });
-                    row(ui, "format / matrix bytes", &|v| {
-                        gpu_cell(v, |r| {
-                            format!("{} / {}", r.format, human_bytes(r.matrix_bytes as usize))
-                        })
-                    });
-                    row(ui, "check mode / batch / recorded", &|v| {
-                        gpu_cell(v, |r| {
-                            format!(
-                                "{} / {} / {}",
-                                r.check_mode.map_or("–", |c| c.as_str()),
-                                r.batch_size,
-                                r.iterations_recorded
-                            )
-                        })
-                    });
-                    row(ui, "µs / iteration", &|v| {
-                        rep_cell(v, |r| {
-                            let its = if r.device == "gpu" {
-                                r.iterations_recorded
-                            } else {
-                                r.iterations
-                            };
-                            if its > 0 {
-                                format!("{:.1}", r.loop_seconds / its as f64 * 1e6)
-                            } else {
-                                "–".into()
-                            }
-                        })
-                    });
-                    row(ui, "solve time", &|v| {
-                        rep_cell(v, |r| format!("{:.1} ms", r.seconds * 1e3))
-                    });
-                });
-            ui.separator();
-            ui.vertical(|ui| self.kernel_times(ui));
-        });
-    }
-
-    /// GPU time per kernel (timestamps), per iteration recorded, one column per run.
-    fn kernel_times(&self, ui: &mut Ui) {
-        let mut kernels: Vec<&str> = self
-            .runs
-            .iter()
-            .filter_map(RunView::report)
-            .flat_map(|r| r.kernel_times.iter().map(|k| k.name.as_str()))
-            .collect();
-        kernels.sort_unstable();
-        kernels.dedup();
-        if kernels.is_empty() {
-            if self.profile && self.runs.iter().all(|r| r.outcome.is_some()) {
-                ui.label(RichText::new("no kernel timestamps from this device").weak());
-            } else if !self.profile {
-                ui.label(
-                    RichText::new("tick \"GPU time per kernel\" for timestamps per kernel").weak(),
-                );
-            }
-            return;
-        }
-        egui::Grid::new("kernel-times")
-            .striped(true)
-            .num_columns(self.runs.len() + 1)
-            .show(ui, |ui| {
-                ui.label(RichText::new("GPU µs / iteration").strong());
-                for run in &self.runs {
-                    ui.label(
-                        RichText::new(run.variant.as_str())
-                            .strong()
-                            .color(variant_color(run.variant)),
-                    );
-                }
-                ui.end_row();
-                for name in kernels {
-                    ui.label(name);
-                    for run in &self.runs {
-                        let cell = run.report().and_then(|rep| {
-                            let k = rep.kernel_times.iter().find(|k| k.name == name)?;
-                            Some((
-                                k.seconds * 1e6 / rep.iterations_recorded.max(1) as f64,
-                                k.calls,
-                            ))
-                        });
-                        match cell {
-                            Some((us, calls)) => {
-                                ui.label(format!("{us:.1}"))
-                                    .on_hover_text(format!("{calls} calls in the whole solve"));
-                            }
-                            None => {
-                                ui.label("–");
-                            }
-                        }
-                    }
-                    ui.end_row();
-                }
-            });
-    }
-
-    fn export_bar(&mut self, ui: &mut Ui) {
-        ui.horizontal_wrapped(|ui| {
-            let l = ui.label("Export path");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.export_path)
-                    .hint_text("file or folder (empty: dialog)")
-                    .desired_width(190.0),
-            )
-            .labelled_by(l.id);
-            if self.runs.len() > 1 {
-                ui.label("run:");
-                for (i, run) in self.runs.iter().enumerate() {
-                    ui.radio_value(&mut self.export_run, i, format!("{} run", run.variant));
-                }
-            }
-            let has = self.runs.iter().any(|r| r.report().is_some());
-            if ui
-                .add_enabled(has, egui::Button::new("Save history CSV"))
-                .clicked()
-            {
-                self.export_history();
-            }
-            if ui
-                .add_enabled(has, egui::Button::new("Save solution .mtx"))
-                .clicked()
-            {
-                self.export_solution();
-            }
-            if ui
-                .add_enabled(has, egui::Button::new("Copy JSON report"))
-                .clicked()
-            {
-                let ctx = ui.ctx().clone();
-                self.copy_report(&ctx);
-            }
-        });
-    }
-}
-
-/// A counter cell: the report's value, or a dash while there is no report.
-fn rep_cell(run: &RunView, f: impl Fn(&SolveReport) -> String) -> String {
-    run.report().map(f).unwrap_or_else(|| "–".into())
-}
-
-/// A GPU counter cell: the value for GPU runs, "CPU" for CPU runs (they have no GPU work).
-fn gpu_cell(run: &RunView, f: impl Fn(&SolveReport) -> String) -> String {
-    match run.report() {
-        Some(rep) if rep.device == "gpu" => f(rep),
-        Some(_) => "CPU".into(),
-        None => "–".into(),
-    }
-}
-
-/// Grid marks at whole decades of a log10 axis (every decade, or every few when zoomed out).
-fn log_decades(input: GridInput) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
-    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
-        return Vec::new();
-    }
-    let step = ((hi - lo) / 10.0).ceil().max(1.0);
-    let mut marks = Vec::new();
-    let mut v = (lo / step).floor() * step;
-    while v <= hi && marks.len() < 200 {
-        if v >= lo {
-            marks.push(GridMark {
-                value: v,
-                step_size: step,
-            });
-        }
-        v += step;
-    }
-    marks
 }
 
 impl eframe::App for StudioApp {

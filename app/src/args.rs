@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use krylov_wgpu::Precision;
+use krylov_wgpu::matrix::samples;
 use krylov_wgpu::solvers::{CheckMode, Method, Precond};
 
 use crate::app::{RunMode, StartupArgs};
@@ -17,23 +18,34 @@ Usage: krylov-studio [OPTIONS] [MATRIX.mtx | MATRIX.mtx.gz]
 Options:
   --generate SPEC       generate a matrix instead (poisson2d:64, fem2d:63, laplace3d:16,
                         convdiff3d:16:circular, random-spd:10000:7, random:10000:7, ...)
+  --sample NAME         open a sample matrix built into the app (bcsstk01, sherman4, ...;
+                        `--sample help` lists them)
   --run                 solve as soon as the matrix is ready (the selected variant)
   --run-both            solve with the classical and the pipelined variant, side by side
   --variant V           classical | pipelined (with --run)
   --method M            cg | bicgstab | gmres | bicg | jacobi
   --precision P         f32 | f64
+  --device D            auto | gpu | cpu | N (an adapter index): auto takes a hardware GPU with
+                        the features the solve needs, else the CPU; gpu any adapter, software too
   --check-mode C        device | paper
   --precond P           none | jacobi
   --profile             GPU time per kernel (timestamps)
   -h, --help            this text
 
-Environment: KRYLOV_ADAPTER=N|NAME picks the solver's GPU adapter (see `krylov info`).";
+The solver device is chosen as `krylov --device auto` chooses it: the best hardware GPU on
+Vulkan, Metal or DX12 with the features the solve needs, else the CPU reference; the Device
+menu switches to the CPU reference or to any adapter listed.
+
+Environment: KRYLOV_ADAPTER=N|NAME selects the solver's GPU adapter; KRYLOV_REQUIRE_GPU=1 lets
+auto take a software adapter (lavapipe).";
 
 /// What `parse` found: start-up arguments, or a request for the help text.
 #[derive(Debug, PartialEq)]
 pub enum Parsed {
     Run(StartupArgs),
     Help,
+    /// `--sample help`: list the samples.
+    SampleHelp,
 }
 
 /// Parses the arguments after the program name. Errors are one line.
@@ -50,6 +62,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
         match arg.as_str() {
             "-h" | "--help" => return Ok(Parsed::Help),
             "--generate" => out.generate = Some(value("--generate")?),
+            "--sample" => {
+                let name = value("--sample")?;
+                if name == "help" {
+                    return Ok(Parsed::SampleHelp);
+                }
+                let sample = samples::find(&name).map_err(|e| e.to_string())?;
+                out.sample = Some(sample.name.to_string());
+            }
             "--run" => run = true,
             "--run-both" => {
                 run = true;
@@ -68,6 +88,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                 })
             }
             "--method" => out.method = Some(value("--method")?.parse::<Method>()?),
+            "--device" => out.device = value("--device")?.parse()?,
             "--precision" => out.precision = Some(value("--precision")?.parse::<Precision>()?),
             "--check-mode" => out.check_mode = Some(value("--check-mode")?.parse::<CheckMode>()?),
             "--precond" => out.precond = Some(value("--precond")?.parse::<Precond>()?),
@@ -81,8 +102,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
             }
         }
     }
-    if out.file.is_some() && out.generate.is_some() {
-        return Err("give either a matrix file or --generate, not both".into());
+    let sources = [
+        out.file.is_some(),
+        out.generate.is_some(),
+        out.sample.is_some(),
+    ];
+    if sources.iter().filter(|&&given| given).count() > 1 {
+        return Err("give one of a matrix file, --generate and --sample".into());
     }
     if run {
         out.run = Some(variant.unwrap_or(RunMode::Pipelined));
@@ -122,5 +148,13 @@ mod tests {
         assert!(p("--bogus").unwrap_err().contains("--bogus"));
         assert!(p("--method nope").unwrap_err().contains("nope"));
         assert!(p("a.mtx --generate x:1").is_err());
+        let Parsed::Run(a) = p("--sample bcsstk01 --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.sample.as_deref(), Some("bcsstk01"));
+        assert_eq!(a.run, Some(RunMode::Pipelined));
+        assert_eq!(p("--sample help").unwrap(), Parsed::SampleHelp);
+        assert!(p("--sample nope").unwrap_err().contains("bcsstk01"));
+        assert!(p("--sample bcsstk01 --generate poisson2d:8").is_err());
     }
 }

@@ -1,7 +1,8 @@
 //! krylov-studio: the desktop front end of krylov-wgpu.
 //!
-//! Load a Matrix Market file (dialog, drag-and-drop, path field or command line) or generate
-//! one of the library's problems, solve it on the GPU off the UI thread, and watch the residual
+//! Load a Matrix Market file (dialog, drag-and-drop, path field or command line), open one of
+//! the library's sample matrices or generate one of its problems, solve it off the UI thread
+//! on the device the library's rules choose (or the one picked in the Device menu), and watch the residual
 //! converge live — classical and pipelined variants side by side with the library's exact
 //! kernel-launch and host-transfer counts.
 //!
@@ -10,10 +11,15 @@
 
 pub mod app;
 pub mod args;
+pub mod device;
+pub mod device_panel;
 pub mod problem;
+pub mod sample_menu;
 pub mod worker;
 
-pub use app::{DeviceState, RunMode, RunView, StartupArgs, StudioApp};
+pub use app::{RunMode, RunView, StartupArgs, StudioApp};
+pub use device::DeviceSelection;
+pub use device_panel::{ActiveDevice, DeviceState};
 
 /// The window title.
 pub const TITLE: &str = "krylov-studio";

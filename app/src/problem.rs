@@ -10,6 +10,7 @@ use std::sync::Arc;
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::matrix::generators::{self, ConvectionField};
 use krylov_wgpu::matrix::market::{read_matrix_market, read_matrix_market_from};
+use krylov_wgpu::matrix::samples;
 
 /// Side length of the sparsity thumbnail (bins per direction).
 pub const THUMBNAIL_BINS: usize = 128;
@@ -21,6 +22,8 @@ pub enum Source {
     File(PathBuf),
     /// A generator spec understood by [`generators::from_spec`] (`poisson2d:64`, ...).
     Spec(String),
+    /// A sample matrix embedded in the library ([`samples::SAMPLES`]; no file is read).
+    Sample(&'static str),
 }
 
 impl Source {
@@ -32,6 +35,7 @@ impl Source {
                 .map(|f| f.to_string_lossy().into_owned())
                 .unwrap_or_else(|| p.display().to_string()),
             Source::Spec(s) => s.clone(),
+            Source::Sample(name) => name.to_string(),
         }
     }
 }
@@ -260,6 +264,8 @@ impl Thumbnail {
 pub struct Loaded {
     pub source: Source,
     pub matrix: Arc<Csr<f64>>,
+    /// The right-hand side that came with the matrix (some samples); else b = A·1.
+    pub rhs: Option<Arc<Vec<f64>>>,
     pub facts: Facts,
     pub thumbnail: Thumbnail,
     /// Seconds spent reading or generating.
@@ -269,15 +275,20 @@ pub struct Loaded {
 /// Reads or generates the matrix of `source`. Errors are one readable line.
 pub fn load(source: &Source) -> Result<Loaded, String> {
     let start = std::time::Instant::now();
+    let msg = |e: krylov_wgpu::KrylovError| one_line(&e.to_string());
+    let mut rhs = None;
     let matrix: Csr<f64> = match source {
         Source::File(path) => read_file(path)?,
-        Source::Spec(spec) => generators::from_spec(spec).map_err(|e| one_line(&e.to_string()))?,
+        Source::Spec(spec) => generators::from_spec(spec).map_err(msg)?,
+        Source::Sample(name) => {
+            let sample = samples::find(name).map_err(msg)?;
+            rhs = sample.rhs::<f64>().map_err(msg)?;
+            sample.matrix().map_err(msg)?
+        }
     };
-    Ok(Loaded::new(
-        source.clone(),
-        matrix,
-        start.elapsed().as_secs_f64(),
-    ))
+    let mut loaded = Loaded::new(source.clone(), matrix, start.elapsed().as_secs_f64());
+    loaded.rhs = rhs.map(Arc::new);
+    Ok(loaded)
 }
 
 impl Loaded {
@@ -288,6 +299,7 @@ impl Loaded {
         Loaded {
             source,
             matrix: Arc::new(matrix),
+            rhs: None,
             facts,
             thumbnail,
             seconds,
@@ -350,6 +362,22 @@ mod tests {
         let total: u32 = l.thumbnail.counts.iter().sum();
         assert_eq!(total as usize, l.facts.nnz);
         assert_eq!(l.thumbnail.rgba().len(), THUMBNAIL_BINS * THUMBNAIL_BINS);
+    }
+
+    #[test]
+    fn samples_load_from_memory() {
+        for s in samples::SAMPLES {
+            let l = load(&Source::Sample(s.name)).unwrap();
+            assert_eq!(l.source.name(), s.name);
+            assert_eq!(l.facts.symmetric, s.symmetric, "{}", s.name);
+            if let Some(rhs) = &l.rhs {
+                assert_eq!(rhs.len(), l.facts.nrows);
+            }
+        }
+        let l = load(&Source::Sample("bcsstk01")).unwrap();
+        assert_eq!((l.facts.nrows, l.rhs.is_none()), (48, true));
+        let e = load(&Source::Sample("nope")).unwrap_err();
+        assert!(e.contains("unknown sample `nope`"), "{e}");
     }
 
     #[test]

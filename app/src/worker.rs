@@ -1,11 +1,13 @@
 //! The solver thread: it owns the library's GPU device and runs solves off the UI thread.
 //!
-//! Device choice: the worker opens its **own** device with [`GpuContext::new`] (the library's
-//! adapter ranking: Vulkan/Metal/DX12 first, GL only when none of them has an adapter;
-//! `KRYLOV_ADAPTER` selects one) instead of sharing eframe's. That device has every feature
-//! the solvers can use (SHADER_F64, SUBGROUP, TIMESTAMP_QUERY) and the adapter's own limits,
-//! whatever eframe asked for; long solver submissions never queue in front of the UI's frames;
-//! and the app behaves the same in a window and in the headless kittest harness.
+//! Device choice: the worker opens its **own** device with the library's `DeviceChoice`
+//! rules (see [`crate::device`]: `auto` by default, honouring `KRYLOV_ADAPTER` and
+//! `KRYLOV_REQUIRE_GPU`; the primary backends only) instead of sharing eframe's. That device
+//! has every feature the solvers can use (SHADER_F64, SUBGROUP, TIMESTAMP_QUERY) and the
+//! adapter's own limits, whatever eframe asked for; long solver submissions never queue in
+//! front of the UI's frames; and the app behaves the same in a window and in the headless
+//! kittest harness. Without a usable GPU the solves run on the CPU reference, and every
+//! report says which device ran it and why ([`solve_on`]).
 //!
 //! Progress reaches the UI through the library's [`ChannelMonitor`] (one channel per run);
 //! the UI polls it every frame. Stop raises the shared cancel flag, which the solvers poll
@@ -17,13 +19,14 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
-use krylov_wgpu::gpu::{AdapterSummary, DeviceRequest, Engine, GpuContext, Tuning};
+use krylov_wgpu::gpu::{ChosenDevice, Engine, GpuContext, Tuning};
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::solvers::{
-    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, Variant, on_gpu, solve_gpu,
+    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, Variant, on_gpu, solve_on,
 };
-use krylov_wgpu::{KrylovError, Precision, Scalar, cpu};
+use krylov_wgpu::{Precision, Scalar};
 
+use crate::device::{self, DeviceSelection, Opened, panic_text};
 use crate::problem::one_line;
 
 /// One solve job: the same system solved once per variant, in order.
@@ -31,6 +34,8 @@ use crate::problem::one_line;
 pub struct SolveJob {
     pub id: u64,
     pub matrix: Arc<Csr<f64>>,
+    /// The right-hand side shipped with the matrix; `None`: b = A·1 (exact solution all ones).
+    pub rhs: Option<Arc<Vec<f64>>>,
     pub variants: Vec<Variant>,
     /// Options; `variant` is overwritten per run.
     pub opts: SolveOptions,
@@ -38,6 +43,17 @@ pub struct SolveJob {
     /// Time every kernel with GPU timestamps.
     pub profile: bool,
     pub cancel: Arc<AtomicBool>,
+}
+
+/// What the UI asks of the worker (handled one after another).
+#[derive(Debug)]
+pub enum Command {
+    Job(SolveJob),
+    /// Close the device and open `selection`, resolved for `precision`.
+    SelectDevice {
+        selection: DeviceSelection,
+        precision: Precision,
+    },
 }
 
 /// The result of one run.
@@ -51,8 +67,9 @@ pub struct RunOutcome {
 /// What the worker tells the UI.
 #[derive(Debug)]
 pub enum WorkerEvent {
-    /// The device was opened (or not: then solves run on the CPU).
-    Device(Result<AdapterSummary, String>),
+    /// A device was opened: a GPU, or the CPU reference (with the reason, and the error when
+    /// the selection could not be opened), and the adapters seen.
+    Device(Box<Opened>),
     /// A run began; its residuals arrive on `progress`.
     RunStarted {
         job: u64,
@@ -76,66 +93,100 @@ pub enum WorkerEvent {
 
 /// Handle to the solver thread.
 pub struct Worker {
-    jobs: Option<Sender<SolveJob>>,
+    commands: Option<Sender<Command>>,
     pub events: Receiver<WorkerEvent>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Worker {
-    /// Starts the thread; it opens the device at once and reports it. `wake` is called after
-    /// every event (the app passes `egui::Context::request_repaint`).
-    pub fn spawn(wake: impl Fn() + Send + 'static) -> Self {
-        let (job_tx, job_rx) = channel::<SolveJob>();
+    /// Starts the thread; it opens `selection` (resolved for `precision`) at once and reports
+    /// it. `wake` is called after every event (the app passes `egui::Context::request_repaint`).
+    pub fn spawn(
+        selection: DeviceSelection,
+        precision: Precision,
+        wake: impl Fn() + Send + 'static,
+    ) -> Self {
+        let (cmd_tx, cmd_rx) = channel::<Command>();
         let (ev_tx, ev_rx) = channel::<WorkerEvent>();
+        let _ = cmd_tx.send(Command::SelectDevice {
+            selection,
+            precision,
+        });
         let thread = std::thread::Builder::new()
             .name("krylov-solver".into())
-            .spawn(move || run_worker(job_rx, ev_tx, wake))
+            .spawn(move || run_worker(cmd_rx, ev_tx, wake))
             .expect("spawn the solver thread");
         Worker {
-            jobs: Some(job_tx),
+            commands: Some(cmd_tx),
             events: ev_rx,
             thread: Some(thread),
         }
     }
 
-    /// Queues a job (jobs run one after another).
-    pub fn submit(&self, job: SolveJob) -> Result<(), String> {
-        self.jobs
+    fn send(&self, command: Command) -> Result<(), String> {
+        self.commands
             .as_ref()
             .ok_or_else(|| "the solver thread has stopped".to_string())?
-            .send(job)
+            .send(command)
             .map_err(|_| "the solver thread has stopped".to_string())
+    }
+
+    /// Queues a job (jobs run one after another).
+    pub fn submit(&self, job: SolveJob) -> Result<(), String> {
+        self.send(Command::Job(job))
+    }
+
+    /// Queues a device switch; a [`WorkerEvent::Device`] follows.
+    pub fn select_device(
+        &self,
+        selection: DeviceSelection,
+        precision: Precision,
+    ) -> Result<(), String> {
+        self.send(Command::SelectDevice {
+            selection,
+            precision,
+        })
     }
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        // Closing the job channel ends the thread's loop; running jobs see their cancel flag
-        // (the app raises it before dropping the worker).
-        self.jobs = None;
+        // Closing the command channel ends the thread's loop; running jobs see their cancel
+        // flag (the app raises it before dropping the worker).
+        self.commands = None;
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
-struct Engines {
-    ctx: Arc<GpuContext>,
-    plain: Engine,
+/// The open device and its engines (built on first use).
+struct Current {
+    chosen: ChosenDevice,
+    plain: Option<Engine>,
     profiled: Option<Engine>,
 }
 
-impl Engines {
-    fn get(&mut self, profile: bool) -> &Engine {
-        if !profile {
-            return &self.plain;
+impl Current {
+    fn cpu() -> Self {
+        Current {
+            chosen: ChosenDevice::cpu("no device opened yet"),
+            plain: None,
+            profiled: None,
         }
-        let ctx = self.ctx.clone();
-        self.profiled.get_or_insert_with(|| {
+    }
+
+    fn engine(&mut self, ctx: &Arc<GpuContext>, profile: bool) -> &Engine {
+        let slot = if profile {
+            &mut self.profiled
+        } else {
+            &mut self.plain
+        };
+        slot.get_or_insert_with(|| {
             Engine::with_tuning(
-                ctx,
+                ctx.clone(),
                 Tuning {
-                    profile: true,
+                    profile,
                     ..Default::default()
                 },
             )
@@ -143,49 +194,39 @@ impl Engines {
     }
 }
 
-fn run_worker(jobs: Receiver<SolveJob>, events: Sender<WorkerEvent>, wake: impl Fn()) {
+fn run_worker(commands: Receiver<Command>, events: Sender<WorkerEvent>, wake: impl Fn()) {
     let send = |e: WorkerEvent| {
         let _ = events.send(e);
         wake();
     };
-    let opened = std::panic::catch_unwind(|| GpuContext::new(&DeviceRequest::from_env()))
-        .unwrap_or_else(|p| Err(KrylovError::Gpu(panic_message(&p))));
-    let mut engines = match opened {
-        Ok(ctx) => {
-            send(WorkerEvent::Device(Ok(ctx.summary.clone())));
-            Some(Engines {
-                plain: Engine::new(ctx.clone()),
-                ctx,
-                profiled: None,
-            })
-        }
-        Err(e) => {
-            send(WorkerEvent::Device(Err(one_line(&e.to_string()))));
-            None
-        }
-    };
-    while let Ok(job) = jobs.recv() {
-        let error =
-            std::panic::catch_unwind(AssertUnwindSafe(|| run_job(&job, engines.as_mut(), &send)))
-                .unwrap_or_else(|p| Err(format!("internal error: {}", panic_message(&p))))
+    let mut current = Current::cpu();
+    while let Ok(command) = commands.recv() {
+        match command {
+            Command::SelectDevice {
+                selection,
+                precision,
+            } => {
+                // Drop the old device before opening the next.
+                current = Current::cpu();
+                let opened = device::open(selection, precision);
+                current.chosen = opened.chosen.clone();
+                send(WorkerEvent::Device(Box::new(opened)));
+            }
+            Command::Job(job) => {
+                let error = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    run_job(&job, &mut current, &send)
+                }))
+                .unwrap_or_else(|p| Err(format!("internal error: {}", panic_text(&p))))
                 .err();
-        send(WorkerEvent::JobFinished { job: job.id, error });
-    }
-}
-
-fn panic_message(p: &Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "panic".into()
+                send(WorkerEvent::JobFinished { job: job.id, error });
+            }
+        }
     }
 }
 
 fn run_job(
     job: &SolveJob,
-    engines: Option<&mut Engines>,
+    current: &mut Current,
     send: &dyn Fn(WorkerEvent),
 ) -> Result<(), String> {
     let a = &*job.matrix;
@@ -197,15 +238,25 @@ fn run_job(
                 .into(),
         );
     }
-    // b = A·1, so the exact solution is all ones (as the CLI does).
-    let b = a
-        .mul_vec(&vec![1.0; a.ncols()])
-        .map_err(|e| e.to_string())?;
+    let b = match &job.rhs {
+        Some(rhs) if rhs.len() == a.nrows() => rhs.to_vec(),
+        Some(rhs) => {
+            return Err(format!(
+                "the right-hand side has {} entries, the matrix {} rows",
+                rhs.len(),
+                a.nrows()
+            ));
+        }
+        // b = A·1, so the exact solution is all ones (as the CLI does).
+        None => a
+            .mul_vec(&vec![1.0; a.ncols()])
+            .map_err(|e| e.to_string())?,
+    };
     match job.precision {
-        Precision::F64 => run_variants::<f64>(job, a, &b, engines, send),
+        Precision::F64 => run_variants::<f64>(job, a, &b, current, send),
         Precision::F32 => {
             let a32 = a.cast::<f32>().map_err(|e| e.to_string())?;
-            run_variants::<f32>(job, &a32, &b, engines, send)
+            run_variants::<f32>(job, &a32, &b, current, send)
         }
     }
 }
@@ -214,7 +265,7 @@ fn run_variants<T: Scalar>(
     job: &SolveJob,
     a: &Csr<T>,
     b: &[f64],
-    mut engines: Option<&mut Engines>,
+    current: &mut Current,
     send: &dyn Fn(WorkerEvent),
 ) -> Result<(), String> {
     let b: Vec<T> = b.iter().map(|&v| T::from_f64(v)).collect();
@@ -242,38 +293,47 @@ fn run_variants<T: Scalar>(
             sender: tx,
             cancel: job.cancel.clone(),
         };
-        let engine = match engines.as_deref_mut() {
-            Some(e) if on_gpu(opts.method, variant) && e.ctx.supports(T::PRECISION) => {
-                Ok(e.get(job.profile))
+        // The chosen GPU runs the job unless it cannot: then the CPU reference, and the
+        // report's device_reason (and the run's note) say why.
+        let ctx = current.chosen.context.clone();
+        let (device, note) = match &ctx {
+            Some(c) if !c.supports(T::PRECISION) => {
+                let why = format!(
+                    "{} has no {} shaders: solving on the CPU reference",
+                    c.summary.name,
+                    T::PRECISION
+                );
+                (ChosenDevice::cpu(why.clone()), Some(why))
             }
-            Some(e) if !e.ctx.supports(T::PRECISION) => Err(format!(
-                "{} has no {} shaders: solving on the CPU",
-                e.ctx.summary.name,
-                T::PRECISION
-            )),
-            Some(_) => Err(format!(
-                "{} {} does not run on the GPU yet: solving on the CPU",
-                variant, opts.method
-            )),
-            None => Err("no GPU device: solving on the CPU".to_string()),
+            Some(_) if !on_gpu(opts.method, variant) => {
+                let why = format!(
+                    "{} {} does not run on the GPU yet: solving on the CPU reference",
+                    variant, opts.method
+                );
+                (ChosenDevice::cpu(why.clone()), Some(why))
+            }
+            _ => (current.chosen.clone(), None),
         };
-        let profile_note = match &engine {
-            Ok(e) if job.profile && !e.profiling() => {
+        let engine = match (&device.context, &ctx) {
+            (Some(_), Some(c)) => Some(current.engine(c, job.profile)),
+            _ => None,
+        };
+        let note = match engine {
+            Some(e) if job.profile && !e.profiling() => {
                 Some("this device has no timestamps inside passes: no kernel times".to_string())
             }
-            _ => None,
+            _ => note,
         };
         send(WorkerEvent::RunStarted {
             job: job.id,
             variant,
-            device: if engine.is_ok() { "gpu" } else { "cpu" },
-            note: engine.as_ref().err().cloned().or(profile_note),
+            device: if device.info.is_gpu() { "gpu" } else { "cpu" },
+            note,
             b_norm,
             progress: rx,
         });
-        let result = std::panic::catch_unwind(AssertUnwindSafe(|| match &engine {
-            Ok(engine) => solve_gpu(engine, a, &b, None, &opts, &mut monitor),
-            Err(_) => cpu::solve(a, &b, None, &opts),
+        let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            solve_on(&device, engine, a, &b, None, &opts, &mut monitor)
         }));
         let outcome = match result {
             Ok(Ok(sol)) => Ok(RunOutcome {
@@ -281,7 +341,7 @@ fn run_variants<T: Scalar>(
                 report: sol.report,
             }),
             Ok(Err(e)) => Err(one_line(&e.to_string())),
-            Err(p) => Err(format!("internal error: {}", panic_message(&p))),
+            Err(p) => Err(format!("internal error: {}", panic_text(&p))),
         };
         send(WorkerEvent::RunFinished {
             job: job.id,

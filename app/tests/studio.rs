@@ -2,26 +2,39 @@
 //! renders with egui-wgpu on the test adapter (lavapipe in CI) and compares snapshots.
 //!
 //! Run: `KRYLOV_REQUIRE_GPU=1 VK_DRIVER_FILES=/usr/share/vulkan/icd.d/lvp_icd.x86_64.json
-//! cargo test -p krylov-studio`; refresh the images with `UPDATE_SNAPSHOTS=1`.
+//! cargo test -p krylov-studio`; refresh the images with `UPDATE_SNAPSHOTS=1`. The app starts
+//! with `--device gpu` (any adapter, lavapipe included), so the snapshots show the same device
+//! with or without CI's variables.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use egui::accesskit::Role;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::{NodeT, Queryable, by};
 use egui_kittest::{Harness, SnapshotOptions};
-use krylov_studio::{DeviceState, StartupArgs, StudioApp};
-use krylov_wgpu::solvers::{StopReason, Variant};
+use krylov_studio::device::adapter_label;
+use krylov_studio::{DeviceSelection, DeviceState, StartupArgs, StudioApp};
+use krylov_wgpu::gpu::DeviceKind;
+use krylov_wgpu::solvers::{Method, StopReason, Variant};
 
 /// Longest wait for a load or a solve on a software rasteriser.
 const TIMEOUT: Duration = Duration::from_secs(240);
 
 fn harness() -> Harness<'static, StudioApp> {
+    // Any adapter, lavapipe included (auto would take the CPU reference there, unless
+    // KRYLOV_REQUIRE_GPU=1): the same device whether or not CI's variables are set.
+    harness_with(StartupArgs {
+        device: DeviceSelection::AnyGpu,
+        ..Default::default()
+    })
+}
+
+fn harness_with(args: StartupArgs) -> Harness<'static, StudioApp> {
     Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
         .wgpu()
-        .build_eframe(|cc| StudioApp::new(&cc.egui_ctx, StartupArgs::default()))
+        .build_eframe(move |cc| StudioApp::new(&cc.egui_ctx, args))
 }
 
 /// Snapshot tolerance for a software rasteriser: a slightly looser per-pixel colour threshold
@@ -49,14 +62,30 @@ fn wait_idle(h: &mut Harness<'_, StudioApp>, what: &str) {
     h.run();
 }
 
-/// The device must be a GPU when KRYLOV_REQUIRE_GPU=1.
+/// Auto and "any GPU" must get a GPU when KRYLOV_REQUIRE_GPU=1 (auto then admits lavapipe);
+/// the top bar names the device and the reason.
 fn check_device(h: &Harness<'_, StudioApp>) {
-    if let DeviceState::Unavailable(e) = h.state().device() {
+    let d = h.state().device().active().expect("a device is open");
+    assert!(!d.reason.is_empty());
+    let wants_gpu = matches!(
+        h.state().device_selection(),
+        DeviceSelection::Auto | DeviceSelection::AnyGpu
+    );
+    if !d.info.is_gpu() && wants_gpu {
         assert!(
             !krylov_wgpu::gpu::gpu_required(),
-            "KRYLOV_REQUIRE_GPU=1 but the app found no GPU: {e}"
+            "KRYLOV_REQUIRE_GPU=1 but the app solves on the CPU: {}",
+            d.reason
         );
     }
+    // The top bar names the device and says why.
+    let shown = if d.info.is_gpu() {
+        format!("Device: {}", d.info)
+    } else {
+        "Device: CPU reference".to_string()
+    };
+    assert!(h.query_by_label(&shown).is_some(), "`{shown}` not shown");
+    assert!(h.query_by_label(&format!("Why: {}", d.reason)).is_some());
 }
 
 /// The texts to the right of a row label of a grid, left to right, with their rects.
@@ -88,6 +117,18 @@ fn row_texts(h: &Harness<'_, StudioApp>, name: &str) -> Vec<String> {
     row(h, name).into_iter().map(|(t, _)| t).collect()
 }
 
+/// Timings differ from run to run: masks them (fixed-size boxes, as the texts' widths vary).
+fn mask_timings(h: &mut Harness<'_, StudioApp>) {
+    for name in ["µs / iteration", "solve time"] {
+        for (_, rect) in row(h, name) {
+            h.mask(egui::Rect::from_min_size(
+                rect.left_top() - egui::vec2(1.0, 1.0),
+                egui::vec2(160.0, rect.height() + 2.0),
+            ));
+        }
+    }
+}
+
 fn generate(h: &mut Harness<'_, StudioApp>, spec: &str) {
     h.get_by_label("Spec").set_text_value_accesskit(spec);
     h.run();
@@ -113,7 +154,11 @@ fn pipelined_vs_classical_cg_counts_and_convergence() {
     h.run();
     h.get_by_label("Solve").click();
     h.step();
-    assert!(h.state().is_busy(), "the solve runs off the UI thread");
+    // (The CPU reference may finish this small system within the frame.)
+    assert!(
+        h.state().is_busy() || h.state().device().gpu().is_none(),
+        "the solve runs off the UI thread"
+    );
     wait_idle(&mut h, "the classical and pipelined solves");
     assert_eq!(h.state().error(), None);
 
@@ -135,10 +180,11 @@ fn pipelined_vs_classical_cg_counts_and_convergence() {
         );
         assert_eq!(rep.reason, StopReason::Converged);
         assert!(rep.relative_residual <= 1e-6);
-        if !krylov_wgpu::gpu::gpu_required() && rep.device == "cpu" {
+        if !krylov_wgpu::gpu::gpu_required() && !rep.device.is_gpu() {
             return; // no GPU here: the counts below are GPU counts
         }
-        assert_eq!(rep.device, "gpu");
+        assert!(rep.device.is_gpu(), "{}: {}", rep.device, rep.device_reason);
+        assert!(!rep.device_reason.is_empty());
     }
     // The library's exact counts: pipelined CG launches 2 kernels per iteration, classical ≥ 6.
     assert_eq!(pipelined.dispatches_per_iteration, 2.0);
@@ -188,15 +234,7 @@ fn pipelined_vs_classical_cg_counts_and_convergence() {
         assert_eq!(rep.history.len(), rep.iterations + 1);
     }
 
-    // Timings differ from run to run: mask them (fixed-size boxes, as the texts' widths vary).
-    for name in ["µs / iteration", "solve time"] {
-        for (_, rect) in row(&h, name) {
-            h.mask(egui::Rect::from_min_size(
-                rect.left_top() - egui::vec2(1.0, 1.0),
-                egui::vec2(160.0, rect.height() + 2.0),
-            ));
-        }
-    }
+    mask_timings(&mut h);
     h.snapshot_options("pipelined_vs_classical_cg", &snapshot_options());
 
     // Keep: the history CSV and the solution through the export path field (the save dialog
@@ -244,6 +282,11 @@ fn stop_cancels_a_running_solve() {
     let mut h = harness();
     wait_idle(&mut h, "the GPU device");
     check_device(&h);
+    // The CPU reference reports no progress and cannot be stopped: this needs a GPU (which
+    // check_device requires under KRYLOV_REQUIRE_GPU=1).
+    if h.state().device().gpu().is_none() {
+        return;
+    }
     generate(&mut h, "poisson2d:64");
     // rtol = atol = 0: the solve runs until the iteration limit.
     h.get_by_label("rtol").set_text_value_accesskit("0");
@@ -257,7 +300,7 @@ fn stop_cancels_a_running_solve() {
     h.run();
     h.get_by_label("Solve").click();
     wait_idle(&mut h, "the solve over the device limit");
-    if let DeviceState::Ready(s) = h.state().device()
+    if let Some(s) = h.state().device().gpu()
         && s.max_storage_buffer_binding_size < 800_000_000
     {
         let error = h.state().error().expect("a device-limit error is shown");
@@ -350,4 +393,115 @@ fn generate_err(h: &mut Harness<'_, StudioApp>, spec: &str, expect: &str) {
     let error = h.state().error().expect("an error is shown");
     assert!(error.contains(expect), "{error}");
     assert!(h.query_by_label_contains(expect).is_some());
+}
+
+/// Picks `entry` in the combo box labelled `combo`.
+fn choose(h: &mut Harness<'_, StudioApp>, combo: &str, entry: &str) {
+    h.get_by_label(combo).click();
+    h.run();
+    h.get_by_label(entry).click();
+    // A load or a device switch starts (a spinner keeps repainting): one frame, not `run`.
+    h.step();
+}
+
+/// Solves with the pipelined variant and returns its report.
+fn solve_pipelined(h: &mut Harness<'_, StudioApp>) -> krylov_wgpu::solvers::SolveReport {
+    // The radio button (a results table may have a "pipelined" column too).
+    h.get(by().role(Role::RadioButton).label("pipelined"))
+        .click();
+    h.run();
+    h.get_by_label("Solve").click();
+    h.step();
+    wait_idle(h, "the solve");
+    assert_eq!(h.state().error(), None);
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 1);
+    let rep = runs[0].report().expect("a report").clone();
+    assert!(rep.converged, "{}", rep.reason_detail);
+    rep
+}
+
+#[test]
+fn the_device_menu_switches_between_the_cpu_and_an_adapter() {
+    let mut h = harness_with(StartupArgs::default());
+    wait_idle(&mut h, "the device");
+    check_device(&h);
+    assert_eq!(h.state().device_selection(), DeviceSelection::Auto);
+    generate(&mut h, "poisson2d:16");
+
+    // To the CPU reference: the state goes through Opening to the CPU, and the runs say so.
+    choose(&mut h, "Device", "CPU reference");
+    assert_eq!(h.state().device_selection(), DeviceSelection::Cpu);
+    wait_idle(&mut h, "the CPU reference");
+    let d = h.state().device().active().unwrap().clone();
+    assert_eq!(d.info.kind, DeviceKind::Cpu);
+    assert!(d.adapter.is_none());
+    assert_eq!(d.reason, "CPU reference chosen in the Device menu");
+    check_device(&h);
+    let rep = solve_pipelined(&mut h);
+    assert_eq!(rep.device.kind, DeviceKind::Cpu);
+    assert_eq!(rep.device_reason, d.reason);
+    assert_eq!(row_texts(&h, "device"), vec!["CPU (reference)"]);
+    assert_eq!(row_texts(&h, "total dispatches"), vec!["CPU"]);
+    mask_timings(&mut h);
+    h.snapshot_options("device_cpu_reference", &snapshot_options());
+
+    // Back to the software adapter by hand (lavapipe in CI).
+    let Some(lavapipe) = h
+        .state()
+        .adapters()
+        .iter()
+        .find(|a| a.software && a.backend == "Vulkan")
+        .cloned()
+    else {
+        assert!(
+            !krylov_wgpu::gpu::gpu_required(),
+            "KRYLOV_REQUIRE_GPU=1 but no software Vulkan adapter is listed: {:?}",
+            h.state().adapters()
+        );
+        return;
+    };
+    choose(&mut h, "Device", &adapter_label(&lavapipe));
+    wait_idle(&mut h, "the adapter chosen");
+    assert_eq!(h.state().error(), None);
+    assert_eq!(
+        h.state().device_selection(),
+        DeviceSelection::Adapter(lavapipe.index)
+    );
+    let d = h.state().device().active().unwrap().clone();
+    assert!(d.info.is_gpu() && d.info.software);
+    assert_eq!(d.adapter.as_ref().map(|a| a.index), Some(lavapipe.index));
+    check_device(&h);
+    let rep = solve_pipelined(&mut h);
+    assert_eq!(rep.device.kind, DeviceKind::Gpu);
+    assert!(rep.device.software);
+    assert_eq!(rep.device.name, lavapipe.name);
+    assert!(rep.device_reason.contains("chosen in the Device menu"));
+    assert_eq!(rep.dispatches_per_iteration, 2.0);
+}
+
+#[test]
+fn the_sample_menu_opens_an_embedded_matrix() {
+    let mut h = harness();
+    wait_idle(&mut h, "the device");
+    choose(&mut h, "Sample", "bcsstk01");
+    wait_idle(&mut h, "bcsstk01");
+    assert_eq!(h.state().error(), None);
+    let p = h.state().problem().expect("the sample is loaded");
+    assert_eq!(p.source.name(), "bcsstk01");
+    assert_eq!((p.facts.nrows, p.facts.symmetric), (48, true));
+    assert_eq!(row_texts(&h, "n"), vec!["48".to_string()]);
+    // CG (the default method) on the SPD sample. Its condition number is ~1e6: allow the
+    // iterations (n = 48, so CG needs a few passes in floating point).
+    let rep = solve_pipelined(&mut h);
+    assert_eq!(rep.method, Method::Cg);
+    assert!(rep.relative_residual <= 1e-5, "{}", rep.relative_residual);
+
+    // A nonsymmetric sample switches CG to the method it suggests.
+    choose(&mut h, "Sample", "pores_1");
+    wait_idle(&mut h, "pores_1");
+    assert!(
+        h.query_by_label("the matrix is not symmetric: switched the method to gmres")
+            .is_some()
+    );
 }

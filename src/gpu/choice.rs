@@ -152,10 +152,25 @@ impl DevicePlan {
 /// A resolved choice: an open GPU device or the CPU reference, and why.
 #[derive(Debug, Clone)]
 pub struct ChosenDevice {
-    /// The opened device; `None` means the CPU reference.
+    /// The opened device; `None` means the CPU reference. Its `summary.index` is the
+    /// adapter's position in `adapters`.
     pub context: Option<Arc<GpuContext>>,
     pub info: DeviceInfo,
     pub reason: String,
+    /// Every adapter the choice looked at, ranked (empty for `--device cpu`).
+    pub adapters: Vec<AdapterSummary>,
+}
+
+impl ChosenDevice {
+    /// The CPU reference, with the reason (and no adapters).
+    pub fn cpu(reason: impl Into<String>) -> Self {
+        ChosenDevice {
+            context: None,
+            info: DeviceInfo::cpu(),
+            reason: reason.into(),
+            adapters: Vec::new(),
+        }
+    }
 }
 
 /// A request for a device: preference, adapter selector, precision and whether the method
@@ -397,19 +412,19 @@ impl DeviceChoice {
         };
         let listed = summaries(&adapters);
         let cpu = |reason: String| ChosenDevice {
-            context: None,
-            info: DeviceInfo::cpu(),
-            reason,
+            adapters: listed.clone(),
+            ..ChosenDevice::cpu(reason)
         };
         match self.plan(&listed)? {
             DevicePlan::Cpu { reason } => Ok(cpu(reason)),
             DevicePlan::Gpu { index, reason } => {
                 let adapter = adapters.into_iter().nth(index).expect("planned index");
-                match GpuContext::open(adapter, WANTED_FEATURES) {
+                match GpuContext::open_at(adapter, WANTED_FEATURES, index) {
                     Ok(ctx) => Ok(ChosenDevice {
                         info: DeviceInfo::gpu(&listed[index]),
                         context: Some(ctx),
                         reason,
+                        adapters: listed,
                     }),
                     Err(e) if self.preference == DevicePreference::Auto => Ok(cpu(format!(
                         "{}: {e}; solving on the CPU reference",

@@ -148,7 +148,14 @@ pub(crate) fn ranked_adapters(backends: wgpu::Backends) -> Vec<wgpu::Adapter> {
 
 /// Every adapter found on every backend, ranked as `--adapter N` counts them.
 pub fn list_adapters() -> Vec<AdapterSummary> {
-    summaries(&ranked_adapters(wgpu::Backends::all()))
+    list_adapters_for(wgpu::Backends::all())
+}
+
+/// The adapters of `backends`, ranked as a [`super::DeviceChoice`] with the same backends
+/// counts them (the app lists [`wgpu::Backends::PRIMARY`] alone: no GL instance beside its
+/// window).
+pub fn list_adapters_for(backends: wgpu::Backends) -> Vec<AdapterSummary> {
+    summaries(&ranked_adapters(backends))
 }
 
 pub(crate) fn summaries(adapters: &[wgpu::Adapter]) -> Vec<AdapterSummary> {
@@ -219,6 +226,15 @@ impl GpuContext {
 
     /// Opens a device on `adapter` with the features of `wanted` it has and its own limits.
     pub fn open(adapter: wgpu::Adapter, wanted: wgpu::Features) -> Result<Arc<Self>> {
+        Self::open_at(adapter, wanted, 0)
+    }
+
+    /// [`GpuContext::open`] for the adapter at `index` of a ranked list (kept in `summary`).
+    pub(crate) fn open_at(
+        adapter: wgpu::Adapter,
+        wanted: wgpu::Features,
+        index: usize,
+    ) -> Result<Arc<Self>> {
         let required_features = adapter.features() & wanted;
         let required_limits = adapter.limits();
         let name = adapter.get_info().name;
@@ -231,7 +247,9 @@ impl GpuContext {
             trace: wgpu::Trace::Off,
         }))
         .map_err(|e| KrylovError::Gpu(format!("request_device on `{name}` failed: {e}")))?;
-        Ok(Arc::new(Self::wrap(adapter, device, queue)))
+        let mut ctx = Self::wrap(adapter, device, queue);
+        ctx.summary.index = index;
+        Ok(Arc::new(ctx))
     }
 
     /// Wraps a device created elsewhere (for instance by eframe). The library uses only the

@@ -19,6 +19,7 @@ pub use choice::{
 pub use counters::Counters;
 pub use device::{
     AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, is_software, list_adapters,
+    list_adapters_for,
 };
 pub use engine::{Batch, Engine, Kernel, PendingRead, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
