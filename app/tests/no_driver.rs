@@ -3,28 +3,13 @@
 //!
 //! No `.wgpu()` on the harness: nothing is rendered, and the worker opens its own device.
 
-use std::time::{Duration, Instant};
+mod common;
+use common::wait_idle;
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use krylov_studio::{DeviceState, StartupArgs, StudioApp};
+use krylov_studio::{StartupArgs, StudioApp};
 use krylov_wgpu::gpu::DeviceKind;
-
-const TIMEOUT: Duration = Duration::from_secs(120);
-
-fn wait_idle(h: &mut Harness<'_, StudioApp>, what: &str) {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        h.step();
-        let app = h.state();
-        if !app.is_busy() && !matches!(app.device(), DeviceState::Opening) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    h.run();
-}
 
 #[test]
 fn without_a_vulkan_driver_the_app_solves_on_the_cpu_and_says_why() {

@@ -10,16 +10,16 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{TIMEOUT, wait_idle};
+
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable, by};
 use egui_kittest::{Harness, SnapshotOptions};
 use krylov_studio::device::adapter_label;
-use krylov_studio::{DeviceSelection, DeviceState, StartupArgs, StudioApp};
+use krylov_studio::{DeviceSelection, StartupArgs, StudioApp};
 use krylov_wgpu::gpu::DeviceKind;
 use krylov_wgpu::solvers::{Method, StopReason, Variant};
-
-/// Longest wait for a load or a solve on a software rasteriser.
-const TIMEOUT: Duration = Duration::from_secs(240);
 
 fn harness() -> Harness<'static, StudioApp> {
     // Any adapter, lavapipe included (auto would take the CPU reference there, unless
@@ -41,25 +41,6 @@ fn harness_with(args: StartupArgs) -> Harness<'static, StudioApp> {
 /// than the default (anti-aliased edges), and a few pixels allowed to differ.
 fn snapshot_options() -> SnapshotOptions {
     SnapshotOptions::new().threshold(1.0).max_failed_pixels(64)
-}
-
-/// Steps frames until the app is idle (device opened, no load or solve running).
-fn wait_idle(h: &mut Harness<'_, StudioApp>, what: &str) {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        h.step();
-        let app = h.state();
-        if !app.is_busy() && !matches!(app.device(), DeviceState::Opening) {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {TIMEOUT:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // Let the layout settle (grids size their columns on their first frame).
-    h.run();
 }
 
 /// Auto and "any GPU" must get a GPU when KRYLOV_REQUIRE_GPU=1 (auto then admits lavapipe);

@@ -123,15 +123,7 @@ impl StudioApp {
                 .num_columns(self.runs.len() + 1)
                 .min_col_width(120.0)
                 .show(ui, |ui| {
-                    ui.label(RichText::new("counter").strong());
-                    for run in &self.runs {
-                        ui.label(
-                            RichText::new(run.variant.as_str())
-                                .strong()
-                                .color(variant_color(run.variant)),
-                        );
-                    }
-                    ui.end_row();
+                    header_row(ui, "counter", &self.runs);
                     let row = |ui: &mut Ui, name: &str, f: &dyn Fn(&RunView) -> String| {
                         ui.label(name);
                         for run in &self.runs {
@@ -273,15 +265,7 @@ impl StudioApp {
             .striped(true)
             .num_columns(self.runs.len() + 1)
             .show(ui, |ui| {
-                ui.label(RichText::new("GPU µs / iteration").strong());
-                for run in &self.runs {
-                    ui.label(
-                        RichText::new(run.variant.as_str())
-                            .strong()
-                            .color(variant_color(run.variant)),
-                    );
-                }
-                ui.end_row();
+                header_row(ui, "GPU µs / iteration", &self.runs);
                 for name in kernels {
                     ui.label(name);
                     for run in &self.runs {
@@ -309,6 +293,19 @@ impl StudioApp {
 }
 
 /// A counter cell: the report's value, or a dash while there is no report.
+/// A grid's first row: `title`, then each run's variant in its plot colour.
+fn header_row(ui: &mut Ui, title: &str, runs: &[RunView]) {
+    ui.label(RichText::new(title).strong());
+    for run in runs {
+        ui.label(
+            RichText::new(run.variant.as_str())
+                .strong()
+                .color(variant_color(run.variant)),
+        );
+    }
+    ui.end_row();
+}
+
 fn rep_cell(run: &RunView, f: impl Fn(&SolveReport) -> String) -> String {
     run.report().map(f).unwrap_or_else(|| "–".into())
 }
