@@ -11,11 +11,11 @@ use std::time::Instant;
 mod heater;
 pub use heater::{Heater, PauseAtLoopStart, with_heater_paused};
 
-use crate::error::{KrylovError, Result};
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::{Precision, Scalar};
 use crate::gpu::shader::{ShaderConfig, kernel_source};
 use crate::gpu::{Engine, Kernel};
 use crate::matrix::{Csr, generators};
-use crate::scalar::{Precision, Scalar};
 use crate::solvers::{CheckMode, KernelTime, Method, Precond, SolveOptions, Variant, solve_gpu};
 
 /// One configuration to time.

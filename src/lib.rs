@@ -17,17 +17,20 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
+pub mod base;
 pub mod bench;
 pub mod cpu;
-pub mod error;
 pub mod gpu;
 pub mod matrix;
 pub mod precond;
-pub mod scalar;
 pub mod solvers;
 
-pub use error::{KrylovError, MarketErrorKind, Result};
-pub use scalar::{Precision, Scalar};
+/// Errors ([`base::error`]), at the crate root as before.
+pub use base::error;
+pub use base::error::{KrylovError, MarketErrorKind, Result};
+/// Scalar types ([`base::scalar`]), at the crate root as before.
+pub use base::scalar;
+pub use base::scalar::{Precision, Scalar};
 /// The wgpu this crate is built on (the app and users share this one).
 pub use wgpu;
 

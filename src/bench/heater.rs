@@ -13,10 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::thread::JoinHandle;
 
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::Precision;
 use crate::gpu::shader::{ShaderConfig, kernel_source};
 use crate::gpu::{Engine, GpuContext};
-use crate::scalar::Precision;
 use crate::solvers::Monitor;
 
 const RUN: u8 = 0;

@@ -9,10 +9,10 @@
 //! (see [`super::is_breakdown`]).
 
 use super::{Stop, System, dot, finite_or_stop, is_breakdown, norm2_f64, run};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::base::{Method, Solution, SolveOptions, Variant};
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
-use crate::solvers::{Method, Solution, SolveOptions, Variant};
 
 /// BiCG (the report says `variant: classical`; BiCG has a single formulation).
 pub fn bicg<T: Scalar>(

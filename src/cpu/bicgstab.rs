@@ -11,10 +11,10 @@
 //! (⟨As, s⟩ ≈ 0 or As = 0, so ω = 0 and the next β divides by it).
 
 use super::{Stop, System, dot, finite_or_stop, is_breakdown, norm2_f64, run};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::base::{Method, Solution, SolveOptions, Variant};
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
-use crate::solvers::{Method, Solution, SolveOptions, Variant};
 
 /// Classical BiCGStab (Alg. 3), right-preconditioned with `Precond::Jacobi`.
 pub fn classical<T: Scalar>(

@@ -1,6 +1,6 @@
 //! BLAS level-1 helpers for the reference solvers.
 
-use crate::scalar::Scalar;
+use crate::base::scalar::Scalar;
 
 /// ⟨x, y⟩ in `T`.
 pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {

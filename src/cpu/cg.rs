@@ -5,13 +5,13 @@
 //! Both stop on the unpreconditioned ‖r‖₂ and report [`StopReason::NotSpd`] when
 //! ⟨p, Ap⟩ ≤ 0 (or ⟨r, D⁻¹r⟩ ≤ 0: a preconditioner that is not positive definite).
 //!
-//! [`StopReason::NotSpd`]: crate::solvers::StopReason::NotSpd
+//! [`StopReason::NotSpd`]: crate::base::StopReason::NotSpd
 
 use super::{Stop, System, dot, finite_or_stop, run};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::base::{Method, Solution, SolveOptions, Variant};
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
-use crate::solvers::{Method, Solution, SolveOptions, Variant};
 
 /// Classical CG (Alg. 1), standard PCG with `Precond::Jacobi`.
 pub fn classical_cg<T: Scalar>(

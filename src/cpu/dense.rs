@@ -12,9 +12,9 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
-use crate::error::{KrylovError, Result};
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
 
 /// The factors P A = L U of a dense n×n matrix (row-major, L unit lower triangular stored
 /// below the diagonal, U on and above it).

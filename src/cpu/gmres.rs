@@ -48,10 +48,10 @@
 //! true residual then meets the threshold the solve stops with that breakdown.
 
 use super::{Stop, System, dot, is_breakdown, run};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::base::{GramSchmidt, Method, Solution, SolveOptions, Variant};
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
-use crate::solvers::{GramSchmidt, Method, Solution, SolveOptions, Variant};
 
 /// Cycles whose Walker–Zhou estimate met the threshold while the recomputed true residual did
 /// not, before GMRES gives up (the driver then reports `ResidualGap`).

@@ -6,13 +6,13 @@
 //! There is no classical/pipelined distinction (both run the same loop) and no separate
 //! preconditioner (D⁻¹ is the method).
 //!
-//! [`StopReason::Diverged`]: crate::solvers::StopReason::Diverged
+//! [`StopReason::Diverged`]: crate::base::StopReason::Diverged
 
 use super::{DIVERGENCE_FACTOR, Stop, System, dot, run};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::base::{Method, Solution, SolveOptions, Variant};
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
-use crate::solvers::{Method, Solution, SolveOptions, Variant};
 
 /// Jacobi iteration (the report says `variant: classical`). Errors with
 /// `KrylovError::ZeroDiagonal` when a diagonal entry is zero.

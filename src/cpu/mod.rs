@@ -41,12 +41,11 @@ pub mod jacobi;
 pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
 pub use spmv::{spmv, spmv_f64, true_relative_residual};
 
-use crate::error::{KrylovError, Result};
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
+use crate::base::{Method, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant};
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
-use crate::solvers::{
-    Method, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant, validate_system,
-};
+use crate::matrix::validate_system;
 
 /// Relative slack allowed between the stopping threshold and the TRUE residual ‖b − Ax‖₂
 /// (recomputed in f64) when a solve whose tracked residual met the threshold is confirmed as

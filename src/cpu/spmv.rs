@@ -1,35 +1,13 @@
 //! The reference sparse matrix–vector product.
 
-use crate::error::{KrylovError, Result};
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
 
 /// y = A·x in the precision `T`, row by row in stored order (the order the GPU
 /// `spmv_csr` kernel sums in, so f32 results can match closely).
 pub fn spmv<T: Scalar>(a: &Csr<T>, x: &[T], y: &mut [T]) -> Result<()> {
-    if x.len() != a.ncols() {
-        return Err(KrylovError::DimensionMismatch {
-            what: "x length vs matrix columns",
-            expected: a.ncols(),
-            found: x.len(),
-        });
-    }
-    if y.len() != a.nrows() {
-        return Err(KrylovError::DimensionMismatch {
-            what: "y length vs matrix rows",
-            expected: a.nrows(),
-            found: y.len(),
-        });
-    }
-    let (rp, ci, va) = (a.row_ptr(), a.col_idx(), a.values());
-    for (i, yi) in y.iter_mut().enumerate() {
-        let mut s = T::zero();
-        for k in rp[i] as usize..rp[i + 1] as usize {
-            s += va[k] * x[ci[k] as usize];
-        }
-        *yi = s;
-    }
-    Ok(())
+    a.mul_vec_into(x, y)
 }
 
 /// y = A·x accumulated in f64 whatever `T` is: the oracle GPU results are compared with.

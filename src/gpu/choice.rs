@@ -27,11 +27,12 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
+use crate::base::{DeviceInfo, DeviceKind};
 use std::sync::Arc;
 
 use super::device::{AdapterSummary, GpuContext, WANTED_FEATURES, ranked_adapters, summaries};
-use crate::error::{KrylovError, Result};
-use crate::scalar::Precision;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Precision;
 
 /// Where the user asked a solve to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -68,38 +69,8 @@ impl std::str::FromStr for DevicePreference {
     }
 }
 
-/// `"gpu"` or `"cpu"`: what ran a solve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeviceKind {
-    Gpu,
-    Cpu,
-}
-
-/// The device that ran a solve, as reports show it:
-/// `{"kind": "gpu", "name": "NVIDIA H200", "backend": "Vulkan", "software": false}`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct DeviceInfo {
-    pub kind: DeviceKind,
-    /// The adapter's name, or `CPU reference` for the CPU solvers.
-    pub name: String,
-    /// wgpu backend (`Vulkan`, `Metal`, `Dx12`, `Gl`), or `host` for the CPU solvers.
-    pub backend: String,
-    /// A software rasteriser (lavapipe, llvmpipe, WARP) rather than a GPU.
-    pub software: bool,
-}
-
+/// Report rows for GPU adapters (the struct itself lives in the ground floor, [`crate::base`]).
 impl DeviceInfo {
-    /// The CPU reference solvers.
-    pub fn cpu() -> Self {
-        DeviceInfo {
-            kind: DeviceKind::Cpu,
-            name: "CPU reference".into(),
-            backend: "host".into(),
-            software: false,
-        }
-    }
-
     /// A GPU adapter.
     pub fn gpu(adapter: &AdapterSummary) -> Self {
         DeviceInfo {
@@ -107,26 +78,6 @@ impl DeviceInfo {
             name: adapter.name.clone(),
             backend: adapter.backend.clone(),
             software: adapter.software,
-        }
-    }
-
-    /// Whether a GPU (hardware or software) ran the solve.
-    pub fn is_gpu(&self) -> bool {
-        self.kind == DeviceKind::Gpu
-    }
-}
-
-impl std::fmt::Display for DeviceInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.kind {
-            DeviceKind::Cpu => f.write_str("cpu (CPU reference)"),
-            DeviceKind::Gpu => write!(
-                f,
-                "gpu ({}, {}{})",
-                self.name,
-                self.backend,
-                if self.software { ", software" } else { "" }
-            ),
         }
     }
 }

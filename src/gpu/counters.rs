@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::solvers::WorkCounts;
+use crate::base::WorkCounts;
 
 /// Thread-safe counters of GPU work. [`Engine`](super::Engine) owns one; solvers take
 /// [`snapshot`](Counters::snapshot)s before and after a loop and report the difference.

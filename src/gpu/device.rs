@@ -2,8 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::error::{KrylovError, Result};
-use crate::scalar::Precision;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Precision;
 
 /// Facts about one adapter, as `krylov info` prints them.
 #[derive(Debug, Clone, serde::Serialize)]

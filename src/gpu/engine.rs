@@ -9,7 +9,7 @@ use wgpu::util::DeviceExt;
 use super::counters::Counters;
 use super::device::GpuContext;
 use super::shader::{KernelSource, ShaderConfig, specialise};
-use crate::error::{KrylovError, Result};
+use crate::base::error::{KrylovError, Result};
 
 /// A compiled compute pipeline for one kernel in one configuration. Cheap to clone (the
 /// pipeline and layout are reference-counted handles).
@@ -224,14 +224,14 @@ impl Engine {
 
     /// GPU time per kernel so far: (name, calls, seconds), sorted by name. Empty unless
     /// profiling.
-    pub fn kernel_times(&self) -> Vec<crate::solvers::KernelTime> {
+    pub fn kernel_times(&self) -> Vec<crate::base::KernelTime> {
         let Some(p) = &self.profiler else {
             return Vec::new();
         };
         let totals = p.totals.lock().expect("profiler totals");
         totals
             .iter()
-            .map(|(name, (calls, seconds))| crate::solvers::KernelTime {
+            .map(|(name, (calls, seconds))| crate::base::KernelTime {
                 name: name.to_string(),
                 calls: *calls,
                 seconds: *seconds,
@@ -245,7 +245,7 @@ impl Engine {
     }
 
     /// The kernel configuration for `precision` under this engine's tuning.
-    pub fn shader_config(&self, precision: crate::Precision) -> ShaderConfig {
+    pub fn shader_config(&self, precision: crate::base::Precision) -> ShaderConfig {
         ShaderConfig {
             precision,
             workgroup_size: self.tuning.workgroup_size,

@@ -10,15 +10,13 @@ use std::marker::PhantomData;
 
 use super::engine::Engine;
 use super::shader::{FormatKernel, ShaderConfig};
-use crate::error::{KrylovError, Result};
+use crate::base::Format;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 use crate::matrix::{Bcsr, Csr, Dia, Ell, MatrixStats, Sell};
-use crate::scalar::Scalar;
-use crate::solvers::Format;
 
-/// Default padding budget: a format may store at most this many entries (values, padding
-/// included) per CSR non-zero. ELL with one long row, DIA on a scattered matrix or BCSR8 on a
-/// matrix without dense blocks exceed it and are refused.
-pub const DEFAULT_PADDING_BUDGET: f64 = 10.0;
+pub use crate::base::options::DEFAULT_PADDING_BUDGET;
+pub use crate::base::report::FormatEstimate;
 
 /// Mirrors `struct MatInfo` of `shaders/lib/spmv_row.wgsl`.
 #[repr(C)]
@@ -319,19 +317,6 @@ impl<T: Scalar> GpuMatrix<T> {
 pub struct FormatChoice {
     pub format: Format,
     pub reason: String,
-}
-
-/// What one format would cost for a matrix (the report's `format_estimates`).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct FormatEstimate {
-    pub format: Format,
-    /// Estimated bytes of the format's arrays (exact for CSR, ELL and DIA; BCSR without the
-    /// per-workgroup padding; SELL from the row-length spread).
-    pub bytes: u64,
-    /// Values stored (padding included) per non-zero.
-    pub fill: f64,
-    /// Within the padding budget and the adapter's binding limit.
-    pub fits: bool,
 }
 
 /// [`FormatEstimate`] of every concrete format for a matrix with statistics `stats`, values

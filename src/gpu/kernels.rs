@@ -4,8 +4,8 @@
 
 use super::engine::{Engine, Kernel};
 use super::shader::{ShaderConfig, kernel_source};
-use crate::error::Result;
-use crate::scalar::Scalar;
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
 
 /// Mirrors `struct Params` of `shaders/lib/solver_state.wgsl`.
 #[repr(C)]

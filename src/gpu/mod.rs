@@ -13,9 +13,8 @@ pub mod kernels;
 pub mod shader;
 mod spmv;
 
-pub use choice::{
-    ChosenDevice, DeviceChoice, DeviceInfo, DeviceKind, DevicePlan, DevicePreference,
-};
+pub use crate::base::{DeviceInfo, DeviceKind};
+pub use choice::{ChosenDevice, DeviceChoice, DevicePlan, DevicePreference};
 pub use counters::Counters;
 pub use device::{
     AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, is_software, list_adapters,

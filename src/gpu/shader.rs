@@ -6,7 +6,7 @@
 //! also get the shared pieces in `shaders/lib/`: a workgroup reduction (subgroup or
 //! workgroup-memory flavour, same interface) and the solver state bindings.
 
-use crate::scalar::Precision;
+use crate::base::scalar::Precision;
 
 /// One WGSL kernel file.
 #[derive(Debug, Clone, Copy)]

@@ -5,8 +5,8 @@ use std::marker::PhantomData;
 use super::engine::{Engine, Kernel};
 use super::format::GpuMatrix;
 use super::shader::{ShaderConfig, kernel_source};
-use crate::error::{KrylovError, Result};
-use crate::scalar::Scalar;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 
 /// The `spmv` kernel compiled for one matrix's format, reused for any number of products.
 ///

@@ -4,8 +4,8 @@
 //! row and step (§3.6).
 
 use super::Csr;
-use crate::error::{KrylovError, Result};
-use crate::scalar::Scalar;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 
 /// The block sizes N the BCSR kernels support.
 pub const BCSR_BLOCK_SIZES: [usize; 4] = [1, 2, 4, 8];

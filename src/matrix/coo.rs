@@ -1,8 +1,8 @@
 //! Coordinate (triplet) assembly.
 
 use super::Csr;
-use crate::error::{KrylovError, Result};
-use crate::scalar::Scalar;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 
 /// A matrix under assembly as (row, column, value) triplets.
 ///

@@ -1,7 +1,7 @@
 //! Compressed sparse row storage: the format every kernel starts from.
 
-use crate::error::{KrylovError, Result};
-use crate::scalar::Scalar;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 
 /// A sparse matrix in compressed sparse row (CSR) form.
 ///
@@ -157,11 +157,38 @@ impl<T: Scalar> Csr<T> {
         }
     }
 
-    /// y = A·x, computed in `T` (see [`crate::cpu::spmv`]).
+    /// y = A·x, computed in `T` (see [`Csr::mul_vec_into`]).
     pub fn mul_vec(&self, x: &[T]) -> Result<Vec<T>> {
         let mut y = vec![T::zero(); self.nrows];
-        crate::cpu::spmv(self, x, &mut y)?;
+        self.mul_vec_into(x, &mut y)?;
         Ok(y)
+    }
+
+    /// y = A·x into `y`, computed in `T` row by row (the CPU twin of the `spmv` kernel).
+    pub fn mul_vec_into(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        if x.len() != self.ncols() {
+            return Err(KrylovError::DimensionMismatch {
+                what: "x length vs matrix columns",
+                expected: self.ncols(),
+                found: x.len(),
+            });
+        }
+        if y.len() != self.nrows() {
+            return Err(KrylovError::DimensionMismatch {
+                what: "y length vs matrix rows",
+                expected: self.nrows(),
+                found: y.len(),
+            });
+        }
+        let (rp, ci, va) = (self.row_ptr(), self.col_idx(), self.values());
+        for (i, yi) in y.iter_mut().enumerate() {
+            let mut s = T::zero();
+            for k in rp[i] as usize..rp[i + 1] as usize {
+                s += va[k] * x[ci[k] as usize];
+            }
+            *yi = s;
+        }
+        Ok(())
     }
 
     /// The main diagonal (zero where no entry is stored).

@@ -2,8 +2,8 @@
 //! `nrows` (paper 001 §3.2), so one GPU thread per row reads `values[d·nrows + i]` coalesced.
 
 use super::Csr;
-use crate::error::{KrylovError, Result};
-use crate::scalar::Scalar;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 
 /// A sparse matrix in DIA (diagonal) form.
 ///

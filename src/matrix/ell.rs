@@ -2,8 +2,8 @@
 //! rows' k-th entries are adjacent (coalesced loads when one GPU thread handles one row).
 
 use super::Csr;
-use crate::error::{KrylovError, Result};
-use crate::scalar::Scalar;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 
 /// A sparse matrix in ELL form: `width` entries per row, entry k of row i at `k·nrows + i`.
 /// Padding entries point at the row's own index with value 0 (always a valid column, so

@@ -37,8 +37,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::Csr;
-use crate::error::{KrylovError, Result};
-use crate::scalar::Scalar;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 
 /// Largest number of unknowns [`from_spec`] accepts (2³¹).
 pub const MAX_SPEC_UNKNOWNS: usize = 1 << 31;

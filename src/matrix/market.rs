@@ -80,8 +80,8 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 use super::{Coo, Csr};
-use crate::error::{KrylovError, MarketErrorKind, Result};
-use crate::scalar::{Precision, Scalar};
+use crate::base::error::{KrylovError, MarketErrorKind, Result};
+use crate::base::scalar::{Precision, Scalar};
 
 /// Longest accepted line, newline included.
 const MAX_LINE_BYTES: usize = 1 << 20;

@@ -10,6 +10,7 @@ pub mod market;
 pub mod samples;
 mod sell;
 mod stats;
+mod system;
 
 pub use bcsr::{BCSR_BLOCK_SIZES, BCSR_MAX_WORKGROUP, Bcsr, block_density};
 pub use coo::Coo;
@@ -22,3 +23,4 @@ pub use market::{
 };
 pub use sell::Sell;
 pub use stats::MatrixStats;
+pub use system::validate_system;

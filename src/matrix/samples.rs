@@ -10,7 +10,7 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
-use crate::error::{KrylovError, Result};
+use crate::base::error::{KrylovError, Result};
 use crate::matrix::{Csr, market};
 
 /// One embedded sample.
@@ -94,12 +94,12 @@ pub const SAMPLES: &[Sample] = &[
 
 impl Sample {
     /// The matrix, parsed from the embedded Matrix Market text.
-    pub fn matrix<T: crate::Scalar>(&self) -> Result<Csr<T>> {
+    pub fn matrix<T: crate::base::Scalar>(&self) -> Result<Csr<T>> {
         market::read_matrix_market_from(self.mtx.as_bytes(), self.name)
     }
 
     /// The right-hand side shipped with the matrix, if any (else use b = A·1).
-    pub fn rhs<T: crate::Scalar>(&self) -> Result<Option<Vec<T>>> {
+    pub fn rhs<T: crate::base::Scalar>(&self) -> Result<Option<Vec<T>>> {
         self.rhs
             .map(|text| market::read_vector_from(text.as_bytes(), self.name))
             .transpose()

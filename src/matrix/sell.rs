@@ -2,8 +2,8 @@
 //! with rows sorted by length inside windows of `σ` rows so that a slice's rows are alike.
 
 use super::Csr;
-use crate::error::{KrylovError, Result};
-use crate::scalar::Scalar;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 
 /// A sparse matrix in SELL-C-σ form.
 ///

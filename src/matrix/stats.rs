@@ -3,7 +3,7 @@
 use super::Csr;
 use super::bcsr::block_density;
 use super::dia::diagonal_offsets;
-use crate::scalar::Scalar;
+use crate::base::scalar::Scalar;
 
 /// Structure of a sparse matrix: size, row-length distribution, number of diagonals and
 /// block densities — what the format choice (CSR, ELL, SELL, DIA, BCSR) looks at.

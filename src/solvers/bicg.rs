@@ -56,13 +56,13 @@
 
 use std::cell::Cell;
 
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::{Precision, Scalar};
 use crate::gpu::kernels::{
     FLAG_MONITOR, FLAG_NEGATE, FLAG_SHIFT, GpuStatus, Params, SolverBuffers, solver_kernel,
 };
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig, Spmv};
 use crate::matrix::Csr;
-use crate::scalar::{Precision, Scalar};
 use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
 
 use super::driver::{

@@ -56,11 +56,11 @@
 //! tolerance the solve restarts from x (at most [`MAX_RESTARTS`] times) and otherwise reports
 //! `residual_gap` — never a false convergence.
 
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::{Precision, Scalar};
 use crate::gpu::kernels::{FLAG_NEGATE, GpuStatus, Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig, Spmv};
 use crate::matrix::Csr;
-use crate::scalar::{Precision, Scalar};
 use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;

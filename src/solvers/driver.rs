@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
-use crate::error::{KrylovError, Result};
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{GpuStatus, SolverBuffers};
 use crate::gpu::{Batch, Engine};
-use crate::scalar::Scalar;
 use crate::solvers::{CheckMode, Monitor, SolveOptions, SolveReport, StopReason, WorkCounts};
 
 /// Restarts from the current x allowed when the true residual misses the tolerance.

@@ -99,11 +99,11 @@
 use std::time::Instant;
 
 use super::driver::{Run, Start, add, start_gpu_solve};
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::{Precision, Scalar};
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
-use crate::scalar::{Precision, Scalar};
 use crate::solvers::{
     CheckMode, GramSchmidt, Method, Monitor, Precond, Solution, SolveOptions, StopReason, Variant,
     WorkCounts,

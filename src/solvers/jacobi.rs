@@ -27,11 +27,11 @@
 
 use std::cell::Cell;
 
-use crate::error::Result;
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
 use crate::solvers::{CheckMode, Method, Monitor, Solution, SolveOptions, StopReason};
 
 use super::driver::{

@@ -10,20 +10,19 @@ mod driver;
 pub mod gmres;
 pub mod jacobi;
 pub(crate) use driver::kernel_times_since;
-mod monitor;
-mod options;
-mod report;
 
-pub use monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
-pub use options::{
-    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant, validate_system,
+// The vocabulary lives in the ground floor (`crate::base`); solver users find it here too.
+pub use crate::base::monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
+pub use crate::base::options::{
+    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant,
 };
-pub use report::{KernelTime, Solution, SolveReport, StopReason, WorkCounts};
+pub use crate::base::report::{KernelTime, Solution, SolveReport, StopReason, WorkCounts};
+pub use crate::matrix::validate_system;
 
-use crate::error::{KrylovError, Result};
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
 use crate::gpu::{ChosenDevice, Engine};
 use crate::matrix::Csr;
-use crate::scalar::Scalar;
 
 /// Whether `method` (in `variant`) runs on the GPU in this version.
 pub fn on_gpu(method: Method, _variant: Variant) -> bool {

@@ -1,7 +1,7 @@
 //! What a solve reports: the same structure for the CPU reference and the GPU solvers.
 
-use super::{CheckMode, Method, Variant};
-use crate::scalar::Precision;
+use super::options::{CheckMode, Format, Method, Variant};
+use super::scalar::Precision;
 
 /// Why a solve stopped.
 #[derive(Debug, Clone, PartialEq)]
@@ -94,10 +94,10 @@ pub struct SolveReport {
     pub matrix_bytes: u64,
     /// What every format would cost for this matrix (GPU solves with `auto`: what it weighed;
     /// empty when the format was given).
-    pub format_estimates: Vec<crate::gpu::format::FormatEstimate>,
+    pub format_estimates: Vec<FormatEstimate>,
     /// What ran the solve: `{"kind": "gpu"|"cpu", "name", "backend", "software"}`.
-    pub device: crate::gpu::DeviceInfo,
-    /// Why that device (from [`crate::gpu::DeviceChoice`], or how the solver was called).
+    pub device: DeviceInfo,
+    /// Why that device (from `gpu::DeviceChoice`, or how the solver was called).
     pub device_reason: String,
     pub n: usize,
     pub nnz: usize,
@@ -161,7 +161,7 @@ impl SolveReport {
             format_reason: "requested".into(),
             matrix_bytes: 0,
             format_estimates: Vec::new(),
-            device: crate::gpu::DeviceInfo::cpu(),
+            device: DeviceInfo::cpu(),
             device_reason: "the CPU reference was called directly".into(),
             n,
             nnz,
@@ -199,4 +199,70 @@ impl SolveReport {
 pub struct Solution<T> {
     pub x: Vec<T>,
     pub report: SolveReport,
+}
+
+/// What one format would cost for a matrix (the report's `format_estimates`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct FormatEstimate {
+    pub format: Format,
+    /// Estimated bytes of the format's arrays (exact for CSR, ELL and DIA; BCSR without the
+    /// per-workgroup padding; SELL from the row-length spread).
+    pub bytes: u64,
+    /// Values stored (padding included) per non-zero.
+    pub fill: f64,
+    /// Within the padding budget and the adapter's binding limit.
+    pub fits: bool,
+}
+
+/// `"gpu"` or `"cpu"`: what ran a solve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    Gpu,
+    Cpu,
+}
+
+/// The device that ran a solve, as reports show it:
+/// `{"kind": "gpu", "name": "NVIDIA H200", "backend": "Vulkan", "software": false}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct DeviceInfo {
+    pub kind: DeviceKind,
+    /// The adapter's name, or `CPU reference` for the CPU solvers.
+    pub name: String,
+    /// wgpu backend (`Vulkan`, `Metal`, `Dx12`, `Gl`), or `host` for the CPU solvers.
+    pub backend: String,
+    /// A software rasteriser (lavapipe, llvmpipe, WARP) rather than a GPU.
+    pub software: bool,
+}
+
+impl DeviceInfo {
+    /// The CPU reference solvers.
+    pub fn cpu() -> Self {
+        DeviceInfo {
+            kind: DeviceKind::Cpu,
+            name: "CPU reference".into(),
+            backend: "host".into(),
+            software: false,
+        }
+    }
+
+    /// Whether a GPU (hardware or software) ran the solve.
+    pub fn is_gpu(&self) -> bool {
+        self.kind == DeviceKind::Gpu
+    }
+}
+
+impl std::fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.kind {
+            DeviceKind::Cpu => f.write_str("cpu (CPU reference)"),
+            DeviceKind::Gpu => write!(
+                f,
+                "gpu ({}, {}{})",
+                self.name,
+                self.backend,
+                if self.software { ", software" } else { "" }
+            ),
+        }
+    }
 }

@@ -1,8 +1,6 @@
 //! What a solve is asked to do, shared by the CPU reference and the GPU solvers.
 
-use crate::error::{KrylovError, Result};
-use crate::matrix::Csr;
-use crate::scalar::Scalar;
+use super::error::{KrylovError, Result};
 
 macro_rules! cli_enum {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $var:ident = $s:literal),+ $(,)? }) => {
@@ -110,6 +108,11 @@ cli_enum!(
     }
 );
 
+/// Default padding budget: a format may store at most this many entries (values, padding
+/// included) per CSR non-zero. ELL with one long row, DIA on a scattered matrix or BCSR8 on a
+/// matrix without dense blocks exceed it and are refused.
+pub const DEFAULT_PADDING_BUDGET: f64 = 10.0;
+
 /// Options of a solve. The stopping test is `‖r_k‖₂ ≤ max(rtol·‖b‖₂, atol)` on the
 /// residual the method tracks; the reported `relative_residual` is always recomputed from x.
 ///
@@ -158,7 +161,7 @@ impl Default for SolveOptions {
             check_mode: CheckMode::Device,
             batch: 0,
             format: Format::Csr,
-            max_padding: crate::gpu::format::DEFAULT_PADDING_BUDGET,
+            max_padding: DEFAULT_PADDING_BUDGET,
         }
     }
 }
@@ -199,31 +202,4 @@ impl SolveOptions {
     pub fn threshold(&self, b_norm: f64) -> f64 {
         (self.rtol * b_norm).max(self.atol)
     }
-}
-
-/// Checks that `A x = b` is a well-posed input: A square, finite, sizes matching, b finite,
-/// and a non-zero diagonal when Jacobi is used (as preconditioner or as the method).
-pub fn validate_system<T: Scalar>(a: &Csr<T>, b: &[T], opts: &SolveOptions) -> Result<()> {
-    opts.validate()?;
-    a.require_square()?;
-    if b.len() != a.nrows() {
-        return Err(KrylovError::DimensionMismatch {
-            what: "right-hand side length vs matrix rows",
-            expected: a.nrows(),
-            found: b.len(),
-        });
-    }
-    a.check_finite()?;
-    if let Some(index) = b.iter().position(|v| !v.is_finite()) {
-        return Err(KrylovError::NonFinite {
-            what: "right-hand side",
-            index,
-        });
-    }
-    if (opts.precond == Precond::Jacobi || opts.method == Method::Jacobi)
-        && let Some(row) = a.diagonal().iter().position(|d| *d == T::zero())
-    {
-        return Err(KrylovError::ZeroDiagonal { row });
-    }
-    Ok(())
 }

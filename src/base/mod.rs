@@ -1,0 +1,21 @@
+//! The ground floor: the vocabulary every other layer speaks — scalar types, errors, what a
+//! solve is asked to do ([`options`]), what it reports ([`report`]) and how it is watched
+//! ([`monitor`]). Nothing here imports from `matrix`, `cpu`, `gpu`, `precond` or `solvers`
+//! (the layering test `tests/layering.rs` holds every folder of `src/` to its layer).
+
+pub mod error;
+pub mod monitor;
+pub mod options;
+pub mod report;
+pub mod scalar;
+
+pub use error::{KrylovError, MarketErrorKind, Result};
+pub use monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
+pub use options::{
+    CheckMode, DEFAULT_PADDING_BUDGET, Format, GramSchmidt, Method, Precond, SolveOptions, Variant,
+};
+pub use report::{
+    DeviceInfo, DeviceKind, FormatEstimate, KernelTime, Solution, SolveReport, StopReason,
+    WorkCounts,
+};
+pub use scalar::{Precision, Scalar};
