@@ -37,6 +37,7 @@ pub mod cg;
 pub mod dense;
 pub mod gmres;
 pub mod jacobi;
+pub mod precond;
 
 pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
 pub use spmv::{spmv, spmv_f64, true_relative_residual};
@@ -315,7 +316,7 @@ pub(crate) fn run<T: Scalar>(
 
     let uses_jacobi = opts.precond == Precond::Jacobi && method != Method::Jacobi;
     let inv_diag = (uses_jacobi || method == Method::Jacobi)
-        .then(|| a.diagonal().iter().map(|&d| T::one() / d).collect());
+        .then(|| precond::inverse_diagonal(a));
     let sys = System {
         a,
         b,

@@ -123,6 +123,20 @@ impl SolverBuffers {
         ]
     }
 
+    /// A bind group of solver kernel `kernel`: the common bindings 0–4 ([`Self::common`])
+    /// and `vecs`; the kernel keeps those it uses.
+    pub fn bind(
+        &self,
+        engine: &Engine,
+        kernel: &Kernel,
+        params: &wgpu::Buffer,
+        vecs: &[(u32, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
+        let mut e = self.common(params);
+        e.extend_from_slice(vecs);
+        engine.bind_group_at(kernel, &e)
+    }
+
     /// Sets the state to running with `recorded` residuals already in the history, and
     /// tol² (two counted uploads).
     pub fn reset<T: Scalar>(&self, engine: &Engine, recorded: u32, tol2: T) {

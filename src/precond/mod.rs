@@ -1,1 +1,118 @@
-//! Preconditioners.
+//! Preconditioners M ≈ A on the GPU behind the one interface the solvers are written
+//! against, [`GpuPreconditioner`]: its set-up runs once on the host, its apply z = M⁻¹ r is
+//! recorded either **fused** into a solver's own kernels (the diagonal form D⁻¹ that the
+//! pipelined kernels multiply by inside their vector updates, switched on by `Params.jacobi`)
+//! or as a **separate step** ([`ApplyStep`], what the classical variants launch).
+//!
+//! One file per preconditioner: [`jacobi`] (M = D); none (M = I) is [`Identity`]. Their CPU
+//! twins are in [`crate::cpu::precond`]. Adding one (ILU(0), say) means a file here that
+//! implements [`GpuPreconditioner`] (its kernels in `shaders/precond/`), an arm in
+//! [`build`], its twin in `cpu/precond.rs` and a value of [`Precond`]; no solver changes,
+//! because solvers only ask for [`GpuPreconditioner::inverse_diagonal`] and
+//! [`GpuPreconditioner::bind_apply`]. (A preconditioner without a diagonal form returns
+//! `None` from the first; the fused pipelined kernels then need an apply step between their
+//! launches — the ILU issue adds that path.)
+//!
+//! ```no_run
+//! use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
+//! use krylov_wgpu::matrix::generators::poisson_2d_fd;
+//! use krylov_wgpu::precond;
+//! use krylov_wgpu::solvers::Precond;
+//! let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
+//! let a = poisson_2d_fd::<f32>(8);
+//! let m = precond::build(&engine, &a, Precond::Jacobi)?;
+//! assert_eq!(m.kind(), Precond::Jacobi);
+//! assert!(m.inverse_diagonal().is_some());
+//! # Ok::<(), krylov_wgpu::KrylovError>(())
+//! ```
+
+pub mod jacobi;
+
+use crate::base::error::Result;
+use crate::base::options::Precond;
+use crate::base::scalar::Scalar;
+use crate::gpu::kernels::SolverBuffers;
+use crate::gpu::{Batch, Engine, Kernel, ShaderConfig};
+use crate::matrix::Csr;
+
+pub use jacobi::Jacobi;
+
+/// A preconditioner resident on the GPU, as the solvers use it.
+pub trait GpuPreconditioner<T> {
+    /// Which preconditioner this is (the report's and the CLI's name).
+    fn kind(&self) -> Precond;
+    /// D⁻¹ when M is diagonal: the fused solver kernels bind it and scale by it inside their
+    /// updates. `None` for M = I and for preconditioners without a diagonal form.
+    fn inverse_diagonal(&self) -> Option<&wgpu::Buffer>;
+    /// z = M⁻¹ r for the buffers `r` and `z` as a recorded step (solver kernels of
+    /// configuration `config`, bound with the solver's common buffers and `params`, whose `n`
+    /// and `groups` they read). `None` when M = I: the solver then uses r itself as z.
+    fn bind_apply(
+        &self,
+        engine: &Engine,
+        config: ShaderConfig,
+        bufs: &SolverBuffers,
+        params: &wgpu::Buffer,
+        r: &wgpu::Buffer,
+        z: &wgpu::Buffer,
+    ) -> Result<Option<ApplyStep>>;
+}
+
+/// z = M⁻¹ r bound to its buffers: the launches to record, in order.
+pub struct ApplyStep {
+    launches: Vec<(Kernel, wgpu::BindGroup, u32)>,
+}
+
+impl ApplyStep {
+    /// A step of `(kernel, bind group, workgroups)` launches.
+    pub fn new(launches: Vec<(Kernel, wgpu::BindGroup, u32)>) -> Self {
+        ApplyStep { launches }
+    }
+
+    /// Records the step's launches into `batch`.
+    pub fn record(&self, batch: &mut Batch<'_>) {
+        for (kernel, bind_group, groups) in &self.launches {
+            batch.dispatch(kernel, bind_group, *groups);
+        }
+    }
+
+    /// Kernel launches per apply (for the launch-count tables).
+    pub fn launches(&self) -> usize {
+        self.launches.len()
+    }
+}
+
+/// M = I.
+pub struct Identity;
+
+impl<T: Scalar> GpuPreconditioner<T> for Identity {
+    fn kind(&self) -> Precond {
+        Precond::None
+    }
+    fn inverse_diagonal(&self) -> Option<&wgpu::Buffer> {
+        None
+    }
+    fn bind_apply(
+        &self,
+        _: &Engine,
+        _: ShaderConfig,
+        _: &SolverBuffers,
+        _: &wgpu::Buffer,
+        _: &wgpu::Buffer,
+        _: &wgpu::Buffer,
+    ) -> Result<Option<ApplyStep>> {
+        Ok(None)
+    }
+}
+
+/// Sets up preconditioner `kind` for A on `engine` (host set-up, then upload).
+pub fn build<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    kind: Precond,
+) -> Result<Box<dyn GpuPreconditioner<T>>> {
+    Ok(match kind {
+        Precond::None => Box::new(Identity),
+        Precond::Jacobi => Box::new(Jacobi::new(engine, a)?),
+    })
+}

@@ -19,74 +19,43 @@
 //! `residual_gap` — never a false convergence.
 
 use crate::base::error::{KrylovError, Result};
-use crate::base::scalar::{Precision, Scalar};
+use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{
     FLAG_MONITOR, FLAG_NEGATE, FLAG_POSITIVE, FLAG_SHIFT, Params, SolverBuffers, solver_kernel,
 };
-use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig, Spmv};
+use crate::gpu::{Batch, Engine, Kernel, ShaderConfig, Spmv};
 use crate::matrix::Csr;
-use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, Variant};
+use crate::precond::ApplyStep;
+use crate::solvers::{CheckMode, Method, Monitor, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;
-use super::driver::{
-    GpuIterative, LoopEnd, Run, Start, add, drive, start_gpu_solve, sum_component,
-};
+use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, TrueResidual, add, drive, sum_component};
+use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
 
-/// The linear system resident on the GPU.
+/// CG's vectors beside the shared system (A, b, x, M).
 struct System<T> {
-    a: GpuMatrix<T>,
-    b: wgpu::Buffer,
-    x: wgpu::Buffer,
-    /// D⁻¹ with Jacobi, a 1-entry dummy otherwise (kernels branch on `params.jacobi`).
-    dinv: wgpu::Buffer,
+    core: GpuSystem<T>,
     r: wgpu::Buffer,
     p: wgpu::Buffer,
     ap: wgpu::Buffer,
-    n: usize,
-    jacobi: bool,
 }
 
 impl<T: Scalar> System<T> {
-    fn upload(
-        engine: &Engine,
-        a: &Csr<T>,
-        gpu_a: GpuMatrix<T>,
-        b: &[T],
-        x0: Option<&[T]>,
-        jacobi: bool,
-    ) -> Result<Self> {
-        let n = a.nrows();
-        let (x, dinv) = super::driver::upload_x_and_dinv(engine, a, x0, jacobi)?;
+    fn new(engine: &Engine, core: GpuSystem<T>) -> Result<Self> {
         Ok(System {
-            a: gpu_a,
-            b: engine.storage_from("b", b)?,
-            x,
-            dinv,
-            r: engine.storage_zeroed::<T>("r", n)?,
-            p: engine.storage_zeroed::<T>("p", n)?,
-            ap: engine.storage_zeroed::<T>("ap", n)?,
-            n,
-            jacobi,
+            r: core.vector(engine, "r")?,
+            p: core.vector(engine, "p")?,
+            ap: core.vector(engine, "ap")?,
+            core,
         })
     }
 }
 
-impl<T: Scalar> System<T> {}
-
-/// What differs between the two variants: their kernels, setup and paper-mode loop.
-trait CgVariant<T: Scalar> {
-    /// Records r = b − Ax, p = z and whatever the first iteration needs, then ends the batch:
-    /// in `device` mode reading the new history entry, in `paper` mode finishing on the host.
-    /// Returns ‖r‖², or `None` if the GPU stopped.
-    fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>>;
-    fn record_iteration(&self, batch: &mut Batch<'_>);
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd>;
+impl<T: Scalar> std::ops::Deref for System<T> {
+    type Target = GpuSystem<T>;
+    fn deref(&self) -> &GpuSystem<T> {
+        &self.core
+    }
 }
 
 /// Pipelined CG (paper 000, Alg. 2): `update_cg` + `spmv_dot_cg`, 2 launches per iteration.
@@ -112,7 +81,7 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
             &Params {
                 n: sys.n as u32,
                 groups: bufs.groups,
-                jacobi: sys.jacobi as u32,
+                jacobi: sys.jacobi() as u32,
                 ..Default::default()
             },
         );
@@ -123,11 +92,11 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
             (6, &sys.r),
             (7, &sys.p),
             (8, &sys.ap),
-            (9, &sys.dinv),
+            (9, sys.dinv()),
         ]);
         let bg_update = engine.bind_group_at(&update, &e);
         let mut e = bufs.common(&params);
-        e.extend([(8, &sys.p), (9, &sys.ap), (10, &sys.dinv)]);
+        e.extend([(8, &sys.p), (9, &sys.ap), (10, sys.dinv())]);
         e.extend(sys.a.bindings(false));
         let bg_spmv_dot = engine.bind_group_at(&spmv_dot, &e);
         Ok(PipelinedCg {
@@ -161,13 +130,13 @@ fn cg_init_bind_group<T: Scalar>(
         (9, &sys.b),
         (10, &sys.r),
         (11, &sys.p),
-        (12, &sys.dinv),
+        (12, sys.dinv()),
     ];
     e.extend(sys.a.bindings(false));
     engine.bind_group_at(init, &e)
 }
 
-impl<T: Scalar> CgVariant<T> for PipelinedCg<'_, T> {
+impl<T: Scalar> GpuIterative<T> for PipelinedCg<'_, T> {
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         let g = self.bufs.groups;
         let mut batch = engine.begin("cg setup");
@@ -250,14 +219,14 @@ pub struct ClassicalCg<'a, T> {
     finish: Kernel,
     axpy: Kernel,
     xpay: Kernel,
-    diag: Kernel,
     bg_init: wgpu::BindGroup,
     bg_spmv: wgpu::BindGroup,
     bg_dot_pap: wgpu::BindGroup,
     bg_finish_pap: wgpu::BindGroup,
     bg_axpy_x: wgpu::BindGroup,
     bg_axpy_r: wgpu::BindGroup,
-    bg_diag: Option<wgpu::BindGroup>,
+    /// z = M⁻¹r (`diag_scale` with Jacobi), absent when M = I.
+    apply_m: Option<ApplyStep>,
     bg_dot_rz: wgpu::BindGroup,
     bg_dot_rr: Option<wgpu::BindGroup>,
     bg_finish_rz: wgpu::BindGroup,
@@ -279,13 +248,12 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
     fn new(engine: &Engine, sys: &'a System<T>, bufs: &'a SolverBuffers) -> Result<Self> {
         let cfg = sys.a.shader_config(engine);
         let k = |name| solver_kernel::<T>(engine, name, cfg);
-        let (init, dot, finish, axpy, xpay, diag) = (
+        let (init, dot, finish, axpy, xpay) = (
             k("cg_init")?,
             k("dot")?,
             k("dot_finish")?,
             k("axpy")?,
             k("xpay")?,
-            k("diag_scale")?,
         );
         let spmv = Spmv::<T>::with_config(
             engine,
@@ -298,7 +266,7 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
         let base = Params {
             n: sys.n as u32,
             groups: bufs.groups,
-            jacobi: sys.jacobi as u32,
+            jacobi: sys.jacobi() as u32,
             ..Default::default()
         };
         let params = |p: Params| engine.uniform_from("cg params", &p);
@@ -338,21 +306,22 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
         };
         let bg_axpy_x = bind(&axpy, &coef(0), &[(5, &sys.p), (6, &sys.x)]);
         let bg_axpy_r = bind(&axpy, &coef(FLAG_NEGATE), &[(5, &sys.ap), (6, &sys.r)]);
-        let z = if sys.jacobi {
+        let z = if sys.jacobi() {
             Some(engine.storage_zeroed::<T>("z", sys.n)?)
         } else {
             None
         };
         let zr = z.as_ref().unwrap_or(&sys.r);
-        let bg_diag = z
-            .as_ref()
-            .map(|z| bind(&diag, &params(base), &[(5, &sys.dinv), (6, &sys.r), (7, z)]));
+        let apply_m = match &z {
+            Some(z) => sys.m.bind_apply(engine, cfg, bufs, &params(base), &sys.r, z)?,
+            None => None,
+        };
         let bg_dot_rz = bind(&dot, &dot_params(SLOT_RZ), &[(5, &sys.r), (6, zr)]);
         let bg_dot_rr = z
             .as_ref()
             .map(|_| bind(&dot, &dot_params(SLOT_RR), &[(5, &sys.r), (6, &sys.r)]));
         // Without Jacobi ⟨r,z⟩ = ⟨r,r⟩: one finish stores it and records it.
-        let rz_flags = if sys.jacobi {
+        let rz_flags = if sys.jacobi() {
             FLAG_SHIFT
         } else {
             FLAG_SHIFT | FLAG_MONITOR
@@ -383,14 +352,13 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
             finish,
             axpy,
             xpay,
-            diag,
             bg_init,
             bg_spmv,
             bg_dot_pap,
             bg_finish_pap,
             bg_axpy_x,
             bg_axpy_r,
-            bg_diag,
+            apply_m,
             bg_dot_rz,
             bg_dot_rr,
             bg_finish_rz,
@@ -412,8 +380,8 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
         let g = self.bufs.groups;
         batch.dispatch(&self.axpy, &self.bg_axpy_x, g);
         batch.dispatch(&self.axpy, &self.bg_axpy_r, g);
-        if let Some(bg) = &self.bg_diag {
-            batch.dispatch(&self.diag, bg, g);
+        if let Some(apply) = &self.apply_m {
+            apply.record(batch);
         }
         batch.dispatch(&self.dot, &self.bg_dot_rz, g);
         if let Some(bg) = &self.bg_dot_rr {
@@ -422,7 +390,7 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
     }
 }
 
-impl<T: Scalar> CgVariant<T> for ClassicalCg<'_, T> {
+impl<T: Scalar> GpuIterative<T> for ClassicalCg<'_, T> {
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         let g = self.bufs.groups;
         let mut batch = engine.begin("cg setup");
@@ -529,21 +497,6 @@ impl<T: Scalar> CgVariant<T> for ClassicalCg<'_, T> {
     }
 }
 
-/// The true ‖b − Ax‖₂² in f64 on the GPU: `cg_init` recomputes r = b − Ax (overwriting r
-/// and p, which a restart recomputes anyway) and its partial sums of ⟨r,r⟩ are finished here.
-fn true_rr_on_gpu<T: Scalar>(
-    engine: &Engine,
-    init: &Kernel,
-    bg_init: &wgpu::BindGroup,
-    bufs: &SolverBuffers,
-) -> Result<f64> {
-    let g = bufs.groups as usize;
-    let mut batch = engine.begin("true residual");
-    batch.dispatch(init, bg_init, bufs.groups);
-    let parts: Vec<T> = batch.submit_and_read(&bufs.partials, 0, 4 * g)?;
-    Ok(sum_component(&parts, g, 0, 1))
-}
-
 /// Solves A x = b by CG on the GPU (`opts.variant` picks [`ClassicalCg`] or [`PipelinedCg`],
 /// `opts.check_mode` the convergence checking, `opts.precond` Jacobi or none).
 ///
@@ -582,43 +535,20 @@ pub fn solve<T: Scalar>(
             "cg needs a symmetric positive definite matrix and this one is not symmetric; use bicgstab or gmres".into(),
         ));
     }
-    let n = a.nrows();
-    let _b_norm = report.b_norm;
-
-    let jacobi = opts.precond == Precond::Jacobi;
-    let gpu_a = super::driver::upload_matrix(engine, a, opts, &mut report)?;
-    let sys = System::upload(engine, a, gpu_a, b, x0, jacobi)?;
-    let groups = engine.reduction_groups(n);
-    // Room for every iteration's residual (+ the initial one); a huge max_iter is capped.
-    let history_len = opts.max_iter.min(1 << 24) + 2;
-    let bufs = SolverBuffers::new::<T>(engine, groups, 3, history_len)?;
-    let variant: Box<dyn CgVariant<T> + '_> = match opts.variant {
+    let sys = System::new(
+        engine,
+        GpuSystem::upload(engine, a, b, x0, opts, &mut report)?,
+    )?;
+    let bufs = solver_buffers::<T>(engine, sys.n, 3, opts)?;
+    let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
         Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
     };
-    let init = solver_kernel::<T>(engine, "cg_init", sys.a.shader_config(engine))?;
-    let init_params = engine.uniform_from(
-        "cg params",
-        &Params {
-            n: n as u32,
-            groups,
-            jacobi: jacobi as u32,
-            ..Default::default()
-        },
-    );
-    let bg_init = cg_init_bind_group(engine, &init, &sys, &bufs, &init_params);
-    let solver = Cg {
-        variant,
-        a,
-        b,
-        sys: &sys,
-        init,
-        bg_init,
-        bufs: &bufs,
-    };
+    let check = CgCheck::new(engine, a, b, &sys, &bufs)?;
     drive(
         engine,
-        &solver,
+        solver.as_ref(),
+        &check,
         &bufs,
         opts,
         threshold,
@@ -626,71 +556,56 @@ pub fn solve<T: Scalar>(
         &mut report,
         &counts0,
     )?;
-    let x: Vec<T> = engine.read(&sys.x, 0, n)?;
-    report.counts = engine.counters().snapshot().since(&counts0);
-    Ok(Solution { x, report })
+    finish(engine, &sys.x, sys.n, report, &counts0)
 }
 
-/// A CG variant plus what the true-residual guard needs.
-struct Cg<'a, T> {
-    variant: Box<dyn CgVariant<T> + 'a>,
-    a: &'a Csr<T>,
-    b: &'a [T],
-    sys: &'a System<T>,
+/// CG's stop checks: the true-residual guard runs `cg_init`, which recomputes r = b − Ax
+/// with ⟨r,r⟩ in component 1 of partial slot 0.
+struct CgCheck<'a, T> {
+    guard: TrueResidual<'a, T>,
     init: Kernel,
     bg_init: wgpu::BindGroup,
-    bufs: &'a SolverBuffers,
 }
 
-impl<T: Scalar> GpuIterative<T> for Cg<'_, T> {
-    fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
-        self.variant.setup(engine, run, mode)
-    }
-    fn record_iteration(&self, batch: &mut Batch<'_>) {
-        self.variant.record_iteration(batch)
-    }
-    fn paper_loop(
-        &self,
+impl<'a, T: Scalar> CgCheck<'a, T> {
+    fn new(
         engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd> {
-        self.variant.paper_loop(engine, run, opts, threshold)
-    }
-    fn true_relative(&self, engine: &Engine) -> Result<f64> {
-        true_relative(
-            engine,
-            self.a,
-            self.b,
-            self.sys,
-            &self.init,
-            &self.bg_init,
-            self.bufs,
-            crate::cpu::norm2_f64(self.b),
-        )
+        a: &'a Csr<T>,
+        b: &'a [T],
+        sys: &'a System<T>,
+        bufs: &'a SolverBuffers,
+    ) -> Result<Self> {
+        let init = solver_kernel::<T>(engine, "cg_init", sys.a.shader_config(engine))?;
+        let params = engine.uniform_from(
+            "cg params",
+            &Params {
+                n: sys.n as u32,
+                groups: bufs.groups,
+                jacobi: sys.jacobi() as u32,
+                ..Default::default()
+            },
+        );
+        let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
+        let guard = TrueResidual {
+            a,
+            b,
+            x: &sys.x,
+            bufs,
+            comp: 1,
+        };
+        Ok(CgCheck {
+            guard,
+            init,
+            bg_init,
+        })
     }
 }
 
-/// ‖b − Ax‖₂/‖b‖₂ in f64: on the GPU for f64 solves, on the CPU from the downloaded x for
-/// f32 solves (the GPU holds only the f32 matrix and vectors then).
-#[allow(clippy::too_many_arguments)]
-fn true_relative<T: Scalar>(
-    engine: &Engine,
-    a: &Csr<T>,
-    b: &[T],
-    sys: &System<T>,
-    init: &Kernel,
-    bg_init: &wgpu::BindGroup,
-    bufs: &SolverBuffers,
-    b_norm: f64,
-) -> Result<f64> {
-    let scale = if b_norm > 0.0 { b_norm } else { 1.0 };
-    match T::PRECISION {
-        Precision::F64 => Ok(true_rr_on_gpu::<T>(engine, init, bg_init, bufs)?.sqrt() / scale),
-        Precision::F32 => {
-            let x: Vec<T> = engine.read(&sys.x, 0, sys.n)?;
-            Ok(crate::cpu::true_relative_residual(a, b, &x))
-        }
+impl<T: Scalar> StopCheck for CgCheck<'_, T> {
+    fn true_relative(&self, engine: &Engine) -> Result<f64> {
+        let groups = self.guard.bufs.groups;
+        self.guard.relative(engine, &|batch| {
+            batch.dispatch(&self.init, &self.bg_init, groups)
+        })
     }
 }

@@ -188,141 +188,7 @@ pub(crate) fn add(a: &WorkCounts, b: &WorkCounts) -> WorkCounts {
     }
 }
 
-/// What every GPU solve establishes before uploading anything.
-pub(crate) struct Start {
-    pub(crate) counts0: WorkCounts,
-    pub(crate) report: SolveReport,
-    pub(crate) threshold: f64,
-}
-
-/// The checks and bookkeeping every GPU solve starts with: the method matches, the system
-/// passes [`validate_system`](crate::solvers::validate_system), the initial guess has the
-/// right length and is finite, the device has the precision; then the report is started
-/// (device, adapter, check mode, ‖b‖) and the stopping threshold computed.
-pub(crate) fn start_gpu_solve<T: Scalar>(
-    engine: &Engine,
-    method: crate::solvers::Method,
-    a: &crate::matrix::Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Start> {
-    if opts.method != method {
-        return Err(KrylovError::InvalidOption(format!(
-            "{method}::solve called with method {}",
-            opts.method
-        )));
-    }
-    crate::solvers::validate_system(a, b, opts)?;
-    if let Some(x0) = x0 {
-        if x0.len() != a.ncols() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "initial guess length vs matrix columns",
-                expected: a.ncols(),
-                found: x0.len(),
-            });
-        }
-        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(KrylovError::NonFinite {
-                what: "initial guess",
-                index,
-            });
-        }
-    }
-    engine.context().require(T::PRECISION)?;
-    let counts0 = engine.counters().snapshot();
-    let mut report = SolveReport::new(method, opts.variant, T::PRECISION, a.nrows(), a.nnz());
-    report.device = crate::gpu::DeviceInfo::gpu(&engine.context().summary);
-    report.device_reason = "the GPU engine the solver was given".into();
-    report.check_mode = Some(opts.check_mode);
-    report.format = opts.format.to_string();
-    report.b_norm = crate::cpu::norm2_f64(b);
-    let threshold = opts.threshold(report.b_norm);
-    Ok(Start {
-        counts0,
-        report,
-        threshold,
-    })
-}
-
-/// Converts A to the requested storage format (choosing it for `auto`) and uploads it;
-/// records `format`, `format_reason` and `matrix_bytes` in the report.
-pub(crate) fn upload_matrix<T: Scalar>(
-    engine: &Engine,
-    a: &crate::matrix::Csr<T>,
-    opts: &SolveOptions,
-    report: &mut SolveReport,
-) -> Result<crate::gpu::GpuMatrix<T>> {
-    use crate::gpu::GpuMatrix;
-    use crate::gpu::format::{choose_from_stats, format_estimates};
-    use crate::solvers::Format;
-    if opts.format != Format::Auto {
-        let m = GpuMatrix::upload_with(engine, a, opts.format, opts.max_padding)?;
-        report.format = m.format().to_string();
-        report.format_reason = "requested".into();
-        report.matrix_bytes = m.bytes();
-        return Ok(m);
-    }
-    // Statistics only when choosing (block densities cost a pass over A per block size).
-    let stats = crate::matrix::MatrixStats::of(a);
-    let limit = engine.context().limits.max_storage_buffer_binding_size;
-    report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
-    let choice = choose_from_stats(&stats, opts.max_padding);
-    let mut reason = format!("auto: {}", choice.reason);
-    let fits = report
-        .format_estimates
-        .iter()
-        .find(|e| e.format == choice.format)
-        .is_none_or(|e| e.fits);
-    let first = if fits {
-        GpuMatrix::upload_with(engine, a, choice.format, opts.max_padding)
-    } else {
-        Err(KrylovError::FormatRefused {
-            format: choice.format.to_string(),
-            reason: "its arrays would exceed the adapter's binding limit".into(),
-        })
-    };
-    // A refused choice falls back to CSR, the most compact general format; a refusal of
-    // CSR itself is the caller's error.
-    let m = match first {
-        Ok(m) => m,
-        Err(e @ (KrylovError::FormatRefused { .. } | KrylovError::BufferTooLarge { .. }))
-            if choice.format != Format::Csr =>
-        {
-            reason = format!("{reason} — but {e}; CSR instead");
-            GpuMatrix::upload_with(engine, a, Format::Csr, opts.max_padding)?
-        }
-        Err(e) => return Err(e),
-    };
-    report.format = m.format().to_string();
-    report.format_reason = reason;
-    report.matrix_bytes = m.bytes();
-    Ok(m)
-}
-
-/// The two buffers every GPU solve starts from: x (the initial guess, or zeros) and D⁻¹
-/// (the inverse diagonal with Jacobi; a 1-entry dummy otherwise, since the kernels branch on
-/// `params.jacobi` but bind it either way).
-pub(crate) fn upload_x_and_dinv<T: Scalar>(
-    engine: &Engine,
-    a: &crate::matrix::Csr<T>,
-    x0: Option<&[T]>,
-    jacobi: bool,
-) -> Result<(wgpu::Buffer, wgpu::Buffer)> {
-    let x = match x0 {
-        Some(x0) => engine.storage_from("x", x0)?,
-        None => engine.storage_zeroed::<T>("x", a.nrows())?,
-    };
-    let dinv = if jacobi {
-        let d: Vec<T> = a.diagonal().iter().map(|&d| T::one() / d).collect();
-        engine.storage_from("dinv", &d)?
-    } else {
-        engine.storage_zeroed::<T>("dinv (unused)", 1)?
-    };
-    Ok((x, dinv))
-}
-
-/// What a GPU solver supplies to [`drive`].
+/// The iterations a GPU solver supplies to [`drive`]: its fused steps, recorded.
 pub(crate) trait GpuIterative<T: Scalar> {
     /// Records r = b − Ax (from the current x) and whatever the first iteration needs, then
     /// ends the batch: in `device` mode reading the new history entry, in `paper` mode
@@ -338,6 +204,11 @@ pub(crate) trait GpuIterative<T: Scalar> {
         opts: &SolveOptions,
         threshold: f64,
     ) -> Result<LoopEnd>;
+}
+
+/// How [`drive`] judges a stop, shared by a method's variants: the true-residual guard and
+/// the meaning of the status word a kernel stopped with.
+pub(crate) trait StopCheck {
     /// The true ‖b − Ax‖₂/‖b‖₂ in f64 for the current x.
     fn true_relative(&self, engine: &Engine) -> Result<f64>;
     /// The reason for a status word the GPU stopped with.
@@ -350,12 +221,52 @@ pub(crate) trait GpuIterative<T: Scalar> {
     }
 }
 
+/// The true-residual guard of the Krylov solvers: for f64 solves the method's init launches
+/// recompute r = b − Ax on the GPU (overwriting r and what a restart recomputes anyway) and
+/// leave the partial sums of ‖r‖² in component `comp` of partial slot 0; for f32 solves x
+/// is read back and the residual computed on the CPU in f64 (the GPU holds only f32 data).
+pub(crate) struct TrueResidual<'a, T> {
+    pub(crate) a: &'a crate::matrix::Csr<T>,
+    pub(crate) b: &'a [T],
+    pub(crate) x: &'a wgpu::Buffer,
+    pub(crate) bufs: &'a SolverBuffers,
+    pub(crate) comp: usize,
+}
+
+impl<T: Scalar> TrueResidual<'_, T> {
+    /// ‖b − Ax‖₂/‖b‖₂ with `record_init` recording the recomputation of r (f64 solves).
+    pub(crate) fn relative(
+        &self,
+        engine: &Engine,
+        record_init: &dyn Fn(&mut Batch<'_>),
+    ) -> Result<f64> {
+        let b_norm = crate::cpu::norm2_f64(self.b);
+        let scale = if b_norm > 0.0 { b_norm } else { 1.0 };
+        match T::PRECISION {
+            crate::base::Precision::F64 => {
+                let g = self.bufs.groups as usize;
+                let mut batch = engine.begin("true residual");
+                record_init(&mut batch);
+                let parts: Vec<T> = batch.submit_and_read(&self.bufs.partials, 0, 4 * g)?;
+                Ok(sum_component(&parts, g, 0, self.comp).sqrt() / scale)
+            }
+            crate::base::Precision::F32 => {
+                let x: Vec<T> = engine.read(self.x, 0, self.a.nrows())?;
+                Ok(crate::cpu::true_relative_residual(self.a, self.b, &x))
+            }
+        }
+    }
+}
+
 /// Runs a GPU solver to a stop and fills `report` (iterations, reason, true residual,
-/// history, counts). The caller has uploaded the system and compiled the kernels.
+/// history, counts): setup, then `device` batches or the `paper` loop, then the true-residual
+/// guard of `check`, restarting from x when the guard contradicts a convergence. The caller
+/// has uploaded the system and compiled the kernels.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn drive<T: Scalar>(
     engine: &Engine,
     solver: &dyn GpuIterative<T>,
+    check: &dyn StopCheck,
     bufs: &SolverBuffers,
     opts: &SolveOptions,
     threshold: f64,
@@ -425,11 +336,11 @@ pub(crate) fn drive<T: Scalar>(
         };
         let end = if end == LoopEnd::GpuStopped {
             let st: Vec<u32> = engine.read(&bufs.state, 0, 4)?;
-            solver.stop_reason(GpuStatus::from(st[0]))
+            check.stop_reason(GpuStatus::from(st[0]))
         } else {
             end
         };
-        let true_rel = solver.true_relative(engine)?;
+        let true_rel = check.true_relative(engine)?;
         match end {
             LoopEnd::Converged if true_rel <= rel_target * (1.0 + TRUE_RESIDUAL_SLACK) => {
                 break (StopReason::Converged, true_rel);

@@ -7,6 +7,7 @@ pub mod bicg;
 pub mod bicgstab;
 pub mod cg;
 mod driver;
+mod system;
 pub mod gmres;
 pub mod jacobi;
 pub(crate) use driver::kernel_times_since;

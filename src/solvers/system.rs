@@ -1,0 +1,226 @@
+//! What every GPU solve does before and after its iterations, in one place: the input
+//! checks and the report's start ([`start_gpu_solve`]), A in its storage format, b, x and the
+//! preconditioner on the device ([`GpuSystem`]), the shared scalar buffers
+//! ([`solver_buffers`]) and the solution read back ([`finish`]).
+
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
+use crate::base::{Solution, SolveOptions, SolveReport, WorkCounts};
+use crate::gpu::kernels::SolverBuffers;
+use crate::gpu::{Engine, GpuMatrix};
+use crate::matrix::Csr;
+use crate::precond::GpuPreconditioner;
+
+/// What every GPU solve establishes before uploading anything.
+pub(crate) struct Start {
+    pub(crate) counts0: WorkCounts,
+    pub(crate) report: SolveReport,
+    pub(crate) threshold: f64,
+}
+
+/// The checks and bookkeeping every GPU solve starts with: the method matches, the system
+/// passes [`validate_system`](crate::solvers::validate_system), the initial guess has the
+/// right length and is finite, the device has the precision; then the report is started
+/// (device, adapter, check mode, ‖b‖) and the stopping threshold computed.
+pub(crate) fn start_gpu_solve<T: Scalar>(
+    engine: &Engine,
+    method: crate::solvers::Method,
+    a: &crate::matrix::Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Start> {
+    if opts.method != method {
+        return Err(KrylovError::InvalidOption(format!(
+            "{method}::solve called with method {}",
+            opts.method
+        )));
+    }
+    crate::solvers::validate_system(a, b, opts)?;
+    if let Some(x0) = x0 {
+        if x0.len() != a.ncols() {
+            return Err(KrylovError::DimensionMismatch {
+                what: "initial guess length vs matrix columns",
+                expected: a.ncols(),
+                found: x0.len(),
+            });
+        }
+        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
+            return Err(KrylovError::NonFinite {
+                what: "initial guess",
+                index,
+            });
+        }
+    }
+    engine.context().require(T::PRECISION)?;
+    let counts0 = engine.counters().snapshot();
+    let mut report = SolveReport::new(method, opts.variant, T::PRECISION, a.nrows(), a.nnz());
+    report.device = crate::gpu::DeviceInfo::gpu(&engine.context().summary);
+    report.device_reason = "the GPU engine the solver was given".into();
+    report.check_mode = Some(opts.check_mode);
+    report.format = opts.format.to_string();
+    report.b_norm = crate::cpu::norm2_f64(b);
+    let threshold = opts.threshold(report.b_norm);
+    Ok(Start {
+        counts0,
+        report,
+        threshold,
+    })
+}
+
+/// Converts A to the requested storage format (choosing it for `auto`) and uploads it;
+/// records `format`, `format_reason` and `matrix_bytes` in the report.
+pub(crate) fn upload_matrix<T: Scalar>(
+    engine: &Engine,
+    a: &crate::matrix::Csr<T>,
+    opts: &SolveOptions,
+    report: &mut SolveReport,
+) -> Result<crate::gpu::GpuMatrix<T>> {
+    use crate::gpu::GpuMatrix;
+    use crate::gpu::format::{choose_from_stats, format_estimates};
+    use crate::solvers::Format;
+    if opts.format != Format::Auto {
+        let m = GpuMatrix::upload_with(engine, a, opts.format, opts.max_padding)?;
+        report.format = m.format().to_string();
+        report.format_reason = "requested".into();
+        report.matrix_bytes = m.bytes();
+        return Ok(m);
+    }
+    // Statistics only when choosing (block densities cost a pass over A per block size).
+    let stats = crate::matrix::MatrixStats::of(a);
+    let limit = engine.context().limits.max_storage_buffer_binding_size;
+    report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
+    let choice = choose_from_stats(&stats, opts.max_padding);
+    let mut reason = format!("auto: {}", choice.reason);
+    let fits = report
+        .format_estimates
+        .iter()
+        .find(|e| e.format == choice.format)
+        .is_none_or(|e| e.fits);
+    let first = if fits {
+        GpuMatrix::upload_with(engine, a, choice.format, opts.max_padding)
+    } else {
+        Err(KrylovError::FormatRefused {
+            format: choice.format.to_string(),
+            reason: "its arrays would exceed the adapter's binding limit".into(),
+        })
+    };
+    // A refused choice falls back to CSR, the most compact general format; a refusal of
+    // CSR itself is the caller's error.
+    let m = match first {
+        Ok(m) => m,
+        Err(e @ (KrylovError::FormatRefused { .. } | KrylovError::BufferTooLarge { .. }))
+            if choice.format != Format::Csr =>
+        {
+            reason = format!("{reason} — but {e}; CSR instead");
+            GpuMatrix::upload_with(engine, a, Format::Csr, opts.max_padding)?
+        }
+        Err(e) => return Err(e),
+    };
+    report.format = m.format().to_string();
+    report.format_reason = reason;
+    report.matrix_bytes = m.bytes();
+    Ok(m)
+}
+
+/// The linear system every GPU solver starts from: the operator A (in its storage format),
+/// b, x (the initial guess, or zeros) and the preconditioner M. Solvers add their own work
+/// vectors beside it.
+pub(crate) struct GpuSystem<T> {
+    pub(crate) a: GpuMatrix<T>,
+    pub(crate) b: wgpu::Buffer,
+    pub(crate) x: wgpu::Buffer,
+    pub(crate) m: Box<dyn GpuPreconditioner<T>>,
+    /// What the fused kernels bind at their D⁻¹ binding when M has no diagonal form: a
+    /// 1-entry dummy (the kernels branch on `params.jacobi` but bind it either way).
+    unused_dinv: Option<wgpu::Buffer>,
+    pub(crate) n: usize,
+}
+
+impl<T: Scalar> GpuSystem<T> {
+    /// Uploads A (in the format `opts` asks for, recorded in `report`), b and x, and sets up
+    /// the preconditioner of `opts`.
+    pub(crate) fn upload(
+        engine: &Engine,
+        a: &Csr<T>,
+        b: &[T],
+        x0: Option<&[T]>,
+        opts: &SolveOptions,
+        report: &mut SolveReport,
+    ) -> Result<Self> {
+        let gpu_a = upload_matrix(engine, a, opts, report)?;
+        Self::upload_with(engine, a, gpu_a, b, x0, opts)
+    }
+
+    /// [`Self::upload`] with A already on the device.
+    pub(crate) fn upload_with(
+        engine: &Engine,
+        a: &Csr<T>,
+        gpu_a: GpuMatrix<T>,
+        b: &[T],
+        x0: Option<&[T]>,
+        opts: &SolveOptions,
+    ) -> Result<Self> {
+        let n = a.nrows();
+        let x = match x0 {
+            Some(x0) => engine.storage_from("x", x0)?,
+            None => engine.storage_zeroed::<T>("x", n)?,
+        };
+        let m = crate::precond::build(engine, a, opts.precond)?;
+        let unused_dinv = match m.inverse_diagonal() {
+            Some(_) => None,
+            None => Some(engine.storage_zeroed::<T>("dinv (unused)", 1)?),
+        };
+        Ok(GpuSystem {
+            a: gpu_a,
+            b: engine.storage_from("b", b)?,
+            x,
+            m,
+            unused_dinv,
+            n,
+        })
+    }
+
+    /// Whether the fused kernels scale by D⁻¹ (`Params.jacobi`).
+    pub(crate) fn jacobi(&self) -> bool {
+        self.m.inverse_diagonal().is_some()
+    }
+
+    /// The buffer the fused kernels bind as D⁻¹.
+    pub(crate) fn dinv(&self) -> &wgpu::Buffer {
+        self.m
+            .inverse_diagonal()
+            .or(self.unused_dinv.as_ref())
+            .expect("a dummy D⁻¹ exists when M has no diagonal")
+    }
+
+    /// n zero-initialised work vectors of length n, labelled.
+    pub(crate) fn vector(&self, engine: &Engine, label: &str) -> Result<wgpu::Buffer> {
+        engine.storage_zeroed::<T>(label, self.n)
+    }
+}
+
+/// The shared solver buffers for a solve of `n` unknowns with `slots` partial-sum slots and
+/// room for every iteration's residual (+ the initial one; a huge max_iter is capped).
+pub(crate) fn solver_buffers<T: Scalar>(
+    engine: &Engine,
+    n: usize,
+    slots: u32,
+    opts: &SolveOptions,
+) -> Result<SolverBuffers> {
+    let history_len = opts.max_iter.min(1 << 24) + 2;
+    SolverBuffers::new::<T>(engine, engine.reduction_groups(n), slots, history_len)
+}
+
+/// Reads the solution x back and closes the report's transfer counts.
+pub(crate) fn finish<T: Scalar>(
+    engine: &Engine,
+    x: &wgpu::Buffer,
+    n: usize,
+    mut report: SolveReport,
+    counts0: &WorkCounts,
+) -> Result<Solution<T>> {
+    let x: Vec<T> = engine.read(x, 0, n)?;
+    report.counts = engine.counters().snapshot().since(counts0);
+    Ok(Solution { x, report })
+}
