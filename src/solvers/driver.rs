@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use crate::base::error::{KrylovError, Result};
+use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{GpuStatus, SolverBuffers};
 use crate::gpu::{Batch, Engine};

@@ -32,11 +32,10 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::matrix::Csr;
-use crate::solvers::{CheckMode, Method, Monitor, Solution, SolveOptions, StopReason};
+use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, StopReason};
 
-use super::driver::{
-    GpuIterative, LoopEnd, Run, Start, add, drive, start_gpu_solve, sum_component,
-};
+use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, add, drive, sum_component};
+use super::system::{GpuSystem, Start, solver_buffers, start_gpu_solve};
 
 // Kernel flags (JACOBI_* in shaders/jacobi_sweep.wgsl).
 const FLAG_START: u32 = 16;
@@ -181,7 +180,11 @@ impl<T: Scalar> GpuIterative<T> for JacobiIteration<'_, T> {
             }
         }
     }
+}
 
+/// The guard reads the x of the last recorded sweep back (x rotates, so no init kernel can
+/// recompute r in place) and decodes the sweep's divergence status.
+impl<T: Scalar> StopCheck for JacobiIteration<'_, T> {
     fn true_relative(&self, _engine: &Engine) -> Result<f64> {
         let x = self.read_x(self.last_iteration()?)?;
         Ok(crate::cpu::true_relative_residual(self.a, self.b, &x))
@@ -231,24 +234,28 @@ pub fn solve<T: Scalar>(
         mut report,
         threshold,
     } = start_gpu_solve(engine, Method::Jacobi, a, b, x0, opts)?;
-    let n = a.nrows();
-    let _b_norm = report.b_norm;
-
-    let gpu_a = super::driver::upload_matrix(engine, a, opts, &mut report)?;
-    let dinv: Vec<T> = a.diagonal().iter().map(|&d| T::one() / d).collect();
-    let dinv = engine.storage_from("dinv", &dinv)?;
-    let b_buf = engine.storage_from("b", b)?;
+    // The iteration is x ← x + M⁻¹(b − Ax) with M the Jacobi preconditioner, whatever
+    // `opts.precond` says; x rotates through three buffers (the system's x is the first).
+    let with_jacobi = SolveOptions {
+        precond: Precond::Jacobi,
+        ..opts.clone()
+    };
+    let sys = GpuSystem::upload(engine, a, b, x0, &with_jacobi, &mut report)?;
+    let n = sys.n;
+    let GpuSystem {
+        a: gpu_a,
+        b: b_buf,
+        x: x_first,
+        ..
+    } = &sys;
+    let dinv = sys.dinv();
     let x = [
-        match x0 {
-            Some(x0) => engine.storage_from("x", x0)?,
-            None => engine.storage_zeroed::<T>("x", n)?,
-        },
-        engine.storage_zeroed::<T>("x (rotation 1)", n)?,
-        engine.storage_zeroed::<T>("x (rotation 2)", n)?,
+        x_first.clone(),
+        sys.vector(engine, "x (rotation 1)")?,
+        sys.vector(engine, "x (rotation 2)")?,
     ];
-    let groups = engine.reduction_groups(n);
-    let history_len = opts.max_iter.min(1 << 24) + 2;
-    let bufs = SolverBuffers::new::<T>(engine, groups, 3, history_len)?;
+    let bufs = solver_buffers::<T>(engine, n, 3, opts)?;
+    let groups = bufs.groups;
     let sweep = solver_kernel::<T>(engine, "jacobi_sweep", gpu_a.shader_config(engine))?;
     let checks = if opts.check_mode == CheckMode::Device {
         FLAG_CHECKS
@@ -267,10 +274,9 @@ pub fn solve<T: Scalar>(
                 ..Default::default()
             },
         );
-        let mut e = bufs.common(&params);
-        e.extend(gpu_a.bindings(false));
-        e.extend([(8, &b_buf), (9, &dinv), (10, &x[k]), (11, &x[(k + 1) % 3])]);
-        engine.bind_group_at(&sweep, &e)
+        let mut e = gpu_a.bindings(false);
+        e.extend([(8, b_buf), (9, dinv), (10, &x[k]), (11, &x[(k + 1) % 3])]);
+        bufs.bind(engine, &sweep, &params, &e)
     };
     let bg = [FLAG_START, FLAG_FIRST, 0].map(|kind| [0, 1, 2].map(|k| bind(kind, k)));
     let solver = JacobiIteration {
@@ -290,6 +296,7 @@ pub fn solve<T: Scalar>(
     };
     drive(
         engine,
+        &solver,
         &solver,
         &bufs,
         opts,

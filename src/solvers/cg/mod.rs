@@ -1,0 +1,194 @@
+//! Conjugate gradients on the GPU: [`ClassicalCg`] and [`PipelinedCg`] side by side.
+//!
+//! * **Pipelined** (paper 000, Alg. 2): two fused kernels per iteration —
+//!   `update_cg` (x, r, p updates + first stage of ⟨r,z⟩, ⟨r,r⟩) and `spmv_dot_cg`
+//!   (Ap = A·p + first stage of ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩). The second reduction stage is done
+//!   redundantly by every workgroup of the next kernel, so no extra launch is needed.
+//! * **Classical** (paper 000, Alg. 1) as a BLAS-based code runs it: `spmv_csr`, `dot`,
+//!   `axpy`, `axpy`, `dot`, `xpay` (+ `diag_scale` and one more `dot` with Jacobi) — at least
+//!   six launches; in `paper` mode every inner product is read back and its value sent back up.
+//!
+//! Convergence checks ([`CheckMode`]): `paper` reads the partial sums back every iteration and
+//! finishes them on the host; `device` records k iterations per submit and reads the history
+//! once per batch. Kernels test a status word first, so iterations recorded after convergence
+//! change nothing: the x returned is the x of the converging iteration.
+//!
+//! After the loop the true residual ‖b − Ax‖/‖b‖ is recomputed in f64 (on the GPU with the
+//! `cg_init` kernel for f64 solves, on the CPU for f32 solves); if it misses the tolerance
+//! the solve restarts from x (at most [`MAX_RESTARTS`] times) and otherwise reports
+
+mod classical;
+mod pipelined;
+
+pub use classical::ClassicalCg;
+pub use pipelined::PipelinedCg;
+
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
+use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
+use crate::gpu::{Engine, Kernel};
+use crate::matrix::Csr;
+use crate::solvers::{Method, Monitor, Solution, SolveOptions, Variant};
+
+pub use super::driver::MAX_RESTARTS;
+use super::driver::{GpuIterative, StopCheck, TrueResidual, drive};
+use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
+
+/// CG's vectors beside the shared system (A, b, x, M).
+pub(crate) struct System<T> {
+    core: GpuSystem<T>,
+    pub(super) r: wgpu::Buffer,
+    pub(super) p: wgpu::Buffer,
+    pub(super) ap: wgpu::Buffer,
+}
+
+impl<T: Scalar> System<T> {
+    fn new(engine: &Engine, core: GpuSystem<T>) -> Result<Self> {
+        Ok(System {
+            r: core.vector(engine, "r")?,
+            p: core.vector(engine, "p")?,
+            ap: core.vector(engine, "ap")?,
+            core,
+        })
+    }
+}
+
+impl<T: Scalar> std::ops::Deref for System<T> {
+    type Target = GpuSystem<T>;
+    fn deref(&self) -> &GpuSystem<T> {
+        &self.core
+    }
+}
+
+pub(super) fn cg_init_bind_group<T: Scalar>(
+    engine: &Engine,
+    init: &Kernel,
+    sys: &System<T>,
+    bufs: &SolverBuffers,
+    params: &wgpu::Buffer,
+) -> wgpu::BindGroup {
+    let mut e = vec![
+        (1, &bufs.partials),
+        (4, params),
+        (8, &sys.x),
+        (9, &sys.b),
+        (10, &sys.r),
+        (11, &sys.p),
+        (12, sys.dinv()),
+    ];
+    e.extend(sys.a.bindings(false));
+    engine.bind_group_at(init, &e)
+}
+
+/// Solves A x = b by CG on the GPU (`opts.variant` picks [`ClassicalCg`] or [`PipelinedCg`],
+/// `opts.check_mode` the convergence checking, `opts.precond` Jacobi or none).
+///
+/// Errors: the input checks of [`validate_system`], a nonsymmetric matrix
+/// ([`KrylovError::MethodMismatch`]), f64 on a device without SHADER_F64, buffers over the
+/// device limits. A matrix that turns out not to be SPD is a result (`reason: not_spd`).
+///
+/// ```no_run
+/// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::{cg, SolveOptions, Variant};
+/// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
+/// let a = poisson_2d_fd::<f32>(64);
+/// let b = vec![1.0f32; a.nrows()];
+/// let opts = SolveOptions { variant: Variant::Pipelined, rtol: 1e-5, ..Default::default() };
+/// let sol = cg::solve(&engine, &a, &b, None, &opts, &mut ())?;
+/// assert!(sol.report.converged);
+/// assert_eq!(sol.report.dispatches_per_iteration, 2.0);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn solve<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Solution<T>> {
+    let Start {
+        counts0,
+        mut report,
+        threshold,
+    } = start_gpu_solve(engine, Method::Cg, a, b, x0, opts)?;
+    if !a.is_symmetric(1e-10) {
+        return Err(KrylovError::MethodMismatch(
+            "cg needs a symmetric positive definite matrix and this one is not symmetric; use bicgstab or gmres".into(),
+        ));
+    }
+    let sys = System::new(
+        engine,
+        GpuSystem::upload(engine, a, b, x0, opts, &mut report)?,
+    )?;
+    let bufs = solver_buffers::<T>(engine, sys.n, 3, opts)?;
+    let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
+        Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
+        Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
+    };
+    let check = CgCheck::new(engine, a, b, &sys, &bufs)?;
+    drive(
+        engine,
+        solver.as_ref(),
+        &check,
+        &bufs,
+        opts,
+        threshold,
+        monitor,
+        &mut report,
+        &counts0,
+    )?;
+    finish(engine, &sys.x, sys.n, report, &counts0)
+}
+
+/// CG's stop checks: the true-residual guard runs `cg_init`, which recomputes r = b − Ax
+/// with ⟨r,r⟩ in component 1 of partial slot 0.
+struct CgCheck<'a, T> {
+    guard: TrueResidual<'a, T>,
+    init: Kernel,
+    bg_init: wgpu::BindGroup,
+}
+
+impl<'a, T: Scalar> CgCheck<'a, T> {
+    fn new(
+        engine: &Engine,
+        a: &'a Csr<T>,
+        b: &'a [T],
+        sys: &'a System<T>,
+        bufs: &'a SolverBuffers,
+    ) -> Result<Self> {
+        let init = solver_kernel::<T>(engine, "cg_init", sys.a.shader_config(engine))?;
+        let params = engine.uniform_from(
+            "cg params",
+            &Params {
+                n: sys.n as u32,
+                groups: bufs.groups,
+                jacobi: sys.jacobi() as u32,
+                ..Default::default()
+            },
+        );
+        let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
+        let guard = TrueResidual {
+            a,
+            b,
+            x: &sys.x,
+            bufs,
+            comp: 1,
+        };
+        Ok(CgCheck {
+            guard,
+            init,
+            bg_init,
+        })
+    }
+}
+
+impl<T: Scalar> StopCheck for CgCheck<'_, T> {
+    fn true_relative(&self, engine: &Engine) -> Result<f64> {
+        let groups = self.guard.bufs.groups;
+        self.guard.relative(engine, &|batch| {
+            batch.dispatch(&self.init, &self.bg_init, groups)
+        })
+    }
+}

@@ -1,0 +1,149 @@
+//! Pipelined CG (paper 000, Alg. 2): two fused launches per iteration.
+//!
+//! * step 1, `update_cg`: x, r, p updates and the first reduction stage of ⟨r,z⟩, ⟨r,r⟩;
+//! * step 2, `spmv_dot_cg`: Ap = A·p and the first stage of ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩.
+//!
+//! The second reduction stage runs redundantly in every workgroup of the next launch.
+
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
+use crate::gpu::{Batch, Engine, Kernel};
+use crate::solvers::{CheckMode, SolveOptions};
+
+use super::super::driver::{GpuIterative, LoopEnd, Run, add, sum_component};
+use super::{System, cg_init_bind_group};
+
+/// Pipelined CG (paper 000, Alg. 2): `update_cg` + `spmv_dot_cg`, 2 launches per iteration.
+pub struct PipelinedCg<'a, T> {
+    _t: std::marker::PhantomData<T>,
+    bufs: &'a SolverBuffers,
+    init: Kernel,
+    update: Kernel,
+    spmv_dot: Kernel,
+    bg_init: wgpu::BindGroup,
+    bg_update: wgpu::BindGroup,
+    bg_spmv_dot: wgpu::BindGroup,
+}
+
+impl<'a, T: Scalar> PipelinedCg<'a, T> {
+    pub(super) fn new(
+        engine: &Engine,
+        sys: &'a System<T>,
+        bufs: &'a SolverBuffers,
+    ) -> Result<Self> {
+        let cfg = sys.a.shader_config(engine);
+        let init = solver_kernel::<T>(engine, "cg_init", cfg)?;
+        let update = solver_kernel::<T>(engine, "update_cg", cfg)?;
+        let spmv_dot = solver_kernel::<T>(engine, "spmv_dot_cg", cfg)?;
+        let params = engine.uniform_from(
+            "cg params",
+            &Params {
+                n: sys.n as u32,
+                groups: bufs.groups,
+                jacobi: sys.jacobi() as u32,
+                ..Default::default()
+            },
+        );
+        let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
+        let mut e = bufs.common(&params);
+        e.extend([
+            (5, &sys.x),
+            (6, &sys.r),
+            (7, &sys.p),
+            (8, &sys.ap),
+            (9, sys.dinv()),
+        ]);
+        let bg_update = engine.bind_group_at(&update, &e);
+        let mut e = bufs.common(&params);
+        e.extend([(8, &sys.p), (9, &sys.ap), (10, sys.dinv())]);
+        e.extend(sys.a.bindings(false));
+        let bg_spmv_dot = engine.bind_group_at(&spmv_dot, &e);
+        Ok(PipelinedCg {
+            _t: std::marker::PhantomData,
+            bufs,
+            init,
+            update,
+            spmv_dot,
+            bg_init,
+            bg_update,
+            bg_spmv_dot,
+        })
+    }
+
+    fn read_partials(&self, batch: Batch<'_>) -> Result<Vec<T>> {
+        batch.submit_and_read(&self.bufs.partials, 0, 4 * 2 * self.bufs.groups as usize)
+    }
+}
+
+impl<T: Scalar> GpuIterative<T> for PipelinedCg<'_, T> {
+    fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
+        let g = self.bufs.groups;
+        let mut batch = engine.begin("cg setup");
+        batch.dispatch(&self.init, &self.bg_init, g);
+        batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, g);
+        match mode {
+            CheckMode::Device => {
+                let v: Vec<T> = batch.submit_and_read(&self.bufs.history, run.history.len(), 1)?;
+                Ok((v[0] >= T::zero() || v[0].is_nan()).then(|| v[0].as_f64()))
+            }
+            CheckMode::Paper => {
+                let parts = self.read_partials(batch)?;
+                Ok(Some(sum_component(&parts, g as usize, 0, 1)))
+            }
+        }
+    }
+
+    fn record_iteration(&self, batch: &mut Batch<'_>) {
+        let g = self.bufs.groups;
+        batch.dispatch(&self.update, &self.bg_update, g);
+        batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, g);
+    }
+
+    /// Paper 000's scheme: one submit of the two kernels, one readback of all partial sums
+    /// (slot 0: ⟨r,z⟩, ⟨r,r⟩ of the new residual; slot 1: ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩), finished on
+    /// the host for the convergence check.
+    fn paper_loop(
+        &self,
+        engine: &Engine,
+        run: &mut Run<'_>,
+        opts: &SolveOptions,
+        threshold: f64,
+    ) -> Result<LoopEnd> {
+        let g = self.bufs.groups as usize;
+        loop {
+            if run.monitor.cancelled() {
+                return Ok(LoopEnd::Cancelled);
+            }
+            if run.iterations() >= opts.max_iter {
+                return Ok(LoopEnd::MaxIterations);
+            }
+            let before = engine.counters().snapshot();
+            let mut batch = engine.begin("cg iteration");
+            self.record_iteration(&mut batch);
+            let parts = self.read_partials(batch)?;
+            run.loop_counts = add(
+                &run.loop_counts,
+                &engine.counters().snapshot().since(&before),
+            );
+            run.recorded += 1;
+            run.batch_size = 1;
+            let rr = sum_component(&parts, g, 0, 1);
+            let pap = sum_component(&parts, g, 1, 0);
+            run.push(rr.sqrt());
+            if !rr.is_finite() {
+                return Ok(LoopEnd::NonFinite);
+            }
+            if rr.sqrt() <= threshold {
+                return Ok(LoopEnd::Converged);
+            }
+            if pap.is_nan() || pap <= 0.0 {
+                return Ok(if pap.is_nan() {
+                    LoopEnd::NonFinite
+                } else {
+                    LoopEnd::NotSpd
+                });
+            }
+        }
+    }
+}
