@@ -4,6 +4,7 @@
 //! [`GpuContext`] opens a device; [`Engine`] compiles kernels from `shaders/` and runs them,
 //! counting every dispatch, submit, upload and readback in its [`Counters`].
 
+mod batch;
 mod choice;
 mod counters;
 mod device;
@@ -14,13 +15,14 @@ pub mod shader;
 mod spmv;
 
 pub use crate::base::{DeviceInfo, DeviceKind};
+pub use batch::{Batch, PendingRead};
 pub use choice::{ChosenDevice, DeviceChoice, DevicePlan, DevicePreference};
 pub use counters::Counters;
 pub use device::{
     AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, is_software, list_adapters,
     list_adapters_for,
 };
-pub use engine::{Batch, Engine, Kernel, PendingRead, Tuning};
+pub use engine::{Engine, Kernel, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
 pub use shader::FormatKernel;
 pub use shader::{KERNELS, KernelSource, ShaderConfig};

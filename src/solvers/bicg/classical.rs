@@ -72,7 +72,12 @@ impl<T: Scalar> Binder<'_, T> {
         let mut steps = Vec::with_capacity(N);
         for (r, z) in pairs {
             let params = engine.uniform_from("bicg params", &self.base);
-            match self.c.sys.m.bind_apply(engine, self.config, bufs, &params, r, z)? {
+            match self
+                .c
+                .sys
+                .m
+                .bind_apply(engine, self.config, bufs, &params, r, z)?
+            {
                 Some(step) => steps.push(step),
                 None => return Ok(None),
             }

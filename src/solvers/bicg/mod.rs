@@ -247,7 +247,8 @@ impl<'a, T: Scalar> Common<'a, T> {
 
 impl<T: Scalar> StopCheck for Common<'_, T> {
     fn true_relative(&self, engine: &Engine) -> Result<f64> {
-        self.guard.relative(engine, &|batch| self.record_init(batch))
+        self.guard
+            .relative(engine, &|batch| self.record_init(batch))
     }
 
     /// A device-mode stop: the breakdown's quantity comes from the code in `state[3]`.

@@ -1,0 +1,351 @@
+//! GMRES's storage on the GPU and the binding of its kernels: the *pool* holding the Krylov
+//! basis v_0 … v_m beside the work vectors ([`Pool`]), the *cycle buffer* holding R, ξ and
+//! the estimates ([`CycleLayout`]), and [`GmresSystem`], which uploads them with A and the
+//! preconditioner, binds any GMRES kernel to them and computes the Gram matrix VᵀV behind
+//! `orthogonality_loss`.
+
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::gpu::kernels::{Params, solver_kernel};
+use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig};
+use crate::matrix::Csr;
+use crate::precond::GpuPreconditioner;
+use crate::solvers::driver::sum_component;
+use crate::solvers::system::upload_matrix;
+use crate::solvers::{CheckMode, GramSchmidt, SolveOptions, SolveReport, Variant};
+
+// Cycle-buffer header (mirrors the `GM_H_*` constants of the shaders).
+pub(super) const H_STOP: usize = 0;
+pub(super) const H_STEP: usize = 1;
+pub(super) const H_RR: usize = 2;
+pub(super) const H_RHO: usize = 3;
+const H_THR: usize = 4;
+const H_TRUNC: usize = 5;
+const H_EPS: usize = 6;
+const HEADER: usize = 8;
+
+// Stop codes written to `H_STOP` (`GM_STOP_*`).
+pub(super) const STOP_NONE: u32 = 0;
+pub(super) const STOP_CONVERGED: u32 = 1;
+pub(super) const STOP_ESTIMATE: u32 = 2;
+pub(super) const STOP_BREAKDOWN: u32 = 3;
+pub(super) const STOP_NONFINITE_AV: u32 = 4;
+pub(super) const STOP_NONFINITE_XI: u32 = 5;
+pub(super) const STOP_NONFINITE_RR: u32 = 6;
+
+// Partials slots (`GM_SLOT_*`): 0 ‖r‖², 1 gmres_spmv_dot / single classical dots, 2 ‖w‖² after
+// Gram–Schmidt, 3… gmres_basis_dots (four inner products per slot).
+pub(super) const SLOT_RESIDUAL: u32 = 0;
+pub(super) const SLOT_DOT: u32 = 1;
+pub(super) const SLOT_DOTS: u32 = 3;
+
+/// Where the vectors are in the pool (vector k at offset k·n): v_0 … v_m are 0 … m, then r
+/// (the residual), z (D⁻¹v with Jacobi), x, b and, for the classical variant, w.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Pool {
+    m: usize,
+}
+
+impl Pool {
+    pub(super) fn r(self) -> u32 {
+        (self.m + 1) as u32
+    }
+    pub(super) fn z(self) -> u32 {
+        (self.m + 2) as u32
+    }
+    pub(super) fn x(self) -> u32 {
+        (self.m + 3) as u32
+    }
+    pub(super) fn b(self) -> u32 {
+        (self.m + 4) as u32
+    }
+    pub(super) fn w(self) -> u32 {
+        (self.m + 5) as u32
+    }
+    /// Vectors in the pool: m + 5 (pipelined) or m + 6 (classical, with w).
+    fn len(self, classical: bool) -> usize {
+        self.m + if classical { 6 } else { 5 }
+    }
+}
+
+/// Where things are in the cycle buffer (`scalars` of the GMRES kernels), for restart length
+/// m and g reduction workgroups:
+///
+/// `[header (8) | step record ×2 (g + 4 each) | η: k, η_r, η_1…η_m | per step j = 0…m: ξ_j,
+/// estimate_j, ‖A v_{j−1}‖², – | R (m+1)², R_{j,i} at j + (m+1)i | coefficients (m+1) |
+/// R column being accumulated (m+1)]`.
+///
+/// The step records (`[‖A v_{i−1}‖², R_{i,i}, –, –, ξ_i partials…]`, step i in record i mod 2)
+/// come right after the header, so that `paper` mode reads header + record in one readback.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CycleLayout {
+    m: usize,
+    pub(super) g: usize,
+    pub(super) stride: usize,
+    pub(super) eta: usize,
+    pub(super) steps: usize,
+    pub(super) r: usize,
+    pub(super) tmp: usize,
+    pub(super) acc: usize,
+    len: usize,
+}
+
+impl CycleLayout {
+    fn new(m: usize, g: usize) -> Self {
+        let stride = g + 4;
+        let eta = HEADER + 2 * stride;
+        let steps = eta + m + 2;
+        let r = steps + 4 * (m + 1);
+        let tmp = r + (m + 1) * (m + 1);
+        let acc = tmp + m + 1;
+        CycleLayout {
+            m,
+            g,
+            stride,
+            eta,
+            steps,
+            r,
+            tmp,
+            acc,
+            len: acc + m + 1,
+        }
+    }
+    /// Step i's record (ring of two).
+    pub(super) fn rec(&self, i: usize) -> usize {
+        HEADER + (i % 2) * self.stride
+    }
+    /// Step i's scalars: ξ_i, estimate_i, ‖A v_{i−1}‖².
+    pub(super) fn step(&self, i: usize) -> usize {
+        self.steps + 4 * i
+    }
+    /// R_{j,i}.
+    pub(super) fn r_at(&self, j: usize, i: usize) -> usize {
+        self.r + j + (self.m + 1) * i
+    }
+    /// ξ_i from the partial sums in step i's record, in a readback `c` of the cycle buffer
+    /// from its start.
+    pub(super) fn record_xi<T: Scalar>(&self, c: &[T], i: usize) -> f64 {
+        let rec = self.rec(i);
+        (0..self.g).map(|w| c[rec + 4 + w].as_f64()).sum()
+    }
+}
+
+/// Everything resident on the GPU for one solve: A, M, the pool, the cycle buffer, the
+/// status word and the partial sums, and the batched inner-product kernel every variant uses.
+pub(super) struct GmresSystem<'e, T> {
+    pub(super) engine: &'e Engine,
+    pub(super) n: usize,
+    /// The restart length m (at most n).
+    pub(super) m: usize,
+    pub(super) g: u32,
+    pub(super) lay: CycleLayout,
+    pub(super) at: Pool,
+    pub(super) mode: CheckMode,
+    pub(super) gs: GramSchmidt,
+    a: GpuMatrix<T>,
+    precond: Box<dyn GpuPreconditioner<T>>,
+    /// What the kernels bind as D⁻¹ when M has no diagonal form (a 1-entry dummy).
+    unused_dinv: Option<wgpu::Buffer>,
+    pub(super) pool: wgpu::Buffer,
+    state: wgpu::Buffer,
+    partials: wgpu::Buffer,
+    pub(super) cyc: wgpu::Buffer,
+    /// `gmres_basis_dots`: first stage of ⟨v_j, target⟩ for a range of j, four per slot.
+    pub(super) dots: Kernel,
+}
+
+impl<'e, T: Scalar> GmresSystem<'e, T> {
+    /// Uploads A (format recorded in `report`), M, b and x0 (into the pool) and the cycle
+    /// buffer's constants; refuses a pool larger than one storage binding.
+    pub(super) fn upload(
+        engine: &'e Engine,
+        a: &Csr<T>,
+        b: &[T],
+        x0: Option<&[T]>,
+        opts: &SolveOptions,
+        threshold: f64,
+        report: &mut SolveReport,
+    ) -> Result<Self> {
+        let gpu_a = upload_matrix(engine, a, opts, report)?;
+        let n = a.nrows();
+        let m = opts.restart.min(n).max(1);
+        let at = Pool { m };
+        let vectors = at.len(opts.variant == Variant::Classical);
+        let elem = std::mem::size_of::<T>() as u64;
+        let pool_what = format!(
+            "GMRES({m}) Krylov basis and work vectors ({vectors} vectors of {n} entries in one \
+             buffer; use a smaller restart length)"
+        );
+        engine
+            .context()
+            .check_binding(&pool_what, vectors as u64 * n as u64 * elem)?;
+        let g = engine.reduction_groups(n);
+        let lay = CycleLayout::new(m, g as usize);
+        let mut init = vec![T::zero(); lay.len];
+        init[H_THR] = T::from_f64(threshold);
+        init[H_TRUNC] = T::from_f64(T::PRECISION.epsilon().cbrt());
+        init[H_EPS] = T::from_f64(T::PRECISION.epsilon());
+        let slots = SLOT_DOTS as usize + m.div_ceil(4) + 1;
+        let precond = crate::precond::build(engine, a, opts.precond)?;
+        let unused_dinv = match precond.inverse_diagonal() {
+            Some(_) => None,
+            None => Some(engine.storage_zeroed::<T>("dinv (unused)", 1)?),
+        };
+        let dots = solver_kernel::<T>(engine, "gmres_basis_dots", gpu_a.shader_config(engine))?;
+        let sys = GmresSystem {
+            engine,
+            n,
+            m,
+            g,
+            lay,
+            at,
+            mode: opts.check_mode,
+            gs: opts.gs,
+            a: gpu_a,
+            precond,
+            unused_dinv,
+            pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
+            state: engine.storage_zeroed::<u32>("gmres state", 4)?,
+            partials: engine.storage_zeroed::<[T; 4]>("gmres partials", slots * g as usize)?,
+            cyc: engine.storage_from("gmres cycle buffer", &init)?,
+            dots,
+        };
+        // b and x0 into the pool (one upload each; x0 = 0 is already there).
+        engine.write(&sys.pool, sys.at.b() as usize * n, b);
+        if let Some(x0) = x0 {
+            engine.write(&sys.pool, sys.at.x() as usize * n, x0);
+        }
+        Ok(sys)
+    }
+
+    /// Whether the kernels apply D⁻¹ (Jacobi right preconditioning, `Params.jacobi`).
+    pub(super) fn jacobi(&self) -> bool {
+        self.precond.inverse_diagonal().is_some()
+    }
+
+    fn dinv(&self) -> &wgpu::Buffer {
+        self.precond
+            .inverse_diagonal()
+            .or(self.unused_dinv.as_ref())
+            .expect("a dummy D⁻¹ exists when M has no diagonal")
+    }
+
+    /// Compiles GMRES kernel `name` for A's storage format.
+    pub(super) fn kernel(&self, name: &str) -> Result<Kernel> {
+        let cfg: ShaderConfig = self.a.shader_config(self.engine);
+        solver_kernel::<T>(self.engine, name, cfg)
+    }
+
+    /// The launch parameters every GMRES kernel reads (n, groups, jacobi).
+    pub(super) fn params(&self) -> Params {
+        Params {
+            n: self.n as u32,
+            groups: self.g,
+            jacobi: self.jacobi() as u32,
+            ..Default::default()
+        }
+    }
+
+    /// A bind group of `kernel` with launch parameters `p` (every GMRES kernel binds from the
+    /// same list and keeps what it uses).
+    pub(super) fn bind(&self, kernel: &Kernel, p: Params) -> wgpu::BindGroup {
+        self.bind_with(kernel, p, &self.partials)
+    }
+
+    fn bind_with(&self, kernel: &Kernel, p: Params, partials: &wgpu::Buffer) -> wgpu::BindGroup {
+        let params = self.engine.uniform_from("gmres params", &p);
+        let mut e = vec![
+            (0, &self.state),
+            (1, partials),
+            (2, &self.cyc),
+            (4, &params),
+            (5, &self.pool),
+            (11, self.dinv()),
+        ];
+        e.extend(self.a.bindings(false));
+        self.engine.bind_group_at(kernel, &e)
+    }
+
+    /// `gmres_basis_dots` over j in [j0, j1) against pool vector `target`, into `slot`….
+    pub(super) fn bind_dots(&self, target: u32, j0: usize, j1: usize, slot: u32) -> wgpu::BindGroup {
+        self.bind(&self.dots, self.dots_params(target, j0, j1, slot))
+    }
+
+    fn dots_params(&self, target: u32, j0: usize, j1: usize, slot: u32) -> Params {
+        Params {
+            dst: target,
+            num: j0 as u32,
+            den: j1 as u32,
+            slot,
+            ..self.params()
+        }
+    }
+
+    /// Records `kernel` over the reduction workgroups.
+    pub(super) fn dispatch(&self, batch: &mut Batch<'_>, kernel: &Kernel, bg: &wgpu::BindGroup) {
+        batch.dispatch(kernel, bg, self.g);
+    }
+
+    /// Submits `batch` and reads partials slots `slot … slot + count − 1`.
+    pub(super) fn read_slots(&self, batch: Batch<'_>, slot: u32, count: usize) -> Result<Vec<T>> {
+        let g = self.g as usize;
+        batch.submit_and_read(&self.partials, 4 * slot as usize * g, 4 * count * g)
+    }
+
+    /// Submits `batch` and finishes the one inner product in partials slot `slot` (f64).
+    pub(super) fn read_sum(&self, batch: Batch<'_>, slot: u32) -> Result<f64> {
+        let parts = self.read_slots(batch, slot, 1)?;
+        Ok(sum_component(&parts, self.g as usize, 0, 0))
+    }
+
+    /// The solution x, from the pool (one readback).
+    pub(super) fn read_x(&self) -> Result<Vec<T>> {
+        self.engine
+            .read(&self.pool, self.at.x() as usize * self.n, self.n)
+    }
+
+    /// ‖I − VᵀV‖_F over v_1 … v_k (Gram matrix on the GPU, one readback).
+    pub(super) fn orthogonality_loss(&self, k: usize) -> Result<Option<f64>> {
+        if k == 0 {
+            return Ok(None);
+        }
+        let g = self.g as usize;
+        let bases: Vec<usize> = (1..=k)
+            .scan(0, |acc, j| {
+                let b = *acc;
+                *acc += j.div_ceil(4);
+                Some(b)
+            })
+            .collect();
+        let slots = bases[k - 1] + k.div_ceil(4);
+        let gram = self
+            .engine
+            .storage_zeroed::<[T; 4]>("gmres Gram partials", slots * g)?;
+        let bgs: Vec<wgpu::BindGroup> = (1..=k)
+            .map(|j| {
+                self.bind_with(
+                    &self.dots,
+                    self.dots_params(j as u32, 1, j + 1, bases[j - 1] as u32),
+                    &gram,
+                )
+            })
+            .collect();
+        // The kernels test the status word: reopen it.
+        self.engine.write(&self.state, 0, &[0u32]);
+        let mut batch = self.engine.begin("gmres gram");
+        for bg in &bgs {
+            self.dispatch(&mut batch, &self.dots, bg);
+        }
+        let parts: Vec<T> = batch.submit_and_read(&gram, 0, 4 * slots * g)?;
+        let mut sum = 0.0;
+        for j in 1..=k {
+            for l in 1..=j {
+                let q = l - 1;
+                let v = sum_component(&parts, g, bases[j - 1] + q / 4, q % 4);
+                let d = if l == j { 1.0 - v } else { v };
+                sum += if l == j { d * d } else { 2.0 * d * d };
+            }
+        }
+        Ok(Some(sum.sqrt()))
+    }
+}
