@@ -272,10 +272,7 @@ impl<T: Scalar> GpuMatrix<T> {
     /// every kernel multiplying by it is compiled with (kernels without a matrix ignore the
     /// format, so solvers use it for all their kernels).
     pub fn shader_config(&self, engine: &Engine) -> ShaderConfig {
-        ShaderConfig {
-            format: self.kernel,
-            ..engine.shader_config(T::PRECISION)
-        }
+        super::operator::operator_config(engine, self)
     }
 
     /// Row chunks of `WG` rows (slots, block-row groups) the kernels loop over.
@@ -431,5 +428,24 @@ pub fn choose_from_stats(stats: &MatrixStats, max_padding: f64) -> FormatChoice 
             "uniform short rows (mean {:.1}, max {}), {} diagonals (DIA would store {:.1}× the non-zeros), no dense blocks (d2 {d2:.2}): CSR",
             stats.row_len_mean, stats.row_len_max, stats.ndiag, dia_fill
         ),
+    }
+}
+
+/// One matrix in one storage format on one device: the operator every solve uses today.
+impl<T: Scalar> super::operator::GpuOperator<T> for GpuMatrix<T> {
+    fn nrows(&self) -> usize {
+        self.nrows
+    }
+    fn ncols(&self) -> usize {
+        self.ncols
+    }
+    fn kernel_format(&self) -> FormatKernel {
+        self.kernel
+    }
+    fn passes(&self) -> u32 {
+        self.passes
+    }
+    fn bindings(&self, second: bool) -> Vec<(u32, &wgpu::Buffer)> {
+        GpuMatrix::bindings(self, second)
     }
 }

@@ -11,6 +11,7 @@ mod device;
 mod engine;
 pub mod format;
 pub mod kernels;
+pub mod operator;
 pub mod shader;
 mod spmv;
 
@@ -26,6 +27,7 @@ pub use engine::{Engine, Kernel, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
 pub use shader::FormatKernel;
 pub use shader::{KERNELS, KernelSource, ShaderConfig};
+pub use operator::GpuOperator;
 pub use spmv::Spmv;
 
 /// Whether tests must fail (rather than skip) when no adapter exists: `KRYLOV_REQUIRE_GPU=1`.

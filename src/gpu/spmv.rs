@@ -1,9 +1,10 @@
-//! Host side of `shaders/spmv.wgsl`: y = A·x for a [`GpuMatrix`] in any storage format.
+//! Host side of `shaders/blas/spmv.wgsl`: y = A·x for any [`GpuOperator`] (a
+//! [`GpuMatrix`](super::GpuMatrix) in any storage format).
 
 use std::marker::PhantomData;
 
 use super::engine::{Engine, Kernel};
-use super::format::GpuMatrix;
+use super::operator::GpuOperator;
 use super::shader::{ShaderConfig, kernel_source};
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
@@ -16,8 +17,8 @@ use crate::base::scalar::Scalar;
 /// use krylov_wgpu::solvers::Format;
 /// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
 /// let a = GpuMatrix::upload(&engine, &poisson_2d_fd::<f32>(64), Format::Sell)?;
-/// let y = Spmv::new(&engine, &a)?.apply(&engine, &a, &vec![1.0; a.ncols])?;
-/// assert_eq!(y.len(), a.nrows);
+/// let y = Spmv::new(&engine, &a)?.apply(&engine, &a, &vec![1.0; a.ncols()])?;
+/// assert_eq!(y.len(), a.nrows());
 /// # Ok::<(), krylov_wgpu::KrylovError>(())
 /// ```
 #[derive(Debug)]
@@ -31,13 +32,13 @@ pub struct Spmv<T> {
 impl<T: Scalar> Spmv<T> {
     /// Compiles the kernel for `T` and `a`'s format (an error if `T` is f64 and the device
     /// lacks SHADER_F64).
-    pub fn new(engine: &Engine, a: &GpuMatrix<T>) -> Result<Self> {
+    pub fn new(engine: &Engine, a: &dyn GpuOperator<T>) -> Result<Self> {
         Self::with_config(engine, a, engine.shader_config(T::PRECISION))
     }
 
     /// Compiles the kernel with an explicit configuration (workgroup size must be the one
     /// `a` was converted for); `config.precision` must be `T`'s.
-    pub fn with_config(engine: &Engine, a: &GpuMatrix<T>, config: ShaderConfig) -> Result<Self> {
+    pub fn with_config(engine: &Engine, a: &dyn GpuOperator<T>, config: ShaderConfig) -> Result<Self> {
         if config.precision != T::PRECISION {
             return Err(KrylovError::InvalidOption(format!(
                 "spmv<{}> compiled for {}",
@@ -63,7 +64,7 @@ impl<T: Scalar> Spmv<T> {
     pub fn bind(
         &self,
         engine: &Engine,
-        a: &GpuMatrix<T>,
+        a: &dyn GpuOperator<T>,
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
     ) -> wgpu::BindGroup {
@@ -76,7 +77,7 @@ impl<T: Scalar> Spmv<T> {
     pub fn record(
         &self,
         batch: &mut super::Batch<'_>,
-        a: &GpuMatrix<T>,
+        a: &dyn GpuOperator<T>,
         bind_group: &wgpu::BindGroup,
     ) {
         let groups = a.passes().clamp(1, self.max_groups);
@@ -84,16 +85,16 @@ impl<T: Scalar> Spmv<T> {
     }
 
     /// Uploads `x`, computes A·x and reads the result back (a convenience for tests and the CLI).
-    pub fn apply(&self, engine: &Engine, a: &GpuMatrix<T>, x: &[T]) -> Result<Vec<T>> {
-        if x.len() != a.ncols {
+    pub fn apply(&self, engine: &Engine, a: &dyn GpuOperator<T>, x: &[T]) -> Result<Vec<T>> {
+        if x.len() != a.ncols() {
             return Err(KrylovError::DimensionMismatch {
                 what: "x length vs matrix columns",
-                expected: a.ncols,
+                expected: a.ncols(),
                 found: x.len(),
             });
         }
         let xb = engine.storage_from("x", x)?;
-        let yb = engine.storage_zeroed::<T>("y", a.nrows)?;
+        let yb = engine.storage_zeroed::<T>("y", a.nrows())?;
         self.apply_buffers(engine, a, &xb, &yb)
     }
 
@@ -101,13 +102,13 @@ impl<T: Scalar> Spmv<T> {
     pub fn apply_buffers(
         &self,
         engine: &Engine,
-        a: &GpuMatrix<T>,
+        a: &dyn GpuOperator<T>,
         x: &wgpu::Buffer,
         y: &wgpu::Buffer,
     ) -> Result<Vec<T>> {
         let bg = self.bind(engine, a, x, y);
         let mut batch = engine.begin("spmv");
         self.record(&mut batch, a, &bg);
-        batch.submit_and_read(y, 0, a.nrows)
+        batch.submit_and_read(y, 0, a.nrows())
     }
 }

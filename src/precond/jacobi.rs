@@ -1,7 +1,7 @@
 //! Jacobi preconditioning, M = D = diag(A): set-up D⁻¹ on the host
 //! ([`crate::cpu::precond::inverse_diagonal`], its CPU twin), apply z = D⁻¹ r either fused
 //! into the solver kernels (they bind D⁻¹) or as the `diag_scale` kernel
-//! (`shaders/blas/diag_scale.wgsl`).
+//! (`shaders/precond/diag_scale.wgsl`).
 
 use super::{ApplyStep, GpuPreconditioner};
 use crate::base::error::Result;

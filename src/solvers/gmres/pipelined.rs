@@ -1,0 +1,207 @@
+//! Pipelined GMRES (paper 000, Alg. 6, classical Gram–Schmidt): step i of a cycle is four
+//! fused kernels (two in step 1), no host transfer inside the Gram–Schmidt process; r is never
+//! updated inside the cycle (ξ_i = ⟨r_0, v_i⟩), so the update needs no η̃ correction.
+//!
+//! | kernel | Alg. 6 | does |
+//! |---|---|---|
+//! | `gmres_spmv_dot` | l.7 (step 1: l.3–4) | v_i = A v_{i−1} (A D⁻¹v_{i−1}), first stage of ⟨v_{i−1}, v_i⟩ and ‖A v_{i−1}‖²; step 1 finishes ρ0 = ‖r‖ and writes v_0 = r/ρ0 |
+//! | `gmres_basis_dots` | l.8–10 | first stage of ⟨v_j, v_i⟩, j = 1 … i−2 (from step 2; empty range in step 2) |
+//! | `gmres_gs_update` | l.11–13 | second stage of all R_{j,i}, v_i −= Σ R_{j,i} v_j, first stage of ‖v_i‖ (from step 2) |
+//! | `gmres_normalize` | l.14–15 | R_{i,i} = ‖v_i‖ (+ breakdown test), v_i /= R_{i,i}, z = D⁻¹v_i, first stage of ξ_i |
+//!
+//! With CGS2 every step from the second re-orthogonalises once: `gmres_basis_dots` over
+//! j = 1 … i−1 and a second `gmres_gs_update` adding to R.
+
+use super::basis::{GmresSystem, H_STOP, SLOT_DOTS, STOP_BREAKDOWN, STOP_NONE};
+use super::cycles::GmresVariant;
+use super::least_squares::{CycleData, StepEnd, read_r};
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::gpu::kernels::Params;
+use crate::gpu::{Batch, Kernel};
+use crate::solvers::driver::Run;
+use crate::solvers::{CheckMode, GramSchmidt};
+
+// Kernel flags (`params.flags`).
+const SPMV_FIRST: u32 = 1;
+const SPMV_MONITOR: u32 = 2;
+const GS_PASS2: u32 = 1;
+const GS_NORM: u32 = 2;
+const NORMALIZE_FIRST: u32 = 1;
+
+/// Step i's launches bound to their buffers.
+struct Step {
+    /// l.7: v_i = A v_{i−1} + first stages of ⟨v_{i−1}, v_i⟩ and ‖A v_{i−1}‖².
+    spmv_dot: wgpu::BindGroup,
+    /// l.8–13, i ≥ 2: ⟨v_j, v_i⟩ for j = 1 … i−2, then R_{j,i} and v_i −= Σ R_{j,i} v_j.
+    gs: Option<(wgpu::BindGroup, wgpu::BindGroup)>,
+    /// CGS2, i ≥ 2: the same again over j = 1 … i−1, adding to R.
+    reorth: Option<(wgpu::BindGroup, wgpu::BindGroup)>,
+    /// l.14–15: R_{i,i}, v_i /= R_{i,i}, z = D⁻¹v_i, first stage of ξ_i.
+    normalize: wgpu::BindGroup,
+}
+
+/// Pipelined GMRES's kernels and the bind groups of its m steps.
+pub(super) struct Pipelined<'a, T> {
+    sys: &'a GmresSystem<'a, T>,
+    spmv_dot: Kernel,
+    gs_update: Kernel,
+    normalize: Kernel,
+    steps: Vec<Step>,
+}
+
+impl<'a, T: Scalar> Pipelined<'a, T> {
+    pub(super) fn new(sys: &'a GmresSystem<'a, T>) -> Result<Self> {
+        let (spmv_dot, gs_update, normalize) = (
+            sys.kernel("gmres_spmv_dot")?,
+            sys.kernel("gmres_gs_update")?,
+            sys.kernel("gmres_normalize")?,
+        );
+        let (m, lay, at, base) = (sys.m, sys.lay, sys.at, sys.params());
+        let monitor = if sys.mode == CheckMode::Device {
+            SPMV_MONITOR
+        } else {
+            0
+        };
+        let cgs2 = sys.gs == GramSchmidt::Cgs2;
+        let steps = (1..=m)
+            .map(|i| {
+                let src = if sys.jacobi() {
+                    at.z()
+                } else if i == 1 {
+                    at.r()
+                } else {
+                    (i - 1) as u32
+                };
+                let gs_update = |flags| {
+                    sys.bind(
+                        &gs_update,
+                        Params {
+                            comp_monitor: i as u32,
+                            comp: lay.r_at(0, i) as u32,
+                            den: lay.step(i) as u32,
+                            flags,
+                            ..base
+                        },
+                    )
+                };
+                let pass = |j1, flags| (sys.bind_dots(i as u32, 1, j1, SLOT_DOTS), gs_update(flags));
+                Step {
+                    spmv_dot: sys.bind(
+                        &spmv_dot,
+                        Params {
+                            comp_monitor: i as u32,
+                            num: src,
+                            den: at.r(),
+                            slot: lay.rec(i.saturating_sub(1)) as u32,
+                            comp: lay.steps as u32,
+                            flags: monitor | if i == 1 { SPMV_FIRST } else { 0 },
+                            ..base
+                        },
+                    ),
+                    gs: (i >= 2).then(|| pass(i - 1, if cgs2 { 0 } else { GS_NORM })),
+                    reorth: (i >= 2 && cgs2).then(|| pass(i, GS_PASS2 | GS_NORM)),
+                    normalize: sys.bind(
+                        &normalize,
+                        Params {
+                            comp_monitor: i as u32,
+                            comp: lay.r_at(i, i) as u32,
+                            den: lay.step(i) as u32,
+                            slot: lay.rec(i) as u32,
+                            num: at.r(),
+                            dst: at.z(),
+                            flags: if i == 1 { NORMALIZE_FIRST } else { 0 },
+                            ..base
+                        },
+                    ),
+                }
+            })
+            .collect();
+        Ok(Pipelined {
+            sys,
+            spmv_dot,
+            gs_update,
+            normalize,
+            steps,
+        })
+    }
+}
+
+impl<T: Scalar> GmresVariant<T> for Pipelined<'_, T> {
+    /// Nothing beyond r = b − Ax: step 1's `gmres_spmv_dot` finishes ρ0 and writes v_0.
+    fn record_restart(&self, _: &mut Batch<'_>) {}
+
+    fn record_step(&self, batch: &mut Batch<'_>, i: usize) {
+        let (sys, st) = (self.sys, &self.steps[i - 1]);
+        sys.dispatch(batch, &self.spmv_dot, &st.spmv_dot);
+        for (dots, update) in [&st.gs, &st.reorth].into_iter().flatten() {
+            sys.dispatch(batch, &sys.dots, dots);
+            sys.dispatch(batch, &self.gs_update, update);
+        }
+        sys.dispatch(batch, &self.normalize, &st.normalize);
+    }
+
+    /// The steps one submit each, ξ_i finished on the host from the step record read back
+    /// after it (paper 000's monitoring transfer), then R once.
+    fn paper_steps(
+        &self,
+        run: &mut Run<'_>,
+        mc: usize,
+        rho: T,
+        threshold: f64,
+    ) -> Result<CycleData<T>> {
+        let (sys, lay) = (self.sys, &self.sys.lay);
+        let mut data = CycleData::new(rho, threshold, 0);
+        for i in 1..=mc {
+            if run.monitor.cancelled() {
+                data.end = StepEnd::Cancelled;
+                break;
+            }
+            let mut batch = sys.engine.begin("gmres step");
+            self.record_step(&mut batch, i);
+            let rec = lay.rec(i);
+            let c: Vec<T> = batch.submit_and_read(&sys.cyc, 0, rec + lay.stride)?;
+            run.recorded += 1;
+            match c[H_STOP].as_f64() as u32 {
+                STOP_NONE => {}
+                STOP_BREAKDOWN => {
+                    data.end = StepEnd::Breakdown {
+                        step: i,
+                        rii: c[rec + 1].as_f64(),
+                        w_norm: c[rec].as_f64().sqrt(),
+                    };
+                    break;
+                }
+                _ => {
+                    data.end = StepEnd::NonFinite("A v");
+                    break;
+                }
+            }
+            if !data.push_step(run, i, lay.record_xi(&c, i)) {
+                break;
+            }
+        }
+        let k = data.k;
+        data.r = vec![vec![0.0; k + 1]; k + 1];
+        if k >= 1 {
+            let c: Vec<T> = sys.engine.read(&sys.cyc, lay.r, lay.r_at(k, k) + 1 - lay.r)?;
+            data.r = read_r(&c, lay, lay.r, k);
+        }
+        Ok(data)
+    }
+
+    /// l.22 of Alg. 6: x_k = x0 + D⁻¹ Σ_{i=1..k} η_i v_{i−1} (r = r0 = ρ0 v0 was never updated).
+    fn update_coefficients(&self, eta: &[f64], _: &CycleData<T>, _: T) -> Vec<T> {
+        let k = eta.len() - 1;
+        let mut up = vec![T::zero(); k + 2];
+        up[0] = T::from_f64(k as f64);
+        for i in 1..=k {
+            up[1 + i] = T::from_f64(eta[i]);
+        }
+        up
+    }
+
+    fn last_xi_on_host(&self) -> bool {
+        true
+    }
+}
