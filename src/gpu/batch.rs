@@ -18,6 +18,16 @@ pub struct Batch<'e> {
 }
 
 impl<'e> Batch<'e> {
+    /// An empty batch recording into `encoder` (see [`Engine::begin`]).
+    pub(super) fn new(engine: &'e Engine, encoder: wgpu::CommandEncoder) -> Self {
+        Batch {
+            engine,
+            encoder: Some(encoder),
+            pass: None,
+            timed: Vec::new(),
+        }
+    }
+
     fn pass(&mut self) -> &mut wgpu::ComputePass<'static> {
         if self.pass.is_none() {
             let enc = self.encoder.as_mut().expect("batch not yet submitted");

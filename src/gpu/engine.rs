@@ -450,12 +450,7 @@ impl Engine {
             .ctx
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some(label) });
-        Batch {
-            engine: self,
-            encoder: Some(encoder),
-            pass: None,
-            timed: Vec::new(),
-        }
+        Batch::new(self, encoder)
     }
 
     /// Reads `count` elements of `T` from element `offset` of `buffer` (one submit, one

@@ -319,9 +319,9 @@ impl<T: Scalar> GpuIterative<T> for Classical<'_, T> {
     /// mode; on the host in `paper` mode, which sends it up and tests it).
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         self.pending.set(None);
-        let mut batch = engine.begin("bicg setup");
-        self.c.record_init(&mut batch);
-        self.record_first_directions(&mut batch);
+        let mut batch = self
+            .c
+            .begin_setup(engine, |b| self.record_first_directions(b));
         match mode {
             CheckMode::Device => {
                 self.finishes.record(&mut batch, &self.finishes.init);

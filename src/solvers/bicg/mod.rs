@@ -4,8 +4,8 @@
 //!
 //! # The algorithm
 //!
-//! Both variants run the CPU reference's recurrence; the comments in [`classical`] and
-//! [`pipelined`] name these lines:
+//! Both variants run the CPU reference's recurrence; the comments of `bicg/classical.rs` and
+//! `bicg/pipelined.rs` name these lines:
 //!
 //! ```text
 //!  0  r₀ = b − A x₀,  r̃₀ = r₀
@@ -225,6 +225,18 @@ impl<'a, T: Scalar> Common<'a, T> {
     /// Line 0: r = b − Ax, r̃ = r and the first stage of ρ₀, ‖z‖², ‖r̃‖², ‖r‖² (packed, slot 0).
     fn record_init(&self, batch: &mut Batch<'_>) {
         batch.dispatch(&self.init, &self.bg_init, self.groups());
+    }
+
+    /// A setup batch: line 0, then the variant's first directions (`record_first`).
+    fn begin_setup<'e>(
+        &self,
+        engine: &'e Engine,
+        record_first: impl FnOnce(&mut Batch<'e>),
+    ) -> Batch<'e> {
+        let mut batch = engine.begin("bicg setup");
+        self.record_init(&mut batch);
+        record_first(&mut batch);
+        batch
     }
 
     /// Reads back `slots` slots of partial sums from slot `first` (one readback).

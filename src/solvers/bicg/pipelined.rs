@@ -121,9 +121,7 @@ impl<T: Scalar> GpuIterative<T> for Pipelined<'_, T> {
     /// Line 0 and step 1 (the first directions: ρ_old = 0 there means p = z, p̃ = z̃).
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         self.pending.set(None);
-        let mut batch = engine.begin("bicg setup");
-        self.c.record_init(&mut batch);
-        self.record_direction(&mut batch);
+        let batch = self.c.begin_setup(engine, |b| self.record_direction(b));
         match mode {
             CheckMode::Device => self.c.read_first_residual(batch, run),
             CheckMode::Paper => {

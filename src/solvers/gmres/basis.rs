@@ -7,7 +7,7 @@
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, solver_kernel};
-use crate::gpu::{Batch, Engine, GpuMatrix, Kernel, ShaderConfig};
+use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
 use crate::precond::GpuPreconditioner;
 use crate::solvers::driver::sum_component;
@@ -232,8 +232,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
 
     /// Compiles GMRES kernel `name` for A's storage format.
     pub(super) fn kernel(&self, name: &str) -> Result<Kernel> {
-        let cfg: ShaderConfig = self.a.shader_config(self.engine);
-        solver_kernel::<T>(self.engine, name, cfg)
+        solver_kernel::<T>(self.engine, name, self.a.shader_config(self.engine))
     }
 
     /// The launch parameters every GMRES kernel reads (n, groups, jacobi).
@@ -267,7 +266,13 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
     }
 
     /// `gmres_basis_dots` over j in [j0, j1) against pool vector `target`, into `slot`….
-    pub(super) fn bind_dots(&self, target: u32, j0: usize, j1: usize, slot: u32) -> wgpu::BindGroup {
+    pub(super) fn bind_dots(
+        &self,
+        target: u32,
+        j0: usize,
+        j1: usize,
+        slot: u32,
+    ) -> wgpu::BindGroup {
         self.bind(&self.dots, self.dots_params(target, j0, j1, slot))
     }
 

@@ -32,11 +32,18 @@ pub(super) enum StepEnd {
     Full,
     /// The estimate met the threshold or the truncation.
     Estimate,
-    /// R_{s,s} ≈ 0 at step s.
-    Breakdown { step: usize, rii: f64, w_norm: f64 },
+    Breakdown(Breakdown),
     /// A NaN/∞ in the named quantity.
     NonFinite(&'static str),
     Cancelled,
+}
+
+/// R_{s,s} ≈ 0 at step s of a cycle: R_{s,s} ≤ ε‖A v_{s−1}‖ (`w_norm`).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Breakdown {
+    pub(super) step: usize,
+    pub(super) rii: f64,
+    pub(super) w_norm: f64,
 }
 
 /// What the host learns from one cycle.
@@ -54,6 +61,8 @@ pub(super) struct CycleData<T> {
     /// Orthonormal vectors v_1 … v_basis the pool holds after the cycle.
     pub(super) basis: usize,
     pub(super) end: StepEnd,
+    /// ρ0 = ‖r‖ at the cycle's start.
+    pub(super) rho: T,
     /// The running estimate and the tests that end the cycle.
     estimate: Estimate<T>,
 }
@@ -87,16 +96,17 @@ impl<T: Scalar> Estimate<T> {
 }
 
 impl<T: Scalar> CycleData<T> {
-    /// A cycle from ρ0 = `rho` with no step yet, R of `r_dim` × `r_dim`.
-    pub(super) fn new(rho: T, threshold: f64, r_dim: usize) -> Self {
+    /// A cycle of at most `mc` steps from ρ0 = `rho`, no step yet.
+    pub(super) fn new(rho: T, threshold: f64, mc: usize) -> Self {
         CycleData {
             k: 0,
             counted: 0,
             est: Vec::new(),
             xi: vec![0.0],
-            r: vec![vec![0.0; r_dim]; r_dim],
+            r: vec![vec![0.0; mc + 1]; mc + 1],
             basis: 0,
             end: StepEnd::Full,
+            rho,
             estimate: Estimate::new(rho, threshold),
         }
     }
@@ -149,11 +159,11 @@ impl<T: Scalar> CycleData<T> {
             STOP_BREAKDOWN => (
                 s - 1,
                 s - 1,
-                StepEnd::Breakdown {
+                StepEnd::Breakdown(Breakdown {
                     step: s,
                     rii: c[lay.r_at(s, s)].as_f64(),
                     w_norm: c[lay.step(s) + 2].as_f64().sqrt(),
-                },
+                }),
             ),
             STOP_NONFINITE_AV => (s - 1, s - 1, StepEnd::NonFinite("A v")),
             STOP_NONFINITE_XI => (s - 1, s, StepEnd::NonFinite("xi")),
@@ -185,7 +195,12 @@ impl<T: Scalar> CycleData<T> {
 
 /// R_{j,i} (1 ≤ j ≤ i ≤ k) at r[i][j], from a readback `c` of the cycle buffer that starts at
 /// element `from` of it.
-pub(super) fn read_r<T: Scalar>(c: &[T], lay: &CycleLayout, from: usize, k: usize) -> Vec<Vec<f64>> {
+pub(super) fn read_r<T: Scalar>(
+    c: &[T],
+    lay: &CycleLayout,
+    from: usize,
+    k: usize,
+) -> Vec<Vec<f64>> {
     let mut r = vec![vec![0.0; k + 1]; k + 1];
     for (i, col) in r.iter_mut().enumerate().skip(1) {
         for (j, v) in col.iter_mut().enumerate().skip(1).take(i) {

@@ -14,7 +14,7 @@
 
 use super::basis::{GmresSystem, H_STOP, SLOT_DOTS, STOP_BREAKDOWN, STOP_NONE};
 use super::cycles::GmresVariant;
-use super::least_squares::{CycleData, StepEnd, read_r};
+use super::least_squares::{Breakdown, CycleData, StepEnd, read_r};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::Params;
@@ -23,6 +23,7 @@ use crate::solvers::driver::Run;
 use crate::solvers::{CheckMode, GramSchmidt};
 
 // Kernel flags (`params.flags`).
+const RESIDUAL_WRITE_Z: u32 = 1;
 const SPMV_FIRST: u32 = 1;
 const SPMV_MONITOR: u32 = 2;
 const GS_PASS2: u32 = 1;
@@ -85,7 +86,8 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
                         },
                     )
                 };
-                let pass = |j1, flags| (sys.bind_dots(i as u32, 1, j1, SLOT_DOTS), gs_update(flags));
+                let pass =
+                    |j1, flags| (sys.bind_dots(i as u32, 1, j1, SLOT_DOTS), gs_update(flags));
                 Step {
                     spmv_dot: sys.bind(
                         &spmv_dot,
@@ -128,6 +130,11 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
 }
 
 impl<T: Scalar> GmresVariant<T> for Pipelined<'_, T> {
+    /// The restart also writes z = D⁻¹r, which step 1's SpMV reads with Jacobi.
+    fn residual_flags(&self) -> u32 {
+        RESIDUAL_WRITE_Z
+    }
+
     /// Nothing beyond r = b − Ax: step 1's `gmres_spmv_dot` finishes ρ0 and writes v_0.
     fn record_restart(&self, _: &mut Batch<'_>) {}
 
@@ -143,15 +150,8 @@ impl<T: Scalar> GmresVariant<T> for Pipelined<'_, T> {
 
     /// The steps one submit each, ξ_i finished on the host from the step record read back
     /// after it (paper 000's monitoring transfer), then R once.
-    fn paper_steps(
-        &self,
-        run: &mut Run<'_>,
-        mc: usize,
-        rho: T,
-        threshold: f64,
-    ) -> Result<CycleData<T>> {
+    fn paper_steps(&self, run: &mut Run<'_>, mc: usize, data: &mut CycleData<T>) -> Result<()> {
         let (sys, lay) = (self.sys, &self.sys.lay);
-        let mut data = CycleData::new(rho, threshold, 0);
         for i in 1..=mc {
             if run.monitor.cancelled() {
                 data.end = StepEnd::Cancelled;
@@ -165,11 +165,11 @@ impl<T: Scalar> GmresVariant<T> for Pipelined<'_, T> {
             match c[H_STOP].as_f64() as u32 {
                 STOP_NONE => {}
                 STOP_BREAKDOWN => {
-                    data.end = StepEnd::Breakdown {
+                    data.end = StepEnd::Breakdown(Breakdown {
                         step: i,
                         rii: c[rec + 1].as_f64(),
                         w_norm: c[rec].as_f64().sqrt(),
-                    };
+                    });
                     break;
                 }
                 _ => {
@@ -182,23 +182,21 @@ impl<T: Scalar> GmresVariant<T> for Pipelined<'_, T> {
             }
         }
         let k = data.k;
-        data.r = vec![vec![0.0; k + 1]; k + 1];
         if k >= 1 {
-            let c: Vec<T> = sys.engine.read(&sys.cyc, lay.r, lay.r_at(k, k) + 1 - lay.r)?;
+            let c: Vec<T> = sys
+                .engine
+                .read(&sys.cyc, lay.r, lay.r_at(k, k) + 1 - lay.r)?;
             data.r = read_r(&c, lay, lay.r, k);
         }
-        Ok(data)
+        Ok(())
     }
 
-    /// l.22 of Alg. 6: x_k = x0 + D⁻¹ Σ_{i=1..k} η_i v_{i−1} (r = r0 = ρ0 v0 was never updated).
-    fn update_coefficients(&self, eta: &[f64], _: &CycleData<T>, _: T) -> Vec<T> {
-        let k = eta.len() - 1;
-        let mut up = vec![T::zero(); k + 2];
-        up[0] = T::from_f64(k as f64);
-        for i in 1..=k {
-            up[1 + i] = T::from_f64(eta[i]);
+    /// l.22 of Alg. 6: x_k = x0 + D⁻¹ Σ_{i=1..k} η_i v_{i−1} (r = r0 = ρ0 v0 was never updated,
+    /// so r's coefficient stays 0).
+    fn update_coefficients(&self, eta: &[f64], _: &CycleData<T>, coef: &mut [T]) {
+        for i in 1..eta.len() {
+            coef[i] = T::from_f64(eta[i]);
         }
-        up
     }
 
     fn last_xi_on_host(&self) -> bool {

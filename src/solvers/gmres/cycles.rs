@@ -1,0 +1,310 @@
+//! The restart loop of GMRES(m): each cycle starts from the true residual r = b − Ax
+//! (Alg. 5/6 l.2), runs up to m steps of its variant ([`GmresVariant`]), solves R η = ξ on
+//! the host (l.21) and hands the update of x (l.22) to the next submit. `device` mode records
+//! [update] + restart + the whole cycle in one submit with one readback; `paper` mode reads the
+//! restart residual and lets the variant drive its steps from the host.
+
+use super::basis::{
+    GmresSystem, H_RHO, H_RR, H_STOP, SLOT_RESIDUAL, STOP_CONVERGED, STOP_NONFINITE_RR,
+};
+use super::least_squares::{Breakdown, CycleData, StepEnd, solve_upper};
+use crate::base::error::Result;
+use crate::base::scalar::Scalar;
+use crate::gpu::kernels::Params;
+use crate::gpu::{Batch, Kernel};
+use crate::solvers::driver::Run;
+use crate::solvers::{CheckMode, SolveOptions};
+
+use super::MAX_GAP_RESTARTS;
+
+/// What differs between classical (Alg. 5) and pipelined (Alg. 6) GMRES.
+pub(super) trait GmresVariant<T: Scalar> {
+    /// The flags of the restart's `gmres_residual` (what it writes beside r).
+    fn residual_flags(&self) -> u32;
+    /// `device` mode: what a restart records after r = b − Ax.
+    fn record_restart(&self, batch: &mut Batch<'_>);
+    /// `device` mode: every launch of step i (l.7–16).
+    fn record_step(&self, batch: &mut Batch<'_>, i: usize);
+    /// `paper` mode: up to `mc` steps of the cycle `data` starts, the host deciding after each.
+    fn paper_steps(&self, run: &mut Run<'_>, mc: usize, data: &mut CycleData<T>) -> Result<()>;
+    /// l.22: the coefficients of x += D⁻¹(c_r r + Σ_i c_i v_{i−1}) from η (η_1 … η_k at
+    /// 1 … k) into `coef` (c_r at 0, c_i at i).
+    fn update_coefficients(&self, eta: &[f64], data: &CycleData<T>, coef: &mut [T]);
+    /// Whether the kernels leave the last step's ξ to the host (`device` mode).
+    fn last_xi_on_host(&self) -> bool;
+}
+
+/// How the solve ended, before the final true-residual check.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Fin {
+    /// The residual at a restart met the threshold.
+    Converged,
+    /// The last cycle's estimate met the threshold (the true residual decides).
+    EstimateConverged,
+    MaxIterations,
+    Breakdown(Breakdown),
+    NonFinite(&'static str),
+    Cancelled,
+}
+
+/// How the cycles ended: the stop, the restarts after a residual gap, and the number of
+/// orthonormal vectors v_1 … v_k the pool holds at the end (for `orthogonality_loss`).
+pub(super) struct Outcome {
+    pub(super) fin: Fin,
+    pub(super) gap_restarts: usize,
+    pub(super) basis_k: usize,
+}
+
+/// A GMRES solve: the system, its restart kernels and its variant's steps.
+pub(super) struct Gmres<'a, T> {
+    sys: &'a GmresSystem<'a, T>,
+    variant: Box<dyn GmresVariant<T> + 'a>,
+    /// l.2: `gmres_residual`, r = b − Ax (z = D⁻¹r for the pipelined variant), first stage of
+    /// ‖r‖²; it also reopens the cycle.
+    residual: Kernel,
+    bg_residual: wgpu::BindGroup,
+    /// l.22: `gmres_update_x`, x += D⁻¹(…) with the coefficients in the cycle buffer.
+    update: Kernel,
+    bg_update: wgpu::BindGroup,
+}
+
+impl<'a, T: Scalar> Gmres<'a, T> {
+    pub(super) fn new(
+        sys: &'a GmresSystem<'a, T>,
+        variant: Box<dyn GmresVariant<T> + 'a>,
+    ) -> Result<Self> {
+        let (at, base) = (sys.at, sys.params());
+        let (residual, update) = (sys.kernel("gmres_residual")?, sys.kernel("gmres_update_x")?);
+        let bg_residual = sys.bind(
+            &residual,
+            Params {
+                dst: at.r(),
+                num: at.z(),
+                comp: at.x(),
+                den: at.b(),
+                flags: variant.residual_flags(),
+                ..base
+            },
+        );
+        let bg_update = sys.bind(
+            &update,
+            Params {
+                comp: sys.lay.eta as u32,
+                num: at.r(),
+                dst: at.x(),
+                ..base
+            },
+        );
+        Ok(Gmres {
+            sys,
+            variant,
+            residual,
+            bg_residual,
+            update,
+            bg_update,
+        })
+    }
+
+    /// x += D⁻¹(…) with the coefficients `eta` uploaded first.
+    fn record_update(&self, batch: &mut Batch<'_>, eta: &[T]) {
+        self.sys.engine.write(&self.sys.cyc, self.sys.lay.eta, eta);
+        self.sys.dispatch(batch, &self.update, &self.bg_update);
+    }
+
+    /// Applies a pending update on its own (the last one of a solve): 1 upload, 1 launch.
+    fn flush(&self, pending: &mut Option<Vec<T>>) -> Result<()> {
+        if let Some(eta) = pending.take() {
+            let mut batch = self.sys.engine.begin("gmres update");
+            self.record_update(&mut batch, &eta);
+            batch.submit()?;
+        }
+        Ok(())
+    }
+
+    /// [previous update] + r = b − Ax, and ‖r‖² finished on the host (one readback).
+    pub(super) fn restart_rr(&self, pending: Option<Vec<T>>) -> Result<f64> {
+        let mut batch = self.sys.engine.begin("gmres restart");
+        if let Some(eta) = pending {
+            self.record_update(&mut batch, &eta);
+        }
+        self.sys
+            .dispatch(&mut batch, &self.residual, &self.bg_residual);
+        self.sys.read_sum(batch, SLOT_RESIDUAL)
+    }
+
+    /// `device` mode: one submit of [previous update] + restart + `mc` steps, one readback of
+    /// the cycle buffer up to R.
+    fn device_cycle(&self, pending: Option<Vec<T>>, mc: usize) -> Result<Vec<T>> {
+        let sys = self.sys;
+        let mut batch = sys.engine.begin("gmres cycle");
+        if let Some(eta) = pending {
+            self.record_update(&mut batch, &eta);
+        }
+        sys.dispatch(&mut batch, &self.residual, &self.bg_residual);
+        self.variant.record_restart(&mut batch);
+        for i in 1..=mc {
+            self.variant.record_step(&mut batch, i);
+        }
+        batch.submit_and_read(&sys.cyc, 0, sys.lay.tmp)
+    }
+
+    /// l.21–22: η from R η = ξ, as the coefficients `gmres_update_x` takes (`[k, c_r, c_1…]`).
+    fn update_for(&self, data: &CycleData<T>) -> Option<Vec<T>> {
+        let k = data.k;
+        (k >= 1).then(|| {
+            let eta = solve_upper(&data.r, &data.xi, k);
+            let mut up = vec![T::zero(); k + 2];
+            up[0] = T::from_f64(k as f64);
+            self.variant.update_coefficients(&eta, data, &mut up[1..]);
+            up
+        })
+    }
+
+    /// The restart cycles until a stop.
+    pub(super) fn cycles(
+        &self,
+        run: &mut Run<'_>,
+        opts: &SolveOptions,
+        threshold: f64,
+    ) -> Result<Outcome> {
+        let max_iter = opts.max_iter;
+        let device = self.sys.mode == CheckMode::Device;
+        let done = |v: f64| v <= threshold;
+        let mut pending: Option<Vec<T>> = None;
+        let mut first = true;
+        let mut prev_est_done = false;
+        let mut cycle_start = 0.0f64;
+        let mut gap_cycles = 0usize;
+        let mut total = 0usize;
+        let (mut gap_restarts, mut basis_k) = (0, 0);
+        let fin = loop {
+            if run.monitor.cancelled() {
+                self.flush(&mut pending)?;
+                break Fin::Cancelled;
+            }
+            let mc = self.sys.m.min(max_iter.saturating_sub(total));
+            // l.2–3, on its own when the host must see the true residual before deciding
+            // (`paper` mode; after a cycle whose estimate met the threshold; at the iteration
+            // limit): [update] + r = b − Ax, ‖r‖² read back and finished on the host.
+            let mut rho = None;
+            if !device || prev_est_done || mc == 0 {
+                let rr = self.restart_rr(pending.take())?;
+                if !rr.is_finite() {
+                    if first {
+                        run.push(rr.sqrt());
+                    }
+                    break Fin::NonFinite("<r, r>");
+                }
+                let r = T::from_f64(rr.sqrt());
+                if first {
+                    run.push(r.as_f64());
+                    first = false;
+                }
+                if done(r.as_f64()) {
+                    break Fin::Converged;
+                }
+                if prev_est_done {
+                    // The last cycle's estimate converged but the true residual does not:
+                    // restart, unless that keeps failing (as the CPU reference decides).
+                    if r.as_f64() > 0.5 * cycle_start {
+                        gap_cycles += 1;
+                    }
+                    if gap_cycles >= MAX_GAP_RESTARTS {
+                        break Fin::EstimateConverged;
+                    }
+                    gap_restarts += 1;
+                }
+                if mc == 0 {
+                    break Fin::MaxIterations;
+                }
+                rho = Some(r);
+            }
+            // `device` mode: one submit of [update] + restart + the whole cycle, one readback.
+            let cycle = if device {
+                let c = self.device_cycle(pending.take(), mc)?;
+                run.recorded += mc;
+                run.batch_size = mc;
+                let code = c[H_STOP].as_f64() as u32;
+                if !c[H_RR].is_finite() || code == STOP_NONFINITE_RR {
+                    if first {
+                        run.push(c[H_RHO].as_f64());
+                    }
+                    break Fin::NonFinite("<r, r>");
+                }
+                if first {
+                    run.push(c[H_RHO].as_f64());
+                    first = false;
+                }
+                if code == STOP_CONVERGED {
+                    // The restart residual met the threshold on the device.
+                    break Fin::Converged;
+                }
+                rho = Some(c[H_RHO]);
+                Some(c)
+            } else {
+                None
+            };
+            let rho = rho.expect("restart residual");
+            cycle_start = rho.as_f64();
+            // l.4–16: the steps of the cycle.
+            let data = match &cycle {
+                Some(c) => {
+                    let d = CycleData::from_device(
+                        c,
+                        &self.sys.lay,
+                        mc,
+                        rho,
+                        threshold,
+                        self.variant.last_xi_on_host(),
+                    );
+                    for e in &d.est {
+                        run.push(e.as_f64());
+                    }
+                    d
+                }
+                None => {
+                    run.batch_size = 1;
+                    let mut d = CycleData::new(rho, threshold, mc);
+                    self.variant.paper_steps(run, mc, &mut d)?;
+                    d.r.truncate(d.k + 1);
+                    d
+                }
+            };
+            basis_k = data.basis;
+            total += data.counted;
+            if let StepEnd::NonFinite(q) = data.end {
+                break Fin::NonFinite(q);
+            }
+            // l.21–22, applied with the next submit.
+            if let Some(up) = self.update_for(&data) {
+                pending = Some(up);
+            }
+            let est_last = data.est.last().map_or(rho.as_f64(), |e| e.as_f64());
+            match data.end {
+                StepEnd::Breakdown(b) => {
+                    self.flush(&mut pending)?;
+                    break Fin::Breakdown(b);
+                }
+                StepEnd::Cancelled => {
+                    self.flush(&mut pending)?;
+                    break Fin::Cancelled;
+                }
+                _ => {}
+            }
+            prev_est_done = done(est_last);
+            if total >= max_iter {
+                self.flush(&mut pending)?;
+                break if prev_est_done {
+                    Fin::EstimateConverged
+                } else {
+                    Fin::MaxIterations
+                };
+            }
+        };
+        Ok(Outcome {
+            fin,
+            gap_restarts,
+            basis_k,
+        })
+    }
+}

@@ -1,0 +1,315 @@
+//! Restarted GMRES(m) on the GPU — the "simpler GMRES" of Walker & Zhou as in paper 000
+//! §3.3 — classical ([`Variant::Classical`], Alg. 5) and pipelined ([`Variant::Pipelined`],
+//! Alg. 6), in f32 and f64, with or without Jacobi right preconditioning. It mirrors the CPU
+//! reference [`crate::cpu::gmres`] step by step (same basis, same R and ξ, same Walker–Zhou
+//! estimate, same cycle truncation, breakdown rule and restarts).
+//!
+//! # The algorithm (paper 000, Alg. 5/6; the line numbers the code's comments cite)
+//!
+//! ```text
+//! l.2     r = b − A x                      gmres_residual         (cycles.rs)
+//! l.3–4   ρ0 = ‖r‖, v_0 = r/ρ0
+//! l.6     for i = 1 … m:                   one step               (classical.rs, pipelined.rs)
+//! l.7       v_i = A v_{i−1}                (A D⁻¹ v_{i−1} with Jacobi)
+//! l.8–13    R_{j,i} = ⟨v_j, v_i⟩, v_i −= Σ_j R_{j,i} v_j, j < i   (MGS, CGS or CGS2)
+//! l.14      R_{i,i} = ‖v_i‖, v_i /= R_{i,i}                      (breakdown: R_{i,i} ≈ 0)
+//! l.15      ξ_i = ⟨r, v_i⟩;  ‖r_i‖ = √(‖r_{i−1}‖² − ξ_i²)      (Walker–Zhou estimate)
+//! l.16      r −= ξ_i v_i                   (Alg. 5 only; applied lazily, in step i + 1)
+//! l.21    solve R η = ξ                    host, f64              (least_squares.rs)
+//! l.22    x += D⁻¹(Σ_i η_i v_{i−1})        gmres_update_x         (Alg. 5: with r and η̃)
+//! ```
+//!
+//! The restart loop around it, with the true-residual checks, is in `cycles.rs`; the pool
+//! and the cycle buffer are laid out in `basis.rs`.
+//!
+//! # Storage
+//!
+//! The Krylov basis v_0 … v_m lives in ONE storage buffer, the *pool*, followed by the
+//! vectors r (the residual), z (D⁻¹v with Jacobi), x, b and, for the classical variant, w:
+//! vector k at offset k·n, (m + 5)·n entries (pipelined) or (m + 6)·n (classical). (With x and
+//! b in the pool no GMRES kernel binds more than 8 storage buffers, WebGPU's default limit.)
+//! The pool is never split: if it exceeds the adapter's `max_storage_buffer_binding_size` the
+//! solve is refused with [`KrylovError::BufferTooLarge`] (choose a smaller restart length).
+//! R (upper triangular, m×m), ξ, the per-step estimates and the update coefficients η live in
+//! a small *cycle buffer* on the GPU (bound where solver kernels bind their scalars); it is
+//! what the host reads back, once per cycle.
+//!
+//! # Pipelined GMRES (Alg. 6, classical Gram–Schmidt)
+//!
+//! Four fused kernels per step (`gmres_spmv_dot`, `gmres_basis_dots`, `gmres_gs_update`,
+//! `gmres_normalize`; what each does is tabled in `pipelined.rs`). Launches per step: **2 in
+//! step 1, 4 from step 2 on**, as paper 000 states — 4k − 2 for a cycle of k ≥ 2 steps (the
+//! step-2 launch of `gmres_basis_dots` has the empty range j = 1 … 0; it costs one idle
+//! dispatch per cycle and keeps the structure the paper describes). No host transfer inside the
+//! Gram–Schmidt process. With [`GramSchmidt::Cgs2`](crate::solvers::GramSchmidt::Cgs2) every step from the second
+//! re-orthogonalises once: `gmres_basis_dots` over j = 1 … i−1 and a second `gmres_gs_update`
+//! (adding to R), so 2, 6, 6, … launches (6k − 4).
+//!
+//! Per cycle: `gmres_residual` (r = b − Ax, z = D⁻¹r, first stage of ‖r‖²: the true residual
+//! at every restart) and, from the second cycle on, `gmres_update_x` (x += D⁻¹ Σ η_i v_{i−1},
+//! the update of the previous cycle in one kernel, after one upload of η).
+//!
+//! * `device` mode: one submit per cycle — [update of the previous cycle] + residual + the m
+//!   steps — and ONE readback of the cycle buffer (R, ξ, estimates, ρ0), no transfer inside the
+//!   cycle. The kernels themselves finish ξ_{i−1} in step i, keep the Walker–Zhou estimate and
+//!   stop the rest of the cycle (later launches do nothing) once it meets the threshold, the
+//!   truncation or a breakdown; a cycle whose restart residual already meets the threshold does
+//!   nothing at all. The host finishes the last ξ, solves R η = ξ in f64 and uploads η (one
+//!   upload per cycle). After a cycle whose estimate met the threshold the host needs the true
+//!   residual before recording more steps: that update + residual go alone, with one readback
+//!   of the partial sums of ‖r‖². Per cycle: 1 readback + 1 upload (+1 readback at the end).
+//! * `paper` mode (paper 000's scheme): the host reads the restart residual (1 readback), then
+//!   per step one readback of that step's record (R_{i,i}, ‖A v_{i−1}‖² and the partial sums of
+//!   ξ_i, finished on the host: the paper's monitoring transfer), then R once (1 readback), and
+//!   uploads η (1 upload). The kernels are the same; the host decides.
+//!
+//! # Classical GMRES (Alg. 5) as a conventional GPU library runs it
+//!
+//! One BLAS-like launch per operation on pool vectors, the inner products as a first stage
+//! (`gmres_basis_dots`) plus a one-workgroup second stage (`gmres_finish`, device-side scalars)
+//! in `device` mode, or a readback finished on the host (and, where the device needs the value,
+//! an upload) in `paper` mode (`classical.rs`). Step i:
+//!
+//! | | launches (`device`) | launches / readbacks / uploads (`paper`) |
+//! |---|---|---|
+//! | w = A v_{i−1} (+ `gmres_basis_diag` with Jacobi) | 1 (+1) | 1 (+1) / 0 / 0 |
+//! | ‖w‖² (for the breakdown test): dot + finish | 2 | 1 / 1 / 0 |
+//! | MGS, per j < i: dot + finish + axpy | 3 | 2 / 1 / 1 |
+//! | CGS (i ≥ 2): all dots + finish + update (GEMV) | 3 | 2 / 1 / 1 |
+//! | CGS2 (i ≥ 2): twice that | 6 | 4 / 2 / 2 |
+//! | R_{i,i}: dot + finish, v_i = w/R_{i,i} | 3 | 2 / 1 / 1 |
+//! | r −= ξ_{i−1} v_{i−1} (i ≥ 2, Alg. 5 l.16, applied lazily) | 1 | 1 / 0 / 1 |
+//! | ξ_i = ⟨r, v_i⟩: dot + finish (`paper`: ξ_i sent up in step i + 1, for l.16) | 2 | 1 / 1 / 0 |
+//!
+//! so `device`: 8 launches in step 1, then 3i + 6 (MGS), 12 (CGS), 15 (CGS2) — at least the
+//! seven of paper 000; `paper`: 5 launches / 3 readbacks / 1 upload in step 1, then
+//! 2i + 4 / i + 2 / i + 1 (MGS), 8 / 4 / 3 (CGS), 10 / 5 / 4 (CGS2). Per cycle: residual +
+//! (device) finish of ρ0 + v_0 = r/ρ0 (paper: 1 readback + 1 upload of ρ0 instead of the
+//! finish) + the update of the previous cycle. In `device` mode R and ξ are read back once per
+//! cycle with the same fused submit as above; in `paper` mode the host already has them.
+//!
+//! # Common to both
+//!
+//! `loop_counts` hold everything from the first cycle to the last update (cycle overheads
+//! included); `counts` add the setup, the final true residual and the Gram matrix. The
+//! history holds ρ0 and then the Walker–Zhou estimate of every step
+//! ([`SolveReport::history`]); `max_iter` counts steps over all cycles. A cycle ends at m
+//! steps, when the estimate meets the threshold, when it falls below ε^(1/3)·ρ0 (truncation,
+//! see [`crate::cpu::gmres`]) or at a breakdown (R_{i,i} ≤ ε‖A v_{i−1}‖: reported as
+//! `breakdown` of `R_ii` unless the true residual then meets the threshold). A cycle whose
+//! estimate converged but whose true residual did not restarts from x (at most
+//! [`MAX_GAP_RESTARTS`] unproductive times, then `residual_gap`); the reported residual is
+//! always the true ‖b − Ax‖/‖b‖ recomputed in f64. One difference from the CPU reference: a
+//! restart whose true residual already meets the threshold ends the solve there (the CPU runs
+//! one more step first).
+//!
+//! `orthogonality_loss` is ‖I − VᵀV‖_F (Frobenius norm) over the orthonormalised vectors
+//! v_1 … v_k of the last cycle run, from a Gram matrix computed once at the end on the GPU
+//! (k `gmres_basis_dots` launches, one readback; outside the per-iteration counts).
+//!
+//! [`KrylovError::BufferTooLarge`]: crate::KrylovError::BufferTooLarge
+
+mod basis;
+mod classical;
+mod cycles;
+mod least_squares;
+mod pipelined;
+
+use std::time::Instant;
+
+use basis::GmresSystem;
+use classical::Classical;
+use cycles::{Fin, Gmres, GmresVariant};
+use least_squares::Breakdown;
+use pipelined::Pipelined;
+
+use super::driver::{Run, kernel_times_since};
+use super::system::{Start, start_gpu_solve};
+use crate::base::error::Result;
+use crate::base::scalar::{Precision, Scalar};
+use crate::gpu::Engine;
+use crate::matrix::Csr;
+use crate::solvers::{
+    Method, Monitor, Solution, SolveOptions, SolveReport, StopReason, Variant, WorkCounts,
+};
+
+pub use crate::cpu::gmres::MAX_GAP_RESTARTS;
+
+/// Solves A x = b by restarted GMRES(m) on the GPU (m = `opts.restart`, default 30):
+/// `opts.variant` picks classical (Alg. 5, Gram–Schmidt `opts.gs`: MGS, CGS or CGS2) or
+/// pipelined GMRES (Alg. 6, CGS or — with `opts.gs == Cgs2` — CGS2), `opts.check_mode` the
+/// convergence checking, `opts.precond` Jacobi right preconditioning or none. See the module
+/// docs for the kernels and transfers per step and per cycle.
+///
+/// Errors: the input checks of [`validate_system`](crate::solvers::validate_system) (a zero
+/// diagonal with Jacobi is [`KrylovError::ZeroDiagonal`](crate::KrylovError::ZeroDiagonal)),
+/// f64 on a device without SHADER_F64, a basis larger than one storage binding
+/// ([`KrylovError::BufferTooLarge`](crate::KrylovError::BufferTooLarge)). A breakdown, a
+/// residual gap or the iteration limit are results (`report.reason`), never errors.
+///
+/// ```no_run
+/// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
+/// use krylov_wgpu::matrix::generators::{ConvectionField, convection_diffusion_3d};
+/// use krylov_wgpu::solvers::{gmres, CheckMode, Method, SolveOptions, Variant};
+/// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
+/// let a = convection_diffusion_3d::<f64>(12, 0.1, ConvectionField::Circular);
+/// let b = vec![1.0; a.nrows()];
+/// let opts = SolveOptions {
+///     method: Method::Gmres,
+///     variant: Variant::Pipelined,
+///     check_mode: CheckMode::Device,
+///     restart: 30,
+///     rtol: 1e-10,
+///     ..Default::default()
+/// };
+/// let sol = gmres::solve(&engine, &a, &b, None, &opts, &mut ())?;
+/// assert!(sol.report.converged && sol.report.relative_residual <= 1e-10);
+/// println!("{} steps, |I - V'V|_F = {:?}", sol.report.iterations, sol.report.orthogonality_loss);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn solve<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Solution<T>> {
+    let Start {
+        counts0,
+        mut report,
+        threshold,
+    } = start_gpu_solve(engine, Method::Gmres, a, b, x0, opts)?;
+    let b_norm = report.b_norm;
+    if b_norm == 0.0 {
+        // A x = 0 is solved by x = 0 exactly (as the CPU reference does).
+        report.converged = true;
+        report.reason = StopReason::Converged;
+        report.reason_detail = "converged at iteration 0: b = 0, so x = 0".into();
+        report.relative_residual = 0.0;
+        report.history = vec![0.0];
+        return Ok(Solution {
+            x: vec![T::zero(); a.nrows()],
+            report,
+        });
+    }
+    let sys = GmresSystem::upload(engine, a, b, x0, opts, threshold, &mut report)?;
+    let variant: Box<dyn GmresVariant<T> + '_> = match opts.variant {
+        Variant::Classical => Box::new(Classical::new(&sys)?),
+        Variant::Pipelined => Box::new(Pipelined::new(&sys)?),
+    };
+    let gm = Gmres::new(&sys, variant)?;
+    monitor.on_loop_start();
+    let start = Instant::now();
+    let times0 = engine.kernel_times();
+    let mut run = Run {
+        history: Vec::new(),
+        recorded: 0,
+        loop_counts: WorkCounts::default(),
+        batch_size: 0,
+        last_rz: 0.0,
+        monitor,
+    };
+    let before = engine.counters().snapshot();
+    let out = gm.cycles(&mut run, opts, threshold)?;
+    run.loop_counts = engine.counters().snapshot().since(&before);
+    report.loop_seconds = start.elapsed().as_secs_f64();
+
+    let x = sys.read_x()?;
+    // The true-residual guard: ‖b − Ax‖ in f64, on the GPU (`gmres_residual`) for f64 solves,
+    // on the CPU from the x just read for f32 solves (the GPU holds only f32 data then).
+    let true_abs = match T::PRECISION {
+        Precision::F64 => gm.restart_rr(None)?.sqrt(),
+        Precision::F32 => crate::cpu::true_relative_residual(a, b, &x) * b_norm,
+    };
+    let true_rel = true_abs / b_norm;
+    let confirmed = crate::cpu::confirms_convergence(true_abs, threshold);
+    let iterations = run.iterations();
+    let (reason, detail) = verdict(
+        &out.fin, confirmed, iterations, threshold, true_abs, true_rel,
+    );
+    report.orthogonality_loss = sys.orthogonality_loss(out.basis_k)?;
+    report.seconds = start.elapsed().as_secs_f64();
+    report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
+    close_report(&mut report, run, reason, detail, true_rel, out.gap_restarts);
+    report.counts = engine.counters().snapshot().since(&counts0);
+    Ok(Solution { x, report })
+}
+
+/// The stop reason and its detail from how the cycles ended and whether the true residual
+/// `true_abs` (relative: `true_rel`) confirms the threshold.
+fn verdict(
+    fin: &Fin,
+    confirmed: bool,
+    iterations: usize,
+    threshold: f64,
+    true_abs: f64,
+    true_rel: f64,
+) -> (StopReason, String) {
+    match *fin {
+        Fin::Converged | Fin::EstimateConverged if confirmed => (
+            StopReason::Converged,
+            format!("converged at iteration {iterations}"),
+        ),
+        Fin::Converged | Fin::EstimateConverged => (
+            StopReason::ResidualGap,
+            format!(
+                "residual gap at iteration {iterations}: the Walker-Zhou estimate met the \
+                 threshold {threshold:.3e} but the true |b - Ax| = {true_abs:.3e} \
+                 (|b - Ax|/|b| = {true_rel:.3e}) does not"
+            ),
+        ),
+        Fin::Breakdown(_) if confirmed => (
+            StopReason::Converged,
+            format!("converged at iteration {iterations} (the Krylov space became invariant)"),
+        ),
+        Fin::Breakdown(Breakdown { step, rii, w_norm }) => (
+            StopReason::Breakdown {
+                quantity: "R_ii".into(),
+            },
+            format!(
+                "breakdown at iteration {iterations}: R_ii = {rii:.3e}, numerically zero \
+                 (scale {w_norm:.3e}) (step {step} of the cycle: A v_{} lies in the span of \
+                 the basis)",
+                step - 1
+            ),
+        ),
+        Fin::MaxIterations => (
+            StopReason::MaxIterations,
+            format!("iteration limit {iterations} reached"),
+        ),
+        Fin::NonFinite(q) => (
+            StopReason::NonFinite { quantity: q.into() },
+            format!("non-finite {q} at iteration {iterations}"),
+        ),
+        Fin::Cancelled => (
+            StopReason::Cancelled,
+            format!("cancelled at iteration {iterations}"),
+        ),
+    }
+}
+
+/// The report's stop and per-iteration fields from the run, as `drive` fills them.
+fn close_report(
+    report: &mut SolveReport,
+    run: Run<'_>,
+    reason: StopReason,
+    detail: String,
+    true_rel: f64,
+    restarts: usize,
+) {
+    report.iterations = run.iterations();
+    report.converged = reason == StopReason::Converged;
+    report.reason = reason;
+    report.reason_detail = detail;
+    report.relative_residual = true_rel;
+    report.history = run.history;
+    report.iterations_recorded = run.recorded;
+    report.batch_size = run.batch_size;
+    report.restarts = restarts;
+    report.loop_counts = run.loop_counts.clone();
+    if run.recorded > 0 {
+        report.dispatches_per_iteration = run.loop_counts.dispatches as f64 / run.recorded as f64;
+        report.transfers_per_iteration = run.loop_counts.transfers() as f64 / run.recorded as f64;
+    }
+}
