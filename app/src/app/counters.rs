@@ -1,81 +1,13 @@
-//! The results: the residual plot and the counter table (launches, transfers, kernel times)
-//! of the runs shown.
+//! The counter table: launches, transfers, iterations and times of the runs shown, side by
+//! side, with the GPU time per kernel next to it.
 
-use egui::{Color32, RichText, Ui};
-use egui_plot::{GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot};
+use egui::{RichText, Ui};
 use krylov_wgpu::solvers::{SolveReport, Variant};
 
 use super::{RunView, StudioApp, variant_color};
 use crate::problem::human_bytes;
 
 impl StudioApp {
-    pub(super) fn plot(&self, ui: &mut Ui, height: f32) {
-        let tol = self
-            .shown_opts
-            .as_ref()
-            .map(|o| o.rtol)
-            .filter(|t| *t > 0.0);
-        Plot::new("residuals")
-            .height(height)
-            .legend(Legend::default())
-            .x_axis_label("iteration")
-            .y_axis_label("|r| / |b|  (log scale)")
-            .include_y(0.0)
-            .include_x(0.0)
-            .include_x(10.0)
-            .include_y(tol.map_or(-6.0, f64::log10))
-            .y_grid_spacer(log_decades)
-            .y_axis_formatter(|mark, _| {
-                if (mark.value - mark.value.round()).abs() < 1e-9 {
-                    format!("1e{}", mark.value.round() as i64)
-                } else {
-                    String::new()
-                }
-            })
-            .label_formatter(|pos| match pos {
-                HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => Some(format!(
-                    "{plot_name}\niteration {:.0}\n|r|/|b| = {:.3e}",
-                    position.x,
-                    10f64.powf(position.y)
-                )),
-                HoverPosition::Elsewhere { position } => Some(format!(
-                    "iteration {:.0}\n|r|/|b| = {:.3e}",
-                    position.x,
-                    10f64.powf(position.y)
-                )),
-            })
-            .show(ui, |plot_ui| {
-                for run in &self.runs {
-                    let pts = run.points();
-                    if pts.is_empty() {
-                        continue;
-                    }
-                    // Classical drawn wide underneath: where both variants produce the same
-                    // residuals (as they should in exact arithmetic) both stay visible.
-                    let width = match run.variant {
-                        Variant::Classical => 5.0,
-                        Variant::Pipelined => 2.0,
-                    };
-                    plot_ui.line(
-                        Line::new(format!("{} {}", run.variant, self.method), pts)
-                            .color(variant_color(run.variant))
-                            .width(width),
-                    );
-                }
-                if let Some(t) = tol {
-                    plot_ui.hline(
-                        HLine::new("tolerance", t.log10())
-                            .color(Color32::GRAY)
-                            .style(LineStyle::dashed_dense()),
-                    );
-                }
-            });
-    }
-
     pub(super) fn counters(&self, ui: &mut Ui) {
         if self.runs.is_empty() {
             ui.label(
@@ -88,17 +20,11 @@ impl StudioApp {
             return;
         }
         // The headline: launches per iteration side by side.
-        let classical = self
-            .runs
-            .iter()
-            .find(|r| r.variant == Variant::Classical)
-            .and_then(RunView::report);
-        let pipelined = self
-            .runs
-            .iter()
-            .find(|r| r.variant == Variant::Pipelined)
-            .and_then(RunView::report);
-        if let (Some(c), Some(p)) = (classical, pipelined)
+        let report = |v: Variant| {
+            let run = self.runs.iter().find(|r| r.variant == v);
+            run.and_then(RunView::report)
+        };
+        if let (Some(c), Some(p)) = (report(Variant::Classical), report(Variant::Pipelined))
             && c.device.is_gpu()
             && p.device.is_gpu()
             && p.dispatches_per_iteration > 0.0
@@ -133,26 +59,7 @@ impl StudioApp {
                     };
                     ui.label("device");
                     for run in &self.runs {
-                        match run.report() {
-                            Some(rep) => {
-                                let text = if rep.device.is_gpu() {
-                                    "GPU"
-                                } else {
-                                    "CPU (reference)"
-                                };
-                                ui.label(text).on_hover_text(format!(
-                                    "{}\n{}",
-                                    rep.device, rep.device_reason
-                                ));
-                            }
-                            None => {
-                                ui.label(match run.device {
-                                    "gpu" => "GPU",
-                                    "cpu" => "CPU (reference)",
-                                    other => other,
-                                });
-                            }
-                        }
+                        device_cell(ui, run);
                     }
                     ui.end_row();
                     row(ui, "status", &|r| r.status());
@@ -292,7 +199,6 @@ impl StudioApp {
     }
 }
 
-/// A counter cell: the report's value, or a dash while there is no report.
 /// A grid's first row: `title`, then each run's variant in its plot colour.
 fn header_row(ui: &mut Ui, title: &str, runs: &[RunView]) {
     ui.label(RichText::new(title).strong());
@@ -306,6 +212,30 @@ fn header_row(ui: &mut Ui, title: &str, runs: &[RunView]) {
     ui.end_row();
 }
 
+/// The device a run solves on (GPU or CPU reference); the report's device and the reason
+/// it was chosen in the tooltip.
+fn device_cell(ui: &mut Ui, run: &RunView) {
+    match run.report() {
+        Some(rep) => {
+            let text = if rep.device.is_gpu() {
+                "GPU"
+            } else {
+                "CPU (reference)"
+            };
+            ui.label(text)
+                .on_hover_text(format!("{}\n{}", rep.device, rep.device_reason));
+        }
+        None => {
+            ui.label(match run.device {
+                "gpu" => "GPU",
+                "cpu" => "CPU (reference)",
+                other => other,
+            });
+        }
+    }
+}
+
+/// A counter cell: the report's value, or a dash while there is no report.
 fn rep_cell(run: &RunView, f: impl Fn(&SolveReport) -> String) -> String {
     run.report().map(f).unwrap_or_else(|| "–".into())
 }
@@ -317,25 +247,4 @@ fn gpu_cell(run: &RunView, f: impl Fn(&SolveReport) -> String) -> String {
         Some(_) => "CPU".into(),
         None => "–".into(),
     }
-}
-
-/// Grid marks at whole decades of a log10 axis (every decade, or every few when zoomed out).
-fn log_decades(input: GridInput) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
-    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
-        return Vec::new();
-    }
-    let step = ((hi - lo) / 10.0).ceil().max(1.0);
-    let mut marks = Vec::new();
-    let mut v = (lo / step).floor() * step;
-    while v <= hi && marks.len() < 200 {
-        if v >= lo {
-            marks.push(GridMark {
-                value: v,
-                step_size: step,
-            });
-        }
-        v += step;
-    }
-    marks
 }
