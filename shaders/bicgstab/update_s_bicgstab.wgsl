@@ -20,13 +20,6 @@ const BREAKDOWN_APR: u32 = 2u;
 
 var<workgroup> wg_sc: vec4<Real>;
 
-// Workgroup 0, thread 0 only: stops the solve, naming the quantity in state[3].
-fn stop_solve(status: u32, quantity: u32) {
-    atomicStore(&state[0], status);
-    atomicStore(&state[2], atomicLoad(&state[1]));
-    atomicStore(&state[3], quantity);
-}
-
 // The status this kernel stops with (0: none); uniform inputs give a uniform answer.
 fn check(apr: Real, ap_ap: Real, alpha: Real, eps: Real, rstar2: Real) -> vec2<u32> {
     let scale = eps * sqrt(ap_ap) * sqrt(rstar2);

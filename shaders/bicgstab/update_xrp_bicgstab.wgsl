@@ -34,13 +34,6 @@ const BREAKDOWN_OMEGA: u32 = 3u;
 
 var<workgroup> wg_sc: vec4<Real>;
 
-// Workgroup 0, thread 0 only: stops the solve, naming the quantity in state[3].
-fn stop_solve(status: u32, quantity: u32) {
-    atomicStore(&state[0], status);
-    atomicStore(&state[2], atomicLoad(&state[1]));
-    atomicStore(&state[3], quantity);
-}
-
 // The status this kernel stops with after the half-step test (0: none).
 fn check(as_s: Real, as_as: Real, ss: Real, beta: Real, eps: Real) -> vec2<u32> {
     if !is_finite(as_as) {

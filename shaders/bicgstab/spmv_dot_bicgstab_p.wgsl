@@ -29,13 +29,6 @@ const BREAKDOWN_RHO: u32 = 1u;
 @group(0) @binding(10) var<storage, read> rstar: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
-// Workgroup 0, thread 0 only: stops the solve, naming the quantity in state[3].
-fn stop_solve(status: u32, quantity: u32) {
-    atomicStore(&state[0], status);
-    atomicStore(&state[2], atomicLoad(&state[1]));
-    atomicStore(&state[3], quantity);
-}
-
 fn spmv_x(col: u32) -> Real {
     if params.jacobi != 0u {
         return dinv[col] * p[col];

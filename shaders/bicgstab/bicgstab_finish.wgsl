@@ -26,12 +26,6 @@ const BREAKDOWN_RHO: u32 = 1u;
 const BREAKDOWN_APR: u32 = 2u;
 const BREAKDOWN_OMEGA: u32 = 3u;
 
-fn stop_solve(status: u32, quantity: u32) {
-    atomicStore(&state[0], status);
-    atomicStore(&state[2], atomicLoad(&state[1]));
-    atomicStore(&state[3], quantity);
-}
-
 // |v| ≤ scale with scale = ε·‖x‖‖y‖: ⟨x, y⟩ is numerically zero (cpu::is_breakdown).
 fn numerically_zero(v: Real, scale: Real) -> bool {
     return is_finite(scale) && abs(v) <= scale;
