@@ -1,11 +1,12 @@
-//! Portability proof without a Mac or Windows machine: every kernel in `shaders/`, in both
-//! precisions, parses and validates with naga and translates to SPIR-V (Vulkan), MSL (Metal)
-//! and HLSL (DX12). Metal has no 64-bit floats, so f64 kernels must be *refused* under Metal's
+//! Portability proof without a Mac or Windows machine: every kernel in `shaders/<folder>/`, in
+//! both precisions, parses and validates with naga and translates to SPIR-V (Vulkan), MSL
+//! (Metal) and HLSL (DX12). Metal has no 64-bit floats, so f64 kernels must be *refused* under Metal's
 //! capabilities (wgpu never offers SHADER_F64 there, and the library then reports MissingFeature).
 
 use krylov_wgpu::Precision;
-use krylov_wgpu::gpu::shader::{FormatKernel, KERNELS, ShaderConfig, specialise};
+use krylov_wgpu::gpu::shader::{FormatKernel, KERNELS, Piece, ShaderConfig, specialise};
 use naga::valid::{Capabilities, ValidationFlags, Validator};
+use std::path::Path;
 
 fn module(name: &str, config: ShaderConfig) -> (naga::Module, naga::valid::ModuleInfo) {
     let what = format!("{name} ({}, {:?})", config.precision, config.format);
@@ -20,24 +21,70 @@ fn module(name: &str, config: ShaderConfig) -> (naga::Module, naga::valid::Modul
     (module, info)
 }
 
+/// The `.wgsl` files below `dir`, as paths relative to the crate root (`shaders/cg/cg_init.wgsl`).
+fn wgsl_files(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            wgsl_files(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "wgsl") {
+            let rel = path.strip_prefix(root).unwrap();
+            out.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+}
+
 #[test]
 fn every_kernel_is_registered_once_and_exists_as_a_file() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
-    let mut files: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.unwrap().path();
-            (p.extension()? == "wgsl")
-                .then(|| p.file_stem().unwrap().to_string_lossy().into_owned())
-        })
-        .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shaders = root.join("shaders");
+    // Every .wgsl below shaders/ except the library pieces of shaders/lib/ is a kernel.
+    let mut files = Vec::new();
+    wgsl_files(root, &shaders, &mut files);
+    files.retain(|f| !f.starts_with("shaders/lib/"));
     files.sort();
-    let mut names: Vec<String> = KERNELS.iter().map(|k| k.name.to_string()).collect();
-    names.sort();
+    // KERNELS names each kernel once, in the folder its file is in.
+    let mut registered: Vec<String> = KERNELS.iter().map(|k| k.path()).collect();
+    registered.sort();
     assert_eq!(
-        files, names,
-        "shaders/ and gpu::shader::KERNELS must list the same kernels"
+        files, registered,
+        "the kernels below shaders/ (without shaders/lib/) and gpu::shader::KERNELS must be \
+         the same files, each registered once"
     );
+    let mut names: Vec<&str> = KERNELS.iter().map(|k| k.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), KERNELS.len(), "kernel names are unique");
+    for k in KERNELS {
+        assert_eq!(
+            std::fs::read_to_string(root.join(k.path())).unwrap(),
+            k.source,
+            "{}: the source compiled in is the file",
+            k.name
+        );
+        assert!(
+            !k.folder.is_empty() && k.folder != "lib" && !k.folder.contains('/'),
+            "{}: one folder of shaders/ per concern, not lib/",
+            k.name
+        );
+    }
+}
+
+#[test]
+fn every_library_piece_exists_and_is_used() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for piece in Piece::ALL {
+        assert!(piece.path().starts_with("shaders/lib/"), "{piece:?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join(piece.path())).unwrap(),
+            piece.source(),
+            "{piece:?}"
+        );
+        assert!(
+            KERNELS.iter().any(|k| k.pieces.contains(&piece)),
+            "{piece:?} is used by a kernel"
+        );
+    }
 }
 
 #[test]

@@ -2,31 +2,43 @@
 //! library's rules choose (or the one picked in the Device menu), watch the residuals converge
 //! live with the library's launch and transfer counts side by side.
 //!
-//! Submodules hold the panels: `controls` (Matrix and Solver), `results` (plot and counters),
-//! `exports`; [`crate::device_panel`] the device part of the top bar.
+//! This file holds the state and the frame loop. One submodule per panel: `matrix_panel`,
+//! `solver_panel`, `plot`, `counters`, `exports` (the bottom bar), `messages` (the top bar and
+//! the message lines; [`crate::device_panel`] draws the device part); `actions` (load, solve,
+//! switch device), `events` (what the loader and the solver thread send), `run_view` (one run);
+//! `widgets`, small helpers the panels share.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use egui::{Color32, RichText, TextureHandle, Ui};
+use egui::{Color32, TextureHandle, Ui};
 use krylov_wgpu::Precision;
 use krylov_wgpu::gpu::AdapterSummary;
 use krylov_wgpu::matrix::samples;
 use krylov_wgpu::solvers::{
-    CheckMode, GramSchmidt, Method, Precond, Progress, SolveOptions, SolveReport, Variant,
+    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant,
 };
 
-mod controls;
+mod actions;
+mod counters;
+mod events;
 mod exports;
-mod results;
+mod matrix_panel;
+mod messages;
+mod plot;
+mod run_view;
+mod solver_panel;
+mod widgets;
+
+pub use run_view::RunView;
 
 use crate::device::DeviceSelection;
 use crate::device_panel::{DevicePanel, DeviceState};
-use crate::problem::{self, Family, Loaded, Source};
-use crate::worker::{RunOutcome, SolveJob, Worker, WorkerEvent};
+use crate::problem::{Family, Loaded, Source};
+use crate::worker::Worker;
 
 /// Which variants a solve runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,83 +81,6 @@ pub struct StartupArgs {
     pub device: DeviceSelection,
 }
 
-/// One run (one variant) of the current solve.
-#[derive(Debug)]
-pub struct RunView {
-    pub variant: Variant,
-    /// `"queued"`, `"gpu"` or `"cpu"`.
-    pub device: &'static str,
-    pub note: Option<String>,
-    pub b_norm: f64,
-    /// Residual norms received so far: (iteration, ‖r‖).
-    pub live: Vec<(usize, f64)>,
-    progress: Option<Receiver<Progress>>,
-    pub outcome: Option<Result<RunOutcome, String>>,
-}
-
-impl RunView {
-    fn queued(variant: Variant) -> Self {
-        RunView {
-            variant,
-            device: "queued",
-            note: None,
-            b_norm: 0.0,
-            live: Vec::new(),
-            progress: None,
-            outcome: None,
-        }
-    }
-
-    /// The report, when the run finished with one.
-    pub fn report(&self) -> Option<&SolveReport> {
-        match &self.outcome {
-            Some(Ok(o)) => Some(&o.report),
-            _ => None,
-        }
-    }
-
-    /// The residual history to plot: the report's once finished, else what arrived.
-    fn points(&self) -> Vec<[f64; 2]> {
-        let scale = |r: f64, b: f64| if b > 0.0 { r / b } else { r };
-        let raw: Vec<(usize, f64, f64)> = match self.report() {
-            Some(rep) => rep
-                .history
-                .iter()
-                .enumerate()
-                .map(|(k, &r)| (k, r, rep.b_norm))
-                .collect(),
-            None => self
-                .live
-                .iter()
-                .map(|&(k, r)| (k, r, self.b_norm))
-                .collect(),
-        };
-        raw.into_iter()
-            .filter(|(_, r, _)| r.is_finite() && *r > 0.0)
-            .map(|(k, r, b)| [k as f64, scale(r, b).log10()])
-            .collect()
-    }
-
-    fn status(&self) -> String {
-        match &self.outcome {
-            None if self.device == "queued" => "waiting".into(),
-            None => match self.live.last() {
-                Some(&(k, r)) => format!(
-                    "running: iteration {k}, |r|/|b| = {:.3e}",
-                    if self.b_norm > 0.0 {
-                        r / self.b_norm
-                    } else {
-                        r
-                    }
-                ),
-                None => "running: setting up".into(),
-            },
-            Some(Ok(o)) => o.report.reason_detail.clone(),
-            Some(Err(e)) => format!("failed: {e}"),
-        }
-    }
-}
-
 /// The application state.
 pub struct StudioApp {
     worker: Worker,
@@ -167,7 +102,7 @@ pub struct StudioApp {
     precision_choice: Option<Precision>,
     precond: Precond,
     check_mode: CheckMode,
-    format: krylov_wgpu::solvers::Format,
+    format: Format,
     rtol_text: String,
     atol_text: String,
     max_iter: usize,
@@ -230,7 +165,7 @@ impl StudioApp {
             precision_choice: args.precision,
             precond: args.precond.unwrap_or(Precond::None),
             check_mode: args.check_mode.unwrap_or(CheckMode::Device),
-            format: krylov_wgpu::solvers::Format::Auto,
+            format: Format::Auto,
             rtol_text: "1e-6".into(),
             atol_text: "0".into(),
             max_iter: 10_000,
@@ -299,309 +234,6 @@ impl StudioApp {
     /// What the Device menu selects.
     pub fn device_selection(&self) -> DeviceSelection {
         self.device.selection
-    }
-
-    // ---- Actions ---------------------------------------------------------------------------
-
-    fn start_load(&mut self, source: Source) {
-        let (tx, rx) = channel();
-        let ctx = self.ctx.clone();
-        let src = source.clone();
-        let spawned = std::thread::Builder::new()
-            .name("krylov-loader".into())
-            .spawn(move || {
-                let result = std::panic::catch_unwind(|| problem::load(&src))
-                    .unwrap_or_else(|_| Err("internal error while loading".into()));
-                let _ = tx.send(result);
-                ctx.request_repaint();
-            });
-        match spawned {
-            Ok(_) => {
-                self.error = None;
-                self.notice = Some(format!("loading {}", source.name()));
-                self.loading = Some((source, rx));
-            }
-            Err(e) => self.error = Some(format!("could not start loading: {e}")),
-        }
-    }
-
-    fn precision(&self) -> Precision {
-        self.precision_choice
-            .unwrap_or_else(|| self.device.default_precision())
-    }
-
-    /// Asks the solver thread to open `selection` (not while a solve runs).
-    fn select_device(&mut self, selection: DeviceSelection) {
-        if self.running_job.is_some() {
-            return;
-        }
-        let precision = self.precision_choice.unwrap_or(Precision::F64);
-        match self.worker.select_device(selection, precision) {
-            Ok(()) => self.device.switching(selection, precision),
-            Err(e) => self.error = Some(e),
-        }
-    }
-
-    fn options(&self) -> Result<SolveOptions, String> {
-        let parse = |name: &str, s: &str| -> Result<f64, String> {
-            s.trim()
-                .parse::<f64>()
-                .map_err(|_| format!("{name} `{s}` is not a number"))
-        };
-        let opts = SolveOptions {
-            method: self.method,
-            variant: Variant::Pipelined,
-            rtol: parse("rtol", &self.rtol_text)?,
-            atol: parse("atol", &self.atol_text)?,
-            max_iter: self.max_iter,
-            restart: self.restart,
-            precond: self.precond,
-            gs: self.gs,
-            check_mode: self.check_mode,
-            batch: self.batch,
-            format: self.format,
-            max_padding: krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET,
-        };
-        opts.validate().map_err(|e| e.to_string())?;
-        Ok(opts)
-    }
-
-    fn start_solve(&mut self) {
-        if self.running_job.is_some() {
-            return;
-        }
-        let Some(problem) = &self.problem else {
-            self.error = Some("load or generate a matrix first".into());
-            return;
-        };
-        let opts = match self.options() {
-            Ok(o) => o,
-            Err(e) => {
-                self.error = Some(e);
-                return;
-            }
-        };
-        self.cancel = Arc::new(AtomicBool::new(false));
-        let id = self.next_job;
-        self.next_job += 1;
-        let variants = self.run_mode.variants();
-        let job = SolveJob {
-            id,
-            matrix: problem.matrix.clone(),
-            rhs: problem.rhs.clone(),
-            variants: variants.clone(),
-            opts: opts.clone(),
-            precision: self.precision(),
-            profile: self.profile,
-            cancel: self.cancel.clone(),
-        };
-        match self.worker.submit(job) {
-            Ok(()) => {
-                self.error = None;
-                self.notice = None;
-                self.runs = variants.into_iter().map(RunView::queued).collect();
-                self.export_run = self.runs.len() - 1;
-                self.shown_opts = Some(opts);
-                self.running_job = Some(id);
-            }
-            Err(e) => self.error = Some(e),
-        }
-    }
-
-    fn stop(&mut self) {
-        self.cancel.store(true, Ordering::Relaxed);
-    }
-
-    /// Takes everything the loader and the solver thread sent since the last frame.
-    fn poll(&mut self, ctx: &egui::Context) {
-        if let Some((source, rx)) = &self.loading {
-            match rx.try_recv() {
-                Ok(result) => {
-                    let name = source.name();
-                    self.loading = None;
-                    self.notice = None;
-                    match result {
-                        Ok(loaded) => self.set_problem(ctx, loaded),
-                        Err(e) => {
-                            self.error = Some(format!("Could not load {name}: {e}"));
-                            self.auto_run = None;
-                        }
-                    }
-                }
-                Err(std::sync::mpsc::TryRecvError::Empty) => {}
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => {
-                    self.loading = None;
-                    self.error = Some("loading stopped unexpectedly".into());
-                }
-            }
-        }
-        while let Ok(ev) = self.worker.events.try_recv() {
-            match ev {
-                WorkerEvent::Device(opened) => {
-                    if let Some(e) = self.device.opened(*opened) {
-                        self.error = Some(e);
-                    }
-                }
-                WorkerEvent::RunStarted {
-                    job,
-                    variant,
-                    device,
-                    note,
-                    b_norm,
-                    progress,
-                } if Some(job) == self.running_job => {
-                    if let Some(run) = self.runs.iter_mut().find(|r| r.variant == variant) {
-                        run.device = device;
-                        run.note = note;
-                        run.b_norm = b_norm;
-                        run.progress = Some(progress);
-                    }
-                }
-                WorkerEvent::RunFinished {
-                    job,
-                    variant,
-                    outcome,
-                } if Some(job) == self.running_job => {
-                    if let Some(run) = self.runs.iter_mut().find(|r| r.variant == variant) {
-                        if let Some(rx) = run.progress.take() {
-                            run.live
-                                .extend(rx.try_iter().map(|p| (p.iteration, p.residual)));
-                        }
-                        run.outcome = Some(*outcome);
-                    }
-                }
-                WorkerEvent::JobFinished { job, error } if Some(job) == self.running_job => {
-                    self.running_job = None;
-                    for run in &mut self.runs {
-                        if run.outcome.is_none() {
-                            run.progress = None;
-                            run.outcome = Some(Err(if self.cancel.load(Ordering::Relaxed) {
-                                "stopped before it started".into()
-                            } else {
-                                error.clone().unwrap_or_else(|| "not run".into())
-                            }));
-                        }
-                    }
-                    if let Some(e) = error {
-                        self.error = Some(e);
-                    } else if let Some(e) = self.runs.iter().find_map(|r| match &r.outcome {
-                        Some(Err(e)) => Some(format!("{} {}: {e}", r.variant, self.method)),
-                        _ => None,
-                    }) {
-                        self.error = Some(e);
-                    }
-                }
-                _ => {} // events of a job replaced meanwhile
-            }
-        }
-        for run in &mut self.runs {
-            if let Some(rx) = &run.progress {
-                run.live
-                    .extend(rx.try_iter().map(|p| (p.iteration, p.residual)));
-            }
-        }
-        if self.loading.is_none()
-            && self.running_job.is_none()
-            && self.problem.is_some()
-            && !matches!(self.device.state, DeviceState::Opening)
-            && let Some(mode) = self.auto_run.take()
-        {
-            self.run_mode = mode;
-            self.start_solve();
-        }
-    }
-
-    fn set_problem(&mut self, ctx: &egui::Context, loaded: Loaded) {
-        let t = &loaded.thumbnail;
-        let pixels = t
-            .rgba()
-            .into_iter()
-            .map(|[r, g, b, a]| Color32::from_rgba_unmultiplied(r, g, b, a))
-            .collect();
-        let image = egui::ColorImage::new([t.bins, t.bins], pixels);
-        self.thumbnail = Some(ctx.load_texture("sparsity", image, egui::TextureOptions::NEAREST));
-        if !loaded.facts.symmetric && self.method == Method::Cg {
-            // A sample names the method to try first; otherwise BiCGStab.
-            let suggested = match &loaded.source {
-                Source::Sample(name) => samples::find(name)
-                    .ok()
-                    .and_then(|s| s.suggested_method.parse::<Method>().ok()),
-                _ => None,
-            };
-            self.method = suggested.unwrap_or(Method::Bicgstab);
-            self.notice = Some(format!(
-                "the matrix is not symmetric: switched the method to {}",
-                self.method
-            ));
-        } else if let Source::Sample(name) = &loaded.source
-            && loaded.rhs.is_some()
-        {
-            self.notice = Some(format!(
-                "{name} comes with its right-hand side: solving for it"
-            ));
-        }
-        self.problem = Some(loaded);
-        self.runs.clear();
-        self.shown_opts = None;
-        self.error = None;
-    }
-
-    fn open_dropped(&mut self, ctx: &egui::Context) {
-        let dropped = ctx.input(|i| i.raw.dropped_files.clone());
-        let Some(file) = dropped.first() else { return };
-        if self.loading.is_some() || self.running_job.is_some() {
-            self.error = Some("busy: stop the solve before loading another matrix".into());
-            return;
-        }
-        let path = file.path().to_path_buf();
-        if !path.is_file() {
-            // No file on disk behind the drop (the web): parse the bytes here.
-            let name = path.display().to_string();
-            match file.bytes().and_then(|b| problem::load_bytes(&name, &b)) {
-                Ok(matrix) => {
-                    let loaded = Loaded::new(Source::File(path), matrix, 0.0);
-                    self.set_problem(ctx, loaded);
-                }
-                Err(e) => {
-                    let short = Source::File(path).name();
-                    self.error = Some(format!("Could not load {short}: {e}"));
-                }
-            }
-            return;
-        }
-        self.path_text = path.display().to_string();
-        self.start_load(Source::File(path));
-    }
-
-    // ---- UI --------------------------------------------------------------------------------
-
-    fn top_bar(&mut self, ui: &mut Ui) {
-        let can_switch =
-            self.running_job.is_none() && !matches!(self.device.state, DeviceState::Opening);
-        if let Some(selection) = self.device.ui(ui, can_switch) {
-            self.select_device(selection);
-        }
-        let hovering = ui.ctx().input(|i| !i.raw.hovered_files.is_empty());
-        if hovering {
-            ui.label(RichText::new("Drop the .mtx / .mtx.gz file to load it").strong());
-        }
-    }
-
-    fn messages(&self, ui: &mut Ui) {
-        if let Some(e) = &self.error {
-            ui.colored_label(Color32::from_rgb(220, 50, 50), format!("Error: {e}"));
-        }
-        if let Some(n) = &self.notice {
-            ui.label(n);
-        }
-        for run in &self.runs {
-            if let Some(note) = &run.note {
-                ui.colored_label(
-                    Color32::from_rgb(200, 120, 0),
-                    format!("note ({}): {note}", run.variant),
-                );
-            }
-        }
     }
 }
 

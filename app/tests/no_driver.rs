@@ -4,7 +4,7 @@
 //! No `.wgpu()` on the harness: nothing is rendered, and the worker opens its own device.
 
 mod common;
-use common::wait_idle;
+use common::{enter_and_click, solve, wait_idle};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
@@ -45,15 +45,8 @@ fn without_a_vulkan_driver_the_app_solves_on_the_cpu_and_says_why() {
         "the top bar shows the reason"
     );
 
-    h.get_by_label("Spec")
-        .set_text_value_accesskit("poisson2d:16");
-    h.run();
-    h.get_by_label("Generate").click();
-    wait_idle(&mut h, "poisson2d:16");
-    h.get_by_label("Solve").click();
-    h.step();
-    wait_idle(&mut h, "the solves");
-    assert_eq!(h.state().error(), None);
+    enter_and_click(&mut h, "Spec", "poisson2d:16", "Generate");
+    solve(&mut h);
     let runs = h.state().runs();
     assert_eq!(runs.len(), 2, "classical and pipelined");
     for run in runs {

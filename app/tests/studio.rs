@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{TIMEOUT, wait_idle};
+use common::{TIMEOUT, enter_and_click, solve, wait_idle};
 
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable, by};
@@ -21,20 +21,24 @@ use krylov_studio::{DeviceSelection, StartupArgs, StudioApp};
 use krylov_wgpu::gpu::DeviceKind;
 use krylov_wgpu::solvers::{Method, StopReason, Variant};
 
+/// The app on any adapter, lavapipe included (auto would take the CPU reference there, unless
+/// KRYLOV_REQUIRE_GPU=1): the same device whether or not CI's variables are set. Returns once
+/// the device is open.
 fn harness() -> Harness<'static, StudioApp> {
-    // Any adapter, lavapipe included (auto would take the CPU reference there, unless
-    // KRYLOV_REQUIRE_GPU=1): the same device whether or not CI's variables are set.
     harness_with(StartupArgs {
         device: DeviceSelection::AnyGpu,
         ..Default::default()
     })
 }
 
+/// The app started with `args`, rendering on the test adapter, once its device is open.
 fn harness_with(args: StartupArgs) -> Harness<'static, StudioApp> {
-    Harness::builder()
+    let mut h = Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
         .wgpu()
-        .build_eframe(move |cc| StudioApp::new(&cc.egui_ctx, args))
+        .build_eframe(move |cc| StudioApp::new(&cc.egui_ctx, args));
+    wait_idle(&mut h, "the device");
+    h
 }
 
 /// Snapshot tolerance for a software rasteriser: a slightly looser per-pixel colour threshold
@@ -111,17 +115,13 @@ fn mask_timings(h: &mut Harness<'_, StudioApp>) {
 }
 
 fn generate(h: &mut Harness<'_, StudioApp>, spec: &str) {
-    h.get_by_label("Spec").set_text_value_accesskit(spec);
-    h.run();
-    h.get_by_label("Generate").click();
-    wait_idle(h, spec);
+    enter_and_click(h, "Spec", spec, "Generate");
     assert_eq!(h.state().error(), None);
 }
 
 #[test]
 fn pipelined_vs_classical_cg_counts_and_convergence() {
     let mut h = harness();
-    wait_idle(&mut h, "the GPU device");
     check_device(&h);
 
     generate(&mut h, "poisson2d:32");
@@ -261,7 +261,6 @@ fn pipelined_vs_classical_cg_counts_and_convergence() {
 #[test]
 fn stop_cancels_a_running_solve() {
     let mut h = harness();
-    wait_idle(&mut h, "the GPU device");
     check_device(&h);
     // The CPU reference reports no progress and cannot be stopped: this needs a GPU (which
     // check_device requires under KRYLOV_REQUIRE_GPU=1).
@@ -325,7 +324,6 @@ impl egui::DroppedFile for Dropped {
 #[test]
 fn dropping_a_malformed_file_shows_the_error() {
     let mut h = harness();
-    wait_idle(&mut h, "the GPU device");
     // The path is relative to the crate root (the tests' working directory), so the message
     // and the snapshot are the same on every machine.
     let path = Path::new("tests/data/malformed.mtx");
@@ -345,11 +343,7 @@ fn dropping_a_malformed_file_shows_the_error() {
     h.snapshot_options("malformed_drop", &snapshot_options());
 
     // The path field: a missing file is a message too.
-    h.get_by_label("Path")
-        .set_text_value_accesskit("tests/data/no-such-file.mtx");
-    h.run();
-    h.get_by_label("Load").click();
-    wait_idle(&mut h, "the missing file");
+    enter_and_click(&mut h, "Path", "tests/data/no-such-file.mtx", "Load");
     let error = h.state().error().expect("an error is shown");
     assert!(
         error.starts_with("Could not load no-such-file.mtx: tests/data/no-such-file.mtx"),
@@ -367,10 +361,7 @@ fn dropping_a_malformed_file_shows_the_error() {
 }
 
 fn generate_err(h: &mut Harness<'_, StudioApp>, spec: &str, expect: &str) {
-    h.get_by_label("Spec").set_text_value_accesskit(spec);
-    h.run();
-    h.get_by_label("Generate").click();
-    wait_idle(h, spec);
+    enter_and_click(h, "Spec", spec, "Generate");
     let error = h.state().error().expect("an error is shown");
     assert!(error.contains(expect), "{error}");
     assert!(h.query_by_label_contains(expect).is_some());
@@ -391,10 +382,7 @@ fn solve_pipelined(h: &mut Harness<'_, StudioApp>) -> krylov_wgpu::solvers::Solv
     h.get(by().role(Role::RadioButton).label("pipelined"))
         .click();
     h.run();
-    h.get_by_label("Solve").click();
-    h.step();
-    wait_idle(h, "the solve");
-    assert_eq!(h.state().error(), None);
+    solve(h);
     let runs = h.state().runs();
     assert_eq!(runs.len(), 1);
     let rep = runs[0].report().expect("a report").clone();
@@ -405,7 +393,6 @@ fn solve_pipelined(h: &mut Harness<'_, StudioApp>) -> krylov_wgpu::solvers::Solv
 #[test]
 fn the_device_menu_switches_between_the_cpu_and_an_adapter() {
     let mut h = harness_with(StartupArgs::default());
-    wait_idle(&mut h, "the device");
     check_device(&h);
     assert_eq!(h.state().device_selection(), DeviceSelection::Auto);
     generate(&mut h, "poisson2d:16");
@@ -464,7 +451,6 @@ fn the_device_menu_switches_between_the_cpu_and_an_adapter() {
 #[test]
 fn the_sample_menu_opens_an_embedded_matrix() {
     let mut h = harness();
-    wait_idle(&mut h, "the device");
     choose(&mut h, "Sample", "bcsstk01");
     wait_idle(&mut h, "bcsstk01");
     assert_eq!(h.state().error(), None);

@@ -10,7 +10,7 @@ const STATUS_BREAKDOWN: u32 = 4u;
 
 // Bindings 0–3 are the same in every solver kernel:
 // state[0]: status, state[1]: residual norms recorded so far, state[2]: iteration where
-// the status changed.
+// the status changed, state[3]: the solver's code of the quantity that broke down.
 @group(0) @binding(0) var<storage, read_write> state: array<atomic<u32>, 4>;
 // Per-workgroup partial sums, one vec4 per workgroup, in slots of `groups` entries.
 @group(0) @binding(1) var<storage, read_write> partials: array<vec4<Real>>;
@@ -36,6 +36,14 @@ fn set_status(ids: Ids, status: u32) {
         atomicStore(&state[0], status);
         atomicStore(&state[2], atomicLoad(&state[1]));
     }
+}
+
+// Stops the solve with `status`, naming the quantity in state[3] (0: none). Called by one
+// thread only (workgroup 0, thread 0 of a kernel with several workgroups).
+fn stop_solve(status: u32, quantity: u32) {
+    atomicStore(&state[0], status);
+    atomicStore(&state[2], atomicLoad(&state[1]));
+    atomicStore(&state[3], quantity);
 }
 
 fn is_leader(ids: Ids) -> bool {

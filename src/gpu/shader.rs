@@ -1,24 +1,83 @@
 //! WGSL sources and their compilation for one precision.
 //!
-//! Every kernel lives in `shaders/<name>.wgsl` and is written against the type alias `Real`,
-//! the constants `WG` (workgroup size) and `REAL_MAX`. The host prepends a prelude that defines
-//! them (`alias Real = f32;` or `f64`), so one source serves both precisions. Solver kernels
-//! also get the shared pieces in `shaders/lib/`: a workgroup reduction (subgroup or
-//! workgroup-memory flavour, same interface) and the solver state bindings.
+//! Every kernel lives in `shaders/<folder>/<name>.wgsl`, one folder per concern (`blas`,
+//! `cg`, `bicg`, `bicgstab`, `gmres`, `jacobi`, `precond`, `bench`; see `shaders/README.md`),
+//! and is written against the type alias `Real`, the constants `WG` (workgroup size) and
+//! `REAL_MAX`. The host prepends a prelude that defines them (`alias Real = f32;` or `f64`), so
+//! one source serves both precisions. Solver kernels also get the shared pieces in
+//! `shaders/lib/`: a workgroup reduction (subgroup or workgroup-memory flavour, same
+//! interface) and the solver state bindings; kernels that multiply by a matrix get the
+//! storage format's library, and some kernels further [`Piece`]s of `shaders/lib/`.
 
 use crate::base::scalar::Precision;
 
 /// One WGSL kernel file.
 #[derive(Debug, Clone, Copy)]
 pub struct KernelSource {
-    /// File stem in `shaders/`, also the kernel's name in reports and on the host side.
+    /// File stem, also the kernel's name in reports and on the host side.
     pub name: &'static str,
+    /// The folder of `shaders/` the file is in (`cg`, `gmres`, `blas`, …): see [`Self::path`].
+    pub folder: &'static str,
     pub source: &'static str,
     /// Whether the kernel is built on `shaders/lib/` (reduction + solver state).
     pub solver: bool,
     /// Sparse matrices the kernel multiplies by (0, 1, or 2 for BiCG's A and Aᵀ): each gets
     /// the storage format's `shaders/lib/format_*.wgsl` (see `shaders/lib/spmv_row.wgsl`).
     pub matrices: u8,
+    /// Further library pieces the kernel is built on, prepended after the format library.
+    pub pieces: &'static [Piece],
+}
+
+impl KernelSource {
+    /// The kernel's file, relative to the crate root: `shaders/<folder>/<name>.wgsl`.
+    pub fn path(&self) -> String {
+        format!("shaders/{}/{}.wgsl", self.folder, self.name)
+    }
+}
+
+/// A piece of `shaders/lib/` that only some kernels are built on: code several kernels share,
+/// written once. Like the format libraries, a piece may call a function the kernel defines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Piece {
+    /// `residual.wgsl`: r = b − A·x row by row with the first reduction stage of the row terms
+    /// the kernel returns (the init kernels of CG, BiCG and BiCGStab).
+    Residual,
+    /// `blas_update.wgsl`: the coefficient scalars\[num\] / scalars\[den\] and the loop of
+    /// y ← f(x, y), four entries per thread (axpy, xpay).
+    BlasUpdate,
+    /// `probe.wgsl`: parameters, vectors and entry update of the `stream_update4*` probes.
+    Probe,
+}
+
+impl Piece {
+    /// Every piece.
+    pub const ALL: [Piece; 3] = [Piece::Residual, Piece::BlasUpdate, Piece::Probe];
+
+    /// The piece's WGSL source.
+    pub fn source(self) -> &'static str {
+        self.file().1
+    }
+
+    /// The piece's file, relative to the crate root.
+    pub fn path(self) -> &'static str {
+        self.file().0
+    }
+
+    fn file(self) -> (&'static str, &'static str) {
+        macro_rules! lib_file {
+            ($file:literal) => {
+                (
+                    concat!("shaders/lib/", $file),
+                    include_str!(concat!("../../shaders/lib/", $file)),
+                )
+            };
+        }
+        match self {
+            Piece::Residual => lib_file!("residual.wgsl"),
+            Piece::BlasUpdate => lib_file!("blas_update.wgsl"),
+            Piece::Probe => lib_file!("probe.wgsl"),
+        }
+    }
 }
 
 /// `shaders/lib/reduce_workgroup.wgsl`.
@@ -89,57 +148,73 @@ fn second_matrix(source: &str) -> String {
     s
 }
 
+/// `kernel!(folder, name, solver[, matrices[, [pieces]]])`: the file
+/// `shaders/<folder>/<name>.wgsl` with what [`specialise`] prepends to it.
 macro_rules! kernel {
-    ($name:literal, $solver:expr) => {
-        kernel!($name, $solver, 0)
+    ($folder:literal, $name:literal, $solver:expr) => {
+        kernel!($folder, $name, $solver, 0)
     };
-    ($name:literal, $solver:expr, $matrices:expr) => {
+    ($folder:literal, $name:literal, $solver:expr, $matrices:expr) => {
+        kernel!($folder, $name, $solver, $matrices, [])
+    };
+    ($folder:literal, $name:literal, $solver:expr, $matrices:expr, [$($piece:ident),*]) => {
         KernelSource {
             name: $name,
-            source: include_str!(concat!("../../shaders/", $name, ".wgsl")),
+            folder: $folder,
+            source: include_str!(concat!("../../shaders/", $folder, "/", $name, ".wgsl")),
             solver: $solver,
             matrices: $matrices,
+            pieces: &[$(Piece::$piece),*],
         }
     };
 }
 
-/// Every kernel shipped in `shaders/` (the naga portability test walks this list).
+/// Every kernel shipped in `shaders/` (the naga portability test walks this list, and checks
+/// it against the files).
 pub const KERNELS: &[KernelSource] = &[
-    kernel!("spmv", false, 1),
-    kernel!("stream_triad", false),
-    kernel!("stream_update4", false),
-    kernel!("stream_update4_status", false),
-    kernel!("stream_update4_reduce", false),
-    kernel!("cg_init", true, 1),
-    kernel!("spmv_dot_cg", true, 1),
-    kernel!("update_cg", true),
-    kernel!("dot", true),
-    kernel!("dot_finish", true),
-    kernel!("axpy", true),
-    kernel!("xpay", true),
-    kernel!("diag_scale", true),
-    kernel!("gmres_residual", true, 1),
-    kernel!("gmres_spmv_dot", true, 1),
-    kernel!("gmres_basis_dots", true),
-    kernel!("gmres_gs_update", true),
-    kernel!("gmres_normalize", true),
-    kernel!("gmres_update_x", true),
-    kernel!("gmres_basis_spmv", true, 1),
-    kernel!("gmres_basis_diag", true),
-    kernel!("gmres_basis_axpy", true),
-    kernel!("gmres_basis_scale", true),
-    kernel!("gmres_finish", true),
-    kernel!("bicgstab_init", true, 1),
-    kernel!("spmv_dot_bicgstab_p", true, 1),
-    kernel!("update_s_bicgstab", true),
-    kernel!("spmv_dot_bicgstab_s", true, 1),
-    kernel!("update_xrp_bicgstab", true),
-    kernel!("bicgstab_finish", true),
-    kernel!("bicg_init", true, 1),
-    kernel!("bicg_direction_spmv", true, 2),
-    kernel!("bicg_update", true),
-    kernel!("bicg_finish", true),
-    kernel!("jacobi_sweep", true, 1),
+    // Classical building blocks: SpMV and BLAS-1 with device-side scalars.
+    kernel!("blas", "spmv", false, 1),
+    kernel!("blas", "dot", true),
+    kernel!("blas", "dot_finish", true),
+    kernel!("blas", "axpy", true, 0, [BlasUpdate]),
+    kernel!("blas", "xpay", true, 0, [BlasUpdate]),
+    // Preconditioners applied as their own launch.
+    kernel!("precond", "diag_scale", true),
+    // Bandwidth probes of `krylov bench`.
+    kernel!("bench", "stream_triad", false),
+    kernel!("bench", "stream_update4", false, 0, [Probe]),
+    kernel!("bench", "stream_update4_status", false, 0, [Probe]),
+    kernel!("bench", "stream_update4_reduce", false, 0, [Probe]),
+    // CG (classical and pipelined).
+    kernel!("cg", "cg_init", true, 1, [Residual]),
+    kernel!("cg", "spmv_dot_cg", true, 1),
+    kernel!("cg", "update_cg", true),
+    // GMRES(m).
+    kernel!("gmres", "gmres_residual", true, 1),
+    kernel!("gmres", "gmres_spmv_dot", true, 1),
+    kernel!("gmres", "gmres_basis_dots", true),
+    kernel!("gmres", "gmres_gs_update", true),
+    kernel!("gmres", "gmres_normalize", true),
+    kernel!("gmres", "gmres_update_x", true),
+    kernel!("gmres", "gmres_basis_spmv", true, 1),
+    kernel!("gmres", "gmres_basis_diag", true),
+    kernel!("gmres", "gmres_basis_axpy", true),
+    kernel!("gmres", "gmres_basis_scale", true),
+    kernel!("gmres", "gmres_finish", true),
+    // BiCGStab.
+    kernel!("bicgstab", "bicgstab_init", true, 1, [Residual]),
+    kernel!("bicgstab", "spmv_dot_bicgstab_p", true, 1),
+    kernel!("bicgstab", "update_s_bicgstab", true),
+    kernel!("bicgstab", "spmv_dot_bicgstab_s", true, 1),
+    kernel!("bicgstab", "update_xrp_bicgstab", true),
+    kernel!("bicgstab", "bicgstab_finish", true),
+    // BiCG (A and Aᵀ).
+    kernel!("bicg", "bicg_init", true, 1, [Residual]),
+    kernel!("bicg", "bicg_direction_spmv", true, 2),
+    kernel!("bicg", "bicg_update", true),
+    kernel!("bicg", "bicg_finish", true),
+    // The Jacobi method.
+    kernel!("jacobi", "jacobi_sweep", true, 1),
 ];
 
 /// Looks a kernel up by name.
@@ -172,7 +247,8 @@ impl ShaderConfig {
     }
 }
 
-/// The full WGSL text of `kernel` for `config`: prelude, shared pieces, source.
+/// The full WGSL text of `kernel` for `config`: prelude, reduction and solver state (solver
+/// kernels), format library (kernels with a matrix), the kernel's [`Piece`]s, source.
 pub fn specialise(kernel: &KernelSource, config: ShaderConfig) -> String {
     let real_max = match config.precision {
         Precision::F32 => "3.40282347e38",
@@ -205,6 +281,10 @@ pub fn specialise(kernel: &KernelSource, config: ShaderConfig) -> String {
             text.push_str(&second_matrix(&format));
             text.push('\n');
         }
+    }
+    for piece in kernel.pieces {
+        text.push_str(piece.source());
+        text.push('\n');
     }
     text.push_str(kernel.source);
     text

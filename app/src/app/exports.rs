@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use egui::Ui;
 use krylov_wgpu::matrix::market::write_vector;
 
+use super::run_view::relative;
+use super::widgets::labelled;
 use super::{RunView, StudioApp};
 use crate::problem;
 
@@ -37,7 +39,7 @@ impl StudioApp {
         for run in &self.runs {
             if let Some(rep) = run.report() {
                 for (k, r) in rep.history.iter().enumerate() {
-                    let rel = if rep.b_norm > 0.0 { r / rep.b_norm } else { *r };
+                    let rel = relative(*r, rep.b_norm);
                     csv.push_str(&format!("{},{k},{r:e},{rel:e}\n", run.variant));
                 }
             }
@@ -113,13 +115,13 @@ impl StudioApp {
 
     pub(super) fn export_bar(&mut self, ui: &mut Ui) {
         ui.horizontal_wrapped(|ui| {
-            let l = ui.label("Export path");
-            ui.add(
-                egui::TextEdit::singleline(&mut self.export_path)
-                    .hint_text("file or folder (empty: dialog)")
-                    .desired_width(190.0),
-            )
-            .labelled_by(l.id);
+            labelled(ui, "Export path", |ui| {
+                ui.add(
+                    egui::TextEdit::singleline(&mut self.export_path)
+                        .hint_text("file or folder (empty: dialog)")
+                        .desired_width(190.0),
+                )
+            });
             if self.runs.len() > 1 {
                 ui.label("run:");
                 for (i, run) in self.runs.iter().enumerate() {

@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 use krylov_studio::{DeviceState, StudioApp};
 
 /// Longest wait for a load or a solve on a software rasteriser.
@@ -25,4 +26,21 @@ pub fn wait_idle(h: &mut Harness<'_, StudioApp>, what: &str) {
     }
     // Let the layout settle (grids size their columns on their first frame).
     h.run();
+}
+
+/// Types `text` into the field labelled `field`, clicks `button` and waits for what it
+/// started (a load from the path field, a generator spec).
+pub fn enter_and_click(h: &mut Harness<'_, StudioApp>, field: &str, text: &str, button: &str) {
+    h.get_by_label(field).set_text_value_accesskit(text);
+    h.run();
+    h.get_by_label(button).click();
+    wait_idle(h, text);
+}
+
+/// Clicks Solve, waits for the runs and checks that no error is shown.
+pub fn solve(h: &mut Harness<'_, StudioApp>) {
+    h.get_by_label("Solve").click();
+    h.step();
+    wait_idle(h, "the solve");
+    assert_eq!(h.state().error(), None);
 }

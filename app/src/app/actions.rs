@@ -1,0 +1,196 @@
+//! What the panels ask for: load a matrix (file, drop, sample or generator), open another
+//! device, start and stop a solve.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::channel;
+
+use egui::Color32;
+use krylov_wgpu::Precision;
+use krylov_wgpu::matrix::samples;
+use krylov_wgpu::solvers::{Method, SolveOptions, Variant};
+
+use super::{RunView, StudioApp};
+use crate::device::DeviceSelection;
+use crate::problem::{self, Loaded, Source};
+use crate::worker::SolveJob;
+
+impl StudioApp {
+    /// Loads `source` on a thread of its own; `poll` takes the result.
+    pub(super) fn start_load(&mut self, source: Source) {
+        let (tx, rx) = channel();
+        let ctx = self.ctx.clone();
+        let src = source.clone();
+        let spawned = std::thread::Builder::new()
+            .name("krylov-loader".into())
+            .spawn(move || {
+                let result = std::panic::catch_unwind(|| problem::load(&src))
+                    .unwrap_or_else(|_| Err("internal error while loading".into()));
+                let _ = tx.send(result);
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => {
+                self.error = None;
+                self.notice = Some(format!("loading {}", source.name()));
+                self.loading = Some((source, rx));
+            }
+            Err(e) => self.error = Some(format!("could not start loading: {e}")),
+        }
+    }
+
+    /// Shows a loaded matrix (its sparsity thumbnail, a method that suits it) and clears the
+    /// runs of the previous one.
+    pub(super) fn set_problem(&mut self, ctx: &egui::Context, loaded: Loaded) {
+        let t = &loaded.thumbnail;
+        let pixels = t
+            .rgba()
+            .into_iter()
+            .map(|[r, g, b, a]| Color32::from_rgba_unmultiplied(r, g, b, a))
+            .collect();
+        let image = egui::ColorImage::new([t.bins, t.bins], pixels);
+        self.thumbnail = Some(ctx.load_texture("sparsity", image, egui::TextureOptions::NEAREST));
+        if !loaded.facts.symmetric && self.method == Method::Cg {
+            // A sample names the method to try first; otherwise BiCGStab.
+            let suggested = match &loaded.source {
+                Source::Sample(name) => samples::find(name)
+                    .ok()
+                    .and_then(|s| s.suggested_method.parse::<Method>().ok()),
+                _ => None,
+            };
+            self.method = suggested.unwrap_or(Method::Bicgstab);
+            self.notice = Some(format!(
+                "the matrix is not symmetric: switched the method to {}",
+                self.method
+            ));
+        } else if let Source::Sample(name) = &loaded.source
+            && loaded.rhs.is_some()
+        {
+            self.notice = Some(format!(
+                "{name} comes with its right-hand side: solving for it"
+            ));
+        }
+        self.problem = Some(loaded);
+        self.runs.clear();
+        self.shown_opts = None;
+        self.error = None;
+    }
+
+    /// Loads the first file dropped onto the window.
+    pub(super) fn open_dropped(&mut self, ctx: &egui::Context) {
+        let dropped = ctx.input(|i| i.raw.dropped_files.clone());
+        let Some(file) = dropped.first() else { return };
+        if self.loading.is_some() || self.running_job.is_some() {
+            self.error = Some("busy: stop the solve before loading another matrix".into());
+            return;
+        }
+        let path = file.path().to_path_buf();
+        if !path.is_file() {
+            // No file on disk behind the drop (the web): parse the bytes here.
+            let name = path.display().to_string();
+            match file.bytes().and_then(|b| problem::load_bytes(&name, &b)) {
+                Ok(matrix) => {
+                    let loaded = Loaded::new(Source::File(path), matrix, 0.0);
+                    self.set_problem(ctx, loaded);
+                }
+                Err(e) => {
+                    let short = Source::File(path).name();
+                    self.error = Some(format!("Could not load {short}: {e}"));
+                }
+            }
+            return;
+        }
+        self.path_text = path.display().to_string();
+        self.start_load(Source::File(path));
+    }
+
+    /// The precision of the next solve: the one chosen, else the device's default.
+    pub(super) fn precision(&self) -> Precision {
+        self.precision_choice
+            .unwrap_or_else(|| self.device.default_precision())
+    }
+
+    /// Asks the solver thread to open `selection` (not while a solve runs).
+    pub(super) fn select_device(&mut self, selection: DeviceSelection) {
+        if self.running_job.is_some() {
+            return;
+        }
+        let precision = self.precision_choice.unwrap_or(Precision::F64);
+        match self.worker.select_device(selection, precision) {
+            Ok(()) => self.device.switching(selection, precision),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// The Solver panel's settings, checked.
+    fn options(&self) -> Result<SolveOptions, String> {
+        let parse = |name: &str, s: &str| -> Result<f64, String> {
+            s.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("{name} `{s}` is not a number"))
+        };
+        let opts = SolveOptions {
+            method: self.method,
+            variant: Variant::Pipelined,
+            rtol: parse("rtol", &self.rtol_text)?,
+            atol: parse("atol", &self.atol_text)?,
+            max_iter: self.max_iter,
+            restart: self.restart,
+            precond: self.precond,
+            gs: self.gs,
+            check_mode: self.check_mode,
+            batch: self.batch,
+            format: self.format,
+            max_padding: krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET,
+        };
+        opts.validate().map_err(|e| e.to_string())?;
+        Ok(opts)
+    }
+
+    /// Sends the loaded matrix to the solver thread, one run per variant of the run mode.
+    pub(super) fn start_solve(&mut self) {
+        if self.running_job.is_some() {
+            return;
+        }
+        let Some(problem) = &self.problem else {
+            self.error = Some("load or generate a matrix first".into());
+            return;
+        };
+        let opts = match self.options() {
+            Ok(o) => o,
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        };
+        self.cancel = Arc::new(AtomicBool::new(false));
+        let id = self.next_job;
+        self.next_job += 1;
+        let variants = self.run_mode.variants();
+        let job = SolveJob {
+            id,
+            matrix: problem.matrix.clone(),
+            rhs: problem.rhs.clone(),
+            variants: variants.clone(),
+            opts: opts.clone(),
+            precision: self.precision(),
+            profile: self.profile,
+            cancel: self.cancel.clone(),
+        };
+        match self.worker.submit(job) {
+            Ok(()) => {
+                self.error = None;
+                self.notice = None;
+                self.runs = variants.into_iter().map(RunView::queued).collect();
+                self.export_run = self.runs.len() - 1;
+                self.shown_opts = Some(opts);
+                self.running_job = Some(id);
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    pub(super) fn stop(&mut self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,154 @@
+//! The Solver panel (bottom of the left side): Solve and Stop, the variants to run, and the
+//! settings of the solve.
+
+use egui::{RichText, Ui};
+use krylov_wgpu::Precision;
+use krylov_wgpu::solvers::{CheckMode, Format, GramSchmidt, Method, Precond};
+
+use super::widgets::{enum_combo, labelled};
+use super::{RunMode, StudioApp};
+use crate::device_panel::DeviceState;
+
+impl StudioApp {
+    pub(super) fn solver_controls(&mut self, ui: &mut Ui) {
+        let running = self.running_job.is_some();
+        ui.horizontal(|ui| {
+            ui.heading("Solver");
+            ui.add_space(8.0);
+            let can_solve = !self.is_busy()
+                && self.problem.is_some()
+                && !matches!(self.device.state, DeviceState::Opening);
+            if ui
+                .add_enabled(
+                    can_solve,
+                    egui::Button::new(RichText::new("Solve").strong()),
+                )
+                .clicked()
+            {
+                self.start_solve();
+            }
+            if ui.add_enabled(running, egui::Button::new("Stop")).clicked() {
+                self.stop();
+            }
+            if running {
+                ui.spinner();
+            }
+        });
+        let f64_ok = self.device.f64_ok();
+        ui.add_enabled_ui(!running, |ui| {
+            ui.horizontal(|ui| {
+                ui.radio_value(&mut self.run_mode, RunMode::Classical, "classical");
+                ui.radio_value(&mut self.run_mode, RunMode::Pipelined, "pipelined");
+                ui.radio_value(&mut self.run_mode, RunMode::Both, "both, side by side");
+            });
+            egui::Grid::new("solver").num_columns(2).show(ui, |ui| {
+                labelled(ui, "Method", |ui| {
+                    enum_combo(ui, "method", &mut self.method, Method::ALL, Method::as_str)
+                });
+                ui.end_row();
+
+                let mut precision = self.precision();
+                labelled(ui, "Precision", |ui| {
+                    egui::ComboBox::from_id_salt("precision")
+                        .selected_text(precision.to_string())
+                        .show_ui(ui, |ui| {
+                            ui.selectable_value(&mut precision, Precision::F32, "f32");
+                            ui.add_enabled_ui(f64_ok, |ui| {
+                                ui.selectable_value(&mut precision, Precision::F64, "f64")
+                                    .on_disabled_hover_text("this adapter has no SHADER_F64");
+                            });
+                        })
+                        .response
+                });
+                if precision != self.precision() {
+                    self.precision_choice = Some(precision);
+                    // Auto may pick another device for this precision.
+                    if let Some(selection) = self.device.reopen_for(precision) {
+                        self.select_device(selection);
+                    }
+                }
+                ui.end_row();
+
+                labelled(ui, "Format", |ui| {
+                    enum_combo(ui, "format", &mut self.format, Format::ALL, Format::as_str)
+                })
+                .on_hover_text(
+                    "the storage format of the GPU SpMV; auto chooses from the matrix \
+                     (the result table says which and why)",
+                );
+                ui.end_row();
+
+                labelled(ui, "Preconditioner", |ui| {
+                    enum_combo(
+                        ui,
+                        "precond",
+                        &mut self.precond,
+                        Precond::ALL,
+                        Precond::as_str,
+                    )
+                });
+                ui.end_row();
+
+                labelled(ui, "Check mode", |ui| {
+                    enum_combo(
+                        ui,
+                        "check",
+                        &mut self.check_mode,
+                        CheckMode::ALL,
+                        CheckMode::as_str,
+                    )
+                })
+                .on_hover_text(
+                    "paper: partial sums read back every iteration (paper 000)\n\
+                     device: scalars stay on the GPU, residuals read once per batch",
+                );
+                ui.end_row();
+
+                labelled(ui, "rtol", |ui| {
+                    ui.add(egui::TextEdit::singleline(&mut self.rtol_text).desired_width(80.0))
+                })
+                .on_hover_text("stop when |r| <= max(rtol·|b|, atol)");
+                ui.end_row();
+                labelled(ui, "atol", |ui| {
+                    ui.add(egui::TextEdit::singleline(&mut self.atol_text).desired_width(80.0))
+                });
+                ui.end_row();
+                labelled(ui, "Max iterations", |ui| {
+                    ui.add(egui::DragValue::new(&mut self.max_iter).range(1..=100_000_000))
+                });
+                ui.end_row();
+                let gmres = self.method == Method::Gmres;
+                labelled(ui, "Restart m", |ui| {
+                    ui.add_enabled(
+                        gmres,
+                        egui::DragValue::new(&mut self.restart).range(1..=1000),
+                    )
+                })
+                .on_disabled_hover_text("GMRES only");
+                ui.end_row();
+                labelled(ui, "Gram-Schmidt", |ui| {
+                    ui.add_enabled_ui(gmres, |ui| {
+                        enum_combo(
+                            ui,
+                            "gs",
+                            &mut self.gs,
+                            GramSchmidt::ALL,
+                            GramSchmidt::as_str,
+                        )
+                    })
+                    .inner
+                });
+                ui.end_row();
+                labelled(ui, "Batch k", |ui| {
+                    ui.add_enabled(
+                        self.check_mode == CheckMode::Device,
+                        egui::DragValue::new(&mut self.batch).range(0..=1024),
+                    )
+                })
+                .on_hover_text("iterations per submit in device mode (0: adaptive)");
+                ui.end_row();
+            });
+            ui.checkbox(&mut self.profile, "GPU time per kernel (timestamps)");
+        });
+    }
+}

@@ -1,0 +1,90 @@
+//! What the subcommands share: the matrix arguments of `solve` and `spmv`, the value parsers,
+//! loading the matrix, opening the GPU, and running generic code in the chosen precision.
+
+use std::path::PathBuf;
+
+use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
+use krylov_wgpu::matrix::{Csr, generators, market, samples};
+use krylov_wgpu::{Precision, Result, Scalar};
+
+/// The problem solved when no matrix is given: 2D Poisson, 5-point stencil, 256×256 grid.
+const DEFAULT_PROBLEM: &str = "poisson2d:256";
+
+#[derive(clap::Args)]
+pub struct MatrixArgs {
+    /// Matrix Market file (.mtx or .mtx.gz). Without one (and without --generate or
+    /// --sample), the embedded default problem `poisson2d:256` is solved.
+    pub matrix: Option<PathBuf>,
+    /// Generate the matrix instead of reading it, e.g. `poisson2d:512`, `laplace3d:64`,
+    /// `convdiff3d:32:circular`, `random-spd:10000:7` (see `--generate help`).
+    #[arg(long, conflicts_with = "matrix")]
+    pub generate: Option<String>,
+    /// One of the real sample matrices built into the binary, e.g. `bcsstk01`, `sherman4`
+    /// (`--sample help` lists them with their provenance).
+    #[arg(long, conflicts_with_all = ["matrix", "generate"])]
+    pub sample: Option<String>,
+    /// Precision of the computation.
+    #[arg(long, default_value = "f64", value_parser = parse_precision)]
+    pub precision: Precision,
+    /// GPU adapter: index from `krylov info` or a name substring (default: $KRYLOV_ADAPTER or the best).
+    #[arg(long)]
+    pub adapter: Option<String>,
+}
+
+impl MatrixArgs {
+    /// Reads or generates the matrix (in f64; cast later) and names it.
+    pub fn load(&self) -> Result<(Csr<f64>, String)> {
+        if let Some(path) = &self.matrix {
+            return Ok((
+                market::read_matrix_market(path)?,
+                path.display().to_string(),
+            ));
+        }
+        if let Some(name) = &self.sample {
+            let sample = samples::find(name)?;
+            return Ok((sample.matrix()?, format!("sample {}", sample.name)));
+        }
+        let spec = self.generate.as_deref().unwrap_or(DEFAULT_PROBLEM);
+        Ok((generators::from_spec(spec)?, spec.to_string()))
+    }
+}
+
+pub fn parse_enum<T: std::str::FromStr<Err = String>>(s: &str) -> std::result::Result<T, String> {
+    s.parse()
+}
+
+pub fn parse_precision(s: &str) -> std::result::Result<Precision, String> {
+    s.parse()
+}
+
+/// The environment's device request ($KRYLOV_ADAPTER, KRYLOV_REQUIRE_GPU), `--adapter`
+/// taking precedence.
+pub fn device_request(adapter: &Option<String>) -> DeviceRequest {
+    let mut request = DeviceRequest::from_env();
+    if adapter.is_some() {
+        request.adapter = adapter.clone();
+    }
+    request
+}
+
+/// An engine on the requested GPU, tuned from the environment.
+pub fn open_gpu(adapter: &Option<String>) -> Result<Engine> {
+    Ok(Engine::with_tuning(
+        GpuContext::new(&device_request(adapter))?,
+        krylov_wgpu::gpu::Tuning::from_env(),
+    ))
+}
+
+/// Work written once for both precisions, on a matrix read in f64 (see [`run_in`]).
+pub trait MatrixTask {
+    type Output;
+    fn run<T: Scalar>(self, a: &Csr<T>) -> Result<Self::Output>;
+}
+
+/// Runs `task` in `precision`: on `a` itself in f64, on an f32 copy of it in f32.
+pub fn run_in<K: MatrixTask>(precision: Precision, a: &Csr<f64>, task: K) -> Result<K::Output> {
+    match precision {
+        Precision::F32 => task.run(&a.cast::<f32>()?),
+        Precision::F64 => task.run(a),
+    }
+}

@@ -1,0 +1,439 @@
+//! `krylov bench`: the command-line side of [`krylov_wgpu::bench`]: time per iteration (the
+//! default), time to solution (`--tts`), SpMV bandwidth per format (`--spmv`) and the
+//! bandwidth probes (`--probe-n`), as a table or JSON lines.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use krylov_wgpu::bench::{
+    BenchCase, Heater, SpmvBench, bench_matrix, bench_spmv, dependent_dispatch_us,
+    measure_bandwidth, probe_update4_variant, run_case_on, spmv_table_header, spmv_table_row,
+    table_header, table_row, time_to_solution, with_heater_paused,
+};
+use krylov_wgpu::gpu::{Engine, GpuContext, Tuning};
+use krylov_wgpu::matrix::Csr;
+use krylov_wgpu::solvers::{CheckMode, Format, Method, Variant};
+use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
+
+use crate::args::{MatrixTask, device_request, parse_enum, parse_precision, run_in};
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Problem families (poisson2d, laplace3d), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "poisson2d")]
+    problem: Vec<String>,
+    /// Approximate numbers of unknowns, comma-separated (1e3 notation allowed).
+    #[arg(long, value_delimiter = ',', default_value = "1e3,1e4,1e5")]
+    sizes: Vec<String>,
+    #[arg(long, value_delimiter = ',', default_value = "cg", value_parser = parse_enum::<Method>)]
+    method: Vec<Method>,
+    #[arg(long, value_delimiter = ',', default_value = "classical,pipelined", value_parser = parse_enum::<Variant>)]
+    variant: Vec<Variant>,
+    #[arg(long, value_delimiter = ',', default_value = "f32", value_parser = parse_precision)]
+    precision: Vec<Precision>,
+    #[arg(long, value_delimiter = ',', default_value = "paper,device", value_parser = parse_enum::<CheckMode>)]
+    check_mode: Vec<CheckMode>,
+    /// Iterations per run.
+    #[arg(long, default_value_t = 30)]
+    iterations: usize,
+    /// Runs per configuration (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// GMRES restart length.
+    #[arg(long, default_value_t = 30)]
+    restart: usize,
+    /// Storage format of the SpMV (csr, ell, dia, bcsr1|2|4|8, sell, auto).
+    #[arg(long, default_value = "csr", value_parser = parse_enum::<Format>)]
+    format: Format,
+    /// GPU time per kernel from timestamps (adds an uncounted readback per submit).
+    #[arg(long)]
+    profile: bool,
+    /// Threads per workgroup of the solver kernels.
+    #[arg(long, default_value_t = 256)]
+    workgroup_size: u32,
+    /// Most workgroups of a reducing kernel (partial sums per inner product).
+    #[arg(long, default_value_t = 1024)]
+    max_groups: u32,
+    /// Reduce with subgroup operations: auto, on or off.
+    #[arg(long, default_value = "auto")]
+    subgroups: String,
+    /// Compile kernels without runtime bounds checks.
+    #[arg(long)]
+    unchecked: bool,
+    /// Entries of the streaming-bandwidth probe (0: skip it).
+    #[arg(long, default_value_t = 1 << 24)]
+    bandwidth_n: usize,
+    #[arg(long)]
+    adapter: Option<String>,
+    /// Print JSON lines instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Measure time to solution (upload + solve to --tts-rtol + download) of pipelined
+    /// device-mode solves instead of time per iteration.
+    #[arg(long)]
+    tts: bool,
+    #[arg(long, default_value_t = 1e-6)]
+    tts_rtol: f64,
+    /// Also run the bandwidth probes (stream_update4 with several launch shapes) on this
+    /// many entries.
+    #[arg(long, default_value_t = 0)]
+    probe_n: usize,
+    /// Time y = A·x in every storage format instead of solvers: GB/s as paper 003 Table 3
+    /// counts bytes (2 × stored values + index data), GFLOP/s on the true non-zeros.
+    #[arg(long)]
+    spmv: bool,
+    /// Formats for --spmv (default: every concrete format).
+    #[arg(long, value_delimiter = ',', value_parser = parse_enum::<Format>)]
+    formats: Vec<Format>,
+    /// Matrix Market files to add to the --spmv matrices.
+    #[arg(long, value_delimiter = ',')]
+    mtx: Vec<PathBuf>,
+    /// Products per submit for --spmv.
+    #[arg(long, default_value_t = 100)]
+    repeat: usize,
+    /// Most stored entries per non-zero a format may use (--spmv).
+    #[arg(long, default_value_t = krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET)]
+    max_padding: f64,
+    /// Do not keep the GPU busy between timed loops (by default a background thread runs
+    /// small kernels whenever nothing is timed, so the driver does not lower the clocks
+    /// during CPU-side setup; off on CPU adapters).
+    #[arg(long)]
+    no_heat: bool,
+}
+
+pub fn bench(args: &BenchArgs) -> Result<ExitCode> {
+    let tuning = Tuning {
+        profile: args.profile,
+        ..Default::default()
+    };
+    let engine = Engine::with_tuning(GpuContext::new(&device_request(&args.adapter))?, tuning);
+    let sizes = parse_sizes(&args.sizes)?;
+    let heater = if args.no_heat || engine.context().summary.device_type == "Cpu" {
+        None
+    } else {
+        Some(Heater::start(engine.context().clone())?)
+    };
+    let heater = heater.as_ref();
+    let bandwidth = if args.bandwidth_n > 0 {
+        // Clocks up first (0.3 s of load), then the probe alone on the GPU.
+        if heater.is_some() {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        with_heater_paused(heater, || measure_bandwidth(&engine, args.bandwidth_n))?
+    } else {
+        0.0
+    };
+    let adapter = &engine.context().summary.name;
+    if args.probe_n > 0 {
+        run_probes(&engine, args.probe_n, heater)?;
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({"adapter": adapter, "stream_gb_per_s": bandwidth, "stream_n": args.bandwidth_n})
+        );
+    } else {
+        println!(
+            "adapter: {adapter}; streaming bandwidth (stream_triad, {} f32): {bandwidth:.1} GB/s",
+            args.bandwidth_n
+        );
+    }
+    if args.spmv {
+        return spmv_formats(&engine, args, &sizes, heater);
+    }
+    if !args.json && !args.tts {
+        println!("{}", table_header());
+    }
+    for problem in &args.problem {
+        for &n in &sizes {
+            for &precision in &args.precision {
+                if !supported(&engine, precision) {
+                    continue;
+                }
+                let group = Group {
+                    engine: &engine,
+                    args,
+                    problem,
+                    n,
+                    bandwidth,
+                    heater,
+                };
+                match precision {
+                    Precision::F32 => group.run::<f32>()?,
+                    Precision::F64 => group.run::<f64>()?,
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--sizes`: positive numbers, `1e3` notation allowed, rounded to integers.
+fn parse_sizes(sizes: &[String]) -> Result<Vec<usize>> {
+    sizes
+        .iter()
+        .map(|s| {
+            s.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| *v >= 1.0 && v.is_finite())
+                .map(|v| v.round() as usize)
+                .ok_or_else(|| KrylovError::InvalidOption(format!("bad size `{s}` in --sizes")))
+        })
+        .collect()
+}
+
+/// False, after a note on stderr, when the adapter cannot compute in `precision`.
+fn supported(engine: &Engine, precision: Precision) -> bool {
+    let ok = engine.context().supports(precision);
+    if !ok {
+        eprintln!(
+            "note: {} has no f64: skipping {precision}",
+            engine.context().summary.name
+        );
+    }
+    ok
+}
+
+/// `--probe-n`: launch latency, then the update probes in several launch shapes.
+fn run_probes(engine: &Engine, n: usize, heater: Option<&Heater>) -> Result<()> {
+    for reps in [100, 1000] {
+        let us = with_heater_paused(heater, || dependent_dispatch_us(engine, reps))?;
+        println!("probe dependent dispatch ({reps} per submit): {us:.2} µs each");
+    }
+    for name in [
+        "stream_update4",
+        "stream_update4_status",
+        "stream_update4_reduce",
+    ] {
+        for (wg, groups) in [(256, 1024), (256, 4096), (256, 0), (1024, 0)] {
+            let gbs = with_heater_paused(heater, || {
+                probe_update4_variant(engine, name, n, wg, groups)
+            })?;
+            let shape = if groups == 0 {
+                "one entry per thread".to_string()
+            } else {
+                format!("{groups} groups, grid-stride")
+            };
+            println!("probe {name} n={n} wg={wg} {shape}: {gbs:.0} GB/s");
+        }
+    }
+    Ok(())
+}
+
+/// `krylov bench --spmv`: every format on the generated problems and the --mtx files.
+fn spmv_formats(
+    engine: &Engine,
+    args: &BenchArgs,
+    sizes: &[usize],
+    heater: Option<&Heater>,
+) -> Result<ExitCode> {
+    let formats: Vec<Format> = if args.formats.is_empty() {
+        Format::ALL
+            .iter()
+            .copied()
+            .filter(|&f| f != Format::Auto)
+            .collect()
+    } else {
+        args.formats.clone()
+    };
+    if !args.json {
+        println!("{}", spmv_table_header());
+    }
+    let mut matrices: Vec<(String, Csr<f64>)> = Vec::new();
+    for problem in &args.problem {
+        for &n in sizes {
+            let a = bench_matrix::<f64>(problem, n)?;
+            matrices.push((format!("{problem}:{}", a.nrows()), a));
+        }
+    }
+    for path in &args.mtx {
+        let a: Csr<f64> = krylov_wgpu::matrix::market::read_matrix_market(path)?;
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        );
+        matrices.push((name, a));
+    }
+    for (name, a) in &matrices {
+        for &precision in &args.precision {
+            if !supported(engine, precision) {
+                continue;
+            }
+            let task = SpmvRows {
+                engine,
+                name,
+                formats: &formats,
+                args,
+                heater,
+            };
+            run_in(precision, a, task)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One matrix in one precision, a row per format.
+struct SpmvRows<'a> {
+    engine: &'a Engine,
+    name: &'a str,
+    formats: &'a [Format],
+    args: &'a BenchArgs,
+    heater: Option<&'a Heater>,
+}
+
+impl MatrixTask for SpmvRows<'_> {
+    type Output = ();
+
+    fn run<T: Scalar>(self, a: &Csr<T>) -> Result<()> {
+        let how = SpmvBench {
+            runs: self.args.runs,
+            repeat: self.args.repeat,
+            max_padding: self.args.max_padding,
+        };
+        for &format in self.formats {
+            let row = bench_spmv(self.engine, a, self.name, format, how, self.heater)?;
+            if self.args.json {
+                println!("{}", serde_json::to_string(&row).expect("serialisable row"));
+            } else {
+                println!("{}", spmv_table_row(&row));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every method × variant × check mode of `args` on one generated matrix.
+struct Group<'a> {
+    engine: &'a Engine,
+    args: &'a BenchArgs,
+    problem: &'a str,
+    n: usize,
+    bandwidth: f64,
+    heater: Option<&'a Heater>,
+}
+
+impl Group<'_> {
+    /// The group in `T` (its matrix generated in `T`).
+    fn run<T: Scalar>(&self) -> Result<()> {
+        let a = bench_matrix::<T>(self.problem, self.n)?;
+        if self.args.tts {
+            self.time_to_solution(&a);
+            Ok(())
+        } else {
+            self.per_iteration(&a)
+        }
+    }
+
+    /// `--tts`: a row per method; a solve that fails is a note, not an error.
+    fn time_to_solution<T: Scalar>(&self, a: &Csr<T>) {
+        let Self {
+            engine,
+            args,
+            problem,
+            n,
+            heater,
+            ..
+        } = *self;
+        for &method in &args.method {
+            // Time to solution keeps `auto` (the choice is part of a user's solve).
+            match time_to_solution(
+                engine,
+                a,
+                method,
+                args.tts_rtol,
+                args.runs,
+                args.format,
+                heater,
+            ) {
+                Ok((secs, iterations, converged)) => {
+                    let row = serde_json::json!({
+                        "kind": "tts", "problem": problem, "n": a.nrows(), "nnz": a.nnz(),
+                        "method": method, "precision": T::PRECISION, "rtol": args.tts_rtol,
+                        "seconds": secs, "iterations": iterations, "converged": converged,
+                    });
+                    if args.json {
+                        println!("{row}");
+                    } else {
+                        println!(
+                            "time to solution {problem} n={} {method} {}: {:.2} ms, {iterations} iterations, converged {converged}",
+                            a.nrows(),
+                            T::PRECISION,
+                            secs * 1e3
+                        );
+                    }
+                }
+                Err(e) => eprintln!(
+                    "note: {problem} n={n} {} {method} time to solution: {e}",
+                    T::PRECISION
+                ),
+            }
+        }
+    }
+
+    /// Time per iteration: a row per method × variant × check mode; a configuration the
+    /// device cannot hold is a note.
+    fn per_iteration<T: Scalar>(&self, a: &Csr<T>) -> Result<()> {
+        let Self {
+            engine,
+            args,
+            problem,
+            n,
+            bandwidth,
+            heater,
+        } = *self;
+        // `auto` is resolved once per matrix (every run would otherwise recompute the same
+        // statistics).
+        let format = if args.format == Format::Auto {
+            krylov_wgpu::gpu::choose_format(a, args.max_padding).format
+        } else {
+            args.format
+        };
+        for &method in &args.method {
+            for &variant in &args.variant {
+                for &check_mode in &args.check_mode {
+                    let case = BenchCase {
+                        problem: problem.to_string(),
+                        n,
+                        method,
+                        variant,
+                        precision: T::PRECISION,
+                        check_mode,
+                        iterations: args.iterations,
+                        runs: args.runs,
+                        restart: args.restart,
+                        format,
+                    };
+                    match run_case_on(engine, &case, a, bandwidth, heater) {
+                        Ok(row) if args.json => {
+                            println!("{}", serde_json::to_string(&row).expect("serialisable"))
+                        }
+                        Ok(row) => {
+                            println!("{}", table_row(&row));
+                            if !row.kernel_us_per_iteration.is_empty() {
+                                let k: Vec<String> = row
+                                    .kernel_us_per_iteration
+                                    .iter()
+                                    .map(|(name, us)| format!("{name} {us:.2}"))
+                                    .collect();
+                                println!("    GPU µs/iteration per kernel: {}", k.join(", "));
+                            }
+                        }
+                        // A configuration the device cannot hold (e.g. an f64 GMRES basis over
+                        // the binding limit) or a method not on the GPU is reported and skipped.
+                        Err(
+                            e @ (KrylovError::Unsupported(_) | KrylovError::BufferTooLarge { .. }),
+                        ) => {
+                            eprintln!(
+                                "note: {problem} n={n} {} {method} {variant}: {e}",
+                                T::PRECISION
+                            )
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,86 @@
+//! How `krylov solve` shows a [`SolveReport`]: the text summary, the JSON object, the
+//! residual history as CSV.
+
+use krylov_wgpu::solvers::SolveReport;
+
+/// The summary printed without `--json`.
+pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>) {
+    println!(
+        "{name}: n = {}, nnz = {}; {} {} {}",
+        report.n, report.nnz, report.variant, report.method, report.precision,
+    );
+    println!("device: {}: {}", report.device, report.device_reason);
+    println!(
+        "{} after {} iterations: {}; true relative residual {:.3e}; {:.3} s",
+        if report.converged {
+            "converged"
+        } else {
+            "NOT converged"
+        },
+        report.iterations,
+        report.reason_detail,
+        report.relative_residual,
+        report.seconds
+    );
+    if report.device.is_gpu() {
+        println!(
+            "{:.2} dispatches and {:.3} host transfers per iteration",
+            report.dispatches_per_iteration, report.transfers_per_iteration
+        );
+        println!(
+            "format {} ({} on the GPU): {}",
+            report.format,
+            human_bytes(report.matrix_bytes),
+            report.format_reason
+        );
+    }
+    if let Some(err) = solution_error {
+        println!("RMS error against the exact solution (all ones): {err:.3e}");
+    }
+}
+
+/// The full report as one JSON object, with the matrix's name and the RMS error against the
+/// exact solution (null when unknown).
+pub fn print_json(report: &SolveReport, name: &str, solution_error: Option<f64>) {
+    let mut v = serde_json::to_value(report).expect("serialisable");
+    v["matrix"] = name.into();
+    v["solution_error"] = solution_error.map_or(serde_json::Value::Null, Into::into);
+    println!("{v}");
+}
+
+/// `--history`: iteration,residual,relative_residual per recorded iteration.
+pub fn history_csv(report: &SolveReport) -> String {
+    let mut csv = String::from("iteration,residual,relative_residual\n");
+    for (k, r) in report.history.iter().enumerate() {
+        let rel = if report.b_norm > 0.0 {
+            r / report.b_norm
+        } else {
+            *r
+        };
+        csv.push_str(&format!("{k},{r:e},{rel:e}\n"));
+    }
+    csv
+}
+
+/// `1234567` → `1.2 MB`.
+fn human_bytes(b: u64) -> String {
+    match b {
+        b if b >= 1_000_000_000 => format!("{:.2} GB", b as f64 / 1e9),
+        b if b >= 1_000_000 => format!("{:.1} MB", b as f64 / 1e6),
+        b if b >= 1_000 => format!("{:.1} kB", b as f64 / 1e3),
+        b => format!("{b} B"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_bytes;
+
+    #[test]
+    fn human_bytes_picks_the_unit() {
+        assert_eq!(human_bytes(999), "999 B");
+        assert_eq!(human_bytes(41_000), "41.0 kB");
+        assert_eq!(human_bytes(1_234_567), "1.2 MB");
+        assert_eq!(human_bytes(2_500_000_000), "2.50 GB");
+    }
+}

@@ -1,0 +1,189 @@
+//! `krylov solve`: A x = b on the chosen device, the report as text or JSON, the solution
+//! and the residual history written on request.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine};
+use krylov_wgpu::matrix::{Csr, market, samples};
+use krylov_wgpu::solvers::{
+    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, SolveReport, Variant, on_gpu,
+    solve_on,
+};
+use krylov_wgpu::{KrylovError, Result, Scalar};
+
+use crate::args::{MatrixArgs, MatrixTask, parse_enum, run_in};
+use crate::report;
+
+#[derive(clap::Args)]
+pub struct SolveArgs {
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
+    /// Right-hand side (Matrix Market vector). Default: b = A·1, so the exact solution is all ones.
+    #[arg(long)]
+    rhs: Option<PathBuf>,
+    #[arg(long, default_value = "cg", value_parser = parse_enum::<Method>)]
+    method: Method,
+    #[arg(long, default_value = "pipelined", value_parser = parse_enum::<Variant>)]
+    variant: Variant,
+    /// Where to solve: `auto` (a hardware GPU with the features the solve needs, else the
+    /// CPU reference; software adapters only with --adapter or KRYLOV_REQUIRE_GPU=1), `gpu`
+    /// (any adapter, software included; an error if none can) or `cpu`.
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<DevicePreference>)]
+    device: DevicePreference,
+    /// Stop when ‖r‖₂ ≤ max(rtol·‖b‖₂, atol).
+    #[arg(long, default_value_t = 1e-6, allow_hyphen_values = true)]
+    rtol: f64,
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    atol: f64,
+    #[arg(long, default_value_t = 10_000)]
+    max_iter: usize,
+    /// GMRES restart length m.
+    #[arg(long, default_value_t = 30)]
+    restart: usize,
+    #[arg(long, default_value = "none", value_parser = parse_enum::<Precond>)]
+    precond: Precond,
+    /// Orthogonalisation of classical GMRES.
+    #[arg(long, default_value = "cgs", value_parser = parse_enum::<GramSchmidt>)]
+    gs: GramSchmidt,
+    /// GPU convergence checks: `paper` reads the partial sums back every iteration (paper 000),
+    /// `device` finishes them on the GPU and reads the history once per batch.
+    #[arg(long, default_value = "device", value_parser = parse_enum::<CheckMode>)]
+    check_mode: CheckMode,
+    /// Iterations per submit in `device` mode (0: adapt to the convergence rate).
+    #[arg(long, default_value_t = 0)]
+    batch: usize,
+    /// Storage format of the GPU SpMV: csr, ell, dia, bcsr1, bcsr2, bcsr4, bcsr8, sell, or
+    /// auto (chosen from the matrix's statistics; the JSON report says which and why).
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<Format>)]
+    format: Format,
+    /// Most stored entries (padding included) per non-zero a format may use.
+    #[arg(long, default_value_t = krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET)]
+    max_padding: f64,
+    /// Write the solution as a Matrix Market vector.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the residual history as CSV (iteration,residual,relative_residual).
+    #[arg(long)]
+    history: Option<PathBuf>,
+    /// Print one JSON object (the full report) instead of a summary.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
+    let (a, name) = args.matrix.load()?;
+    a.require_square()?;
+    let sample_rhs = match &args.matrix.sample {
+        Some(name) => samples::find(name)?.rhs()?,
+        None => None,
+    };
+    let (b, exact_known) = match (&args.rhs, sample_rhs) {
+        (Some(path), _) => (market::read_vector::<f64>(path)?, false),
+        (None, Some(rhs)) => (rhs, false),
+        (None, None) => (a.mul_vec(&vec![1.0; a.ncols()])?, true),
+    };
+    if args.method == Method::Cg && !a.is_symmetric(1e-10) {
+        return Err(KrylovError::MethodMismatch(format!(
+            "cg needs a symmetric (positive definite) matrix and {name} is not symmetric; use --method bicgstab or gmres"
+        )));
+    }
+    let opts = SolveOptions {
+        method: args.method,
+        variant: args.variant,
+        rtol: args.rtol,
+        atol: args.atol,
+        max_iter: args.max_iter,
+        restart: args.restart,
+        precond: args.precond,
+        gs: args.gs,
+        check_mode: args.check_mode,
+        batch: args.batch,
+        format: args.format,
+        max_padding: args.max_padding,
+    };
+    let device = DeviceChoice::from_env(args.device)
+        .adapter(args.matrix.adapter.clone())
+        .precision(args.matrix.precision)
+        .cpu_only(
+            (!on_gpu(args.method, args.variant))
+                .then(|| format!("{} does not run on the GPU yet", args.method)),
+        )
+        .resolve()?;
+    let task = RunSolve {
+        device: &device,
+        b: &b,
+        opts: &opts,
+    };
+    let (x, report) = run_in(args.matrix.precision, &a, task)?;
+    finish_solve(args, &name, &x, &report, exact_known)
+}
+
+/// The solve in `T` on the chosen device; the solution comes back in f64.
+struct RunSolve<'a> {
+    device: &'a ChosenDevice,
+    b: &'a [f64],
+    opts: &'a SolveOptions,
+}
+
+impl MatrixTask for RunSolve<'_> {
+    type Output = (Vec<f64>, SolveReport);
+
+    fn run<T: Scalar>(self, a: &Csr<T>) -> Result<Self::Output> {
+        let b: Vec<T> = self.b.iter().map(|&v| T::from_f64(v)).collect();
+        if let Some(index) = b.iter().position(|v| !v.is_finite()) {
+            return Err(KrylovError::NonFinite {
+                what: "right-hand side after conversion to the solve precision",
+                index,
+            });
+        }
+        let engine = self
+            .device
+            .context
+            .as_ref()
+            .map(|ctx| Engine::with_tuning(ctx.clone(), krylov_wgpu::gpu::Tuning::from_env()));
+        let sol = solve_on(
+            self.device,
+            engine.as_ref(),
+            a,
+            &b,
+            None,
+            self.opts,
+            &mut (),
+        )?;
+        Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
+    }
+}
+
+/// Writes the requested files, prints the report, and gives exit code 3 when the solve did
+/// not converge.
+fn finish_solve(
+    args: &SolveArgs,
+    name: &str,
+    x: &[f64],
+    report: &SolveReport,
+    exact_known: bool,
+) -> Result<ExitCode> {
+    let solution_error = exact_known
+        .then(|| (x.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt());
+    if let Some(path) = &args.out {
+        market::write_vector(path, x)?;
+    }
+    if let Some(path) = &args.history {
+        std::fs::write(path, report::history_csv(report)).map_err(|e| KrylovError::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+    }
+    if args.json {
+        report::print_json(report, name, solution_error);
+    } else {
+        report::print_text(report, name, solution_error);
+    }
+    Ok(if report.converged {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("error: not converged: {}", report.reason_detail);
+        ExitCode::from(3)
+    })
+}
