@@ -10,7 +10,7 @@
 // buffer: header indices 0 and 1). It runs whatever the status is, so it never reads it.
 //
 // The pool holds the vectors of the solve back to back (vector k at offset k·n); see
-// src/solvers/gmres.rs for its layout and for the cycle buffer's.
+// src/solvers/gmres/basis.rs for its layout and for the cycle buffer's.
 
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;

@@ -45,7 +45,7 @@ fn dispatch_batch(
     Ok(())
 }
 
-/// Streaming bandwidth of the device in GB/s, measured with `shaders/stream_triad.wgsl`
+/// Streaming bandwidth of the device in GB/s, measured with `shaders/bench/stream_triad.wgsl`
 /// (y = a·x + y on `n` f32 entries, 12 bytes each; median of 5 batches of 20 launches,
 /// GPU timestamps when profiling, wall time otherwise).
 pub fn measure_bandwidth(engine: &Engine, n: usize) -> Result<f64> {

@@ -37,7 +37,7 @@ use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions
 use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, add, drive, sum_component};
 use super::system::{GpuSystem, Start, solver_buffers, start_gpu_solve};
 
-// Kernel flags (JACOBI_* in shaders/jacobi_sweep.wgsl).
+// Kernel flags (JACOBI_* in shaders/jacobi/jacobi_sweep.wgsl).
 const FLAG_START: u32 = 16;
 const FLAG_FIRST: u32 = 32;
 const FLAG_CHECKS: u32 = 64;
