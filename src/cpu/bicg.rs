@@ -8,38 +8,20 @@
 //! (the denominator of α ≈ 0), both relative to the norms of their operands
 //! (see [`super::is_breakdown`]).
 
-use super::{Stop, System, dot, finite_or_stop, is_breakdown, norm2_f64, run};
-use crate::base::error::Result;
+use super::{Stop, System, dot, finite_or_stop, is_breakdown, norm2_f64};
 use crate::base::scalar::Scalar;
-use crate::base::{Method, Solution, SolveOptions, Variant};
-use crate::matrix::Csr;
 
-/// BiCG (the report says `variant: classical`; BiCG has a single formulation).
-pub fn bicg<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Solution<T>> {
-    run_bicg(a, b, x0, opts, Variant::Classical)
-}
-
-/// BiCG with the variant recorded in the report (both variants run the same algorithm).
-pub(crate) fn run_bicg<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-    variant: Variant,
-) -> Result<Solution<T>> {
-    run(a, b, x0, opts, Method::Bicg, variant, bicg_core)
+entry_point! {
+    /// BiCG (the report says `variant: classical`; BiCG has a single formulation).
+    pub fn bicg(opts) => Bicg, Classical, bicg_core
 }
 
 fn nrm<T: Scalar>(v: &[T]) -> f64 {
     dot(v, v).sqrt().as_f64()
 }
 
-fn bicg_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f64>) -> Stop {
+/// The BiCG loop, run by [`bicg`] and by [`super::solve`] with either variant.
+pub(super) fn bicg_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f64>) -> Stop {
     let n = sys.n();
     // Setup: the explicit transpose Aᵀ (an O(nnz) counting sort).
     let at = sys.a.transpose();

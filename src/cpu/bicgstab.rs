@@ -10,46 +10,17 @@
 //! `"<r, r0*>"` (ρ_i ≈ 0), `"<Ap, r0*>"` (the denominator of α ≈ 0) and `"omega"`
 //! (⟨As, s⟩ ≈ 0 or As = 0, so ω = 0 and the next β divides by it).
 
-use super::{Stop, System, dot, finite_or_stop, is_breakdown, norm2_f64, run};
-use crate::base::error::Result;
+use super::{Stop, System, dot, finite_or_stop, is_breakdown, norm2_f64};
 use crate::base::scalar::Scalar;
-use crate::base::{Method, Solution, SolveOptions, Variant};
-use crate::matrix::Csr;
 
-/// Classical BiCGStab (Alg. 3), right-preconditioned with `Precond::Jacobi`.
-pub fn classical<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Solution<T>> {
-    run(
-        a,
-        b,
-        x0,
-        opts,
-        Method::Bicgstab,
-        Variant::Classical,
-        classical_core,
-    )
+entry_point! {
+    /// Classical BiCGStab (Alg. 3), right-preconditioned with `Precond::Jacobi`.
+    pub fn classical(opts) => Bicgstab, Classical, classical_core
 }
 
-/// Pipelined BiCGStab (Alg. 4), right-preconditioned with `Precond::Jacobi`.
-pub fn pipelined<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Solution<T>> {
-    run(
-        a,
-        b,
-        x0,
-        opts,
-        Method::Bicgstab,
-        Variant::Pipelined,
-        pipelined_core,
-    )
+entry_point! {
+    /// Pipelined BiCGStab (Alg. 4), right-preconditioned with `Precond::Jacobi`.
+    pub fn pipelined(opts) => Bicgstab, Pipelined, pipelined_core
 }
 
 fn nrm<T: Scalar>(v: T) -> f64 {
@@ -89,6 +60,72 @@ impl<T: Scalar> Work<T> {
         }
     }
 
+    /// Alg. 3/4 l.1–4: the working vectors ([`Work::new`]), ‖r0*‖ (in f64, only to scale the
+    /// breakdown tests, so that it cannot overflow), ρ0 = ⟨r0, r0*⟩ and ‖r0‖ (pushed to the
+    /// history). `Err` is the stop when ρ0 is not finite or x0 already meets the threshold.
+    fn start(
+        sys: &System<'_, T>,
+        x: &[T],
+        hist: &mut Vec<f64>,
+    ) -> Result<(Self, f64, T, f64), Stop> {
+        let w = Work::new(sys, x);
+        let rstar_norm = norm2_f64(&w.rstar);
+        // l.4: ⟨r0, r0*⟩.
+        let rho = dot(&w.r, &w.rstar);
+        let res = nrm(dot(&w.r, &w.r));
+        hist.push(res);
+        if let Some(s) = finite_or_stop(rho, 0, "<r, r0*>") {
+            return Err(s);
+        }
+        if sys.done(res) {
+            return Err(Stop::converged(0, res, sys.b_norm));
+        }
+        Ok((w, rstar_norm, rho, res))
+    }
+
+    /// Alg. 3/4 l.6–8 of iteration `i`, with ρ_i = `rho`, ‖r_i‖ = `res`: the breakdown test
+    /// of ρ_i, A p_i ([`Work::apply_ap`]), ⟨Ap_i, r0*⟩ (finite and not a breakdown) and
+    /// α_i = ⟨r_i, r0*⟩/⟨Ap_i, r0*⟩ (finite). Returns (α_i, ⟨Ap_i, r0*⟩), or the stop.
+    fn alpha_step(
+        &mut self,
+        sys: &System<'_, T>,
+        i: usize,
+        rho: T,
+        res: f64,
+        rstar_norm: f64,
+    ) -> Result<(T, T), Stop> {
+        if is_breakdown::<T>(rho.as_f64(), res * rstar_norm) {
+            return Err(Stop::breakdown(
+                i,
+                "<r, r0*>",
+                rho.as_f64(),
+                res * rstar_norm,
+            ));
+        }
+        // l.6: compute and store A p_i.
+        self.apply_ap(sys);
+        // l.7: ⟨Ap_i, r0*⟩ (‖Ap_i‖ scales its breakdown test).
+        let apr = dot(&self.ap, &self.rstar);
+        let ap_norm = norm2_f64(&self.ap);
+        if let Some(s) = finite_or_stop(apr, i, "<Ap, r0*>") {
+            return Err(s);
+        }
+        if is_breakdown::<T>(apr.as_f64(), ap_norm * rstar_norm) {
+            return Err(Stop::breakdown(
+                i,
+                "<Ap, r0*>",
+                apr.as_f64(),
+                ap_norm * rstar_norm,
+            ));
+        }
+        // l.8: α_i = ⟨r_i, r0*⟩/⟨Ap_i, r0*⟩.
+        let alpha = rho / apr;
+        if let Some(s) = finite_or_stop(alpha, i, "alpha") {
+            return Err(s);
+        }
+        Ok((alpha, apr))
+    }
+
     /// "Compute and store A p_i" = A (M⁻¹ p_i).
     fn apply_ap(&mut self, sys: &System<'_, T>) {
         sys.precond(&self.p, &mut self.phat);
@@ -102,44 +139,40 @@ impl<T: Scalar> Work<T> {
     }
 }
 
+/// The ω breakdown test of iteration `i` (before ω_i = ⟨As_i, s_i⟩/⟨As_i, As_i⟩): the stop
+/// when ⟨As_i, As_i⟩ is not finite, or As_i = 0, or ⟨As_i, s_i⟩ is numerically zero relative
+/// to ‖As_i‖·‖s_i‖ (`s_norm`).
+fn omega_breakdown<T: Scalar>(i: usize, as_s: T, as_as: T, s_norm: f64) -> Option<Stop> {
+    if let Some(s) = finite_or_stop(as_as, i, "<As, As>") {
+        return Some(s);
+    }
+    if as_as <= T::zero() || is_breakdown::<T>(as_s.as_f64(), nrm(as_as) * s_norm) {
+        return Some(Stop::breakdown(
+            i,
+            "omega",
+            as_s.as_f64(),
+            nrm(as_as) * s_norm,
+        ));
+    }
+    None
+}
+
 // Element loops are written per index, as the fused GPU kernels run them.
 #[allow(clippy::needless_range_loop)]
 fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f64>) -> Stop {
     let n = sys.n();
-    let mut w = Work::new(sys, x);
-    // Norms used only to scale the breakdown tests: in f64, so that they cannot overflow.
-    let rstar_norm = norm2_f64(&w.rstar);
-    // l.4: ⟨r0, r0*⟩.
-    let mut rho = dot(&w.r, &w.rstar);
-    let mut res = nrm(dot(&w.r, &w.r));
-    hist.push(res);
-    if let Some(s) = finite_or_stop(rho, 0, "<r, r0*>") {
-        return s;
-    }
-    if sys.done(res) {
-        return Stop::converged(0, res, sys.b_norm);
-    }
+    // l.1–4: p0 = r0 = b − A x0, r0* = r0, ⟨r0, r0*⟩.
+    let (mut w, rstar_norm, mut rho, mut res) = match Work::start(sys, x, hist) {
+        Ok(start) => start,
+        Err(stop) => return stop,
+    };
     // l.5: for i = 0 to convergence.
     for i in 0..sys.max_iter {
-        if is_breakdown::<T>(rho.as_f64(), res * rstar_norm) {
-            return Stop::breakdown(i, "<r, r0*>", rho.as_f64(), res * rstar_norm);
-        }
-        // l.6: compute and store A p_i.
-        w.apply_ap(sys);
-        // l.7: ⟨Ap_i, r0*⟩.
-        let apr = dot(&w.ap, &w.rstar);
-        let ap_norm = norm2_f64(&w.ap);
-        if let Some(s) = finite_or_stop(apr, i, "<Ap, r0*>") {
-            return s;
-        }
-        if is_breakdown::<T>(apr.as_f64(), ap_norm * rstar_norm) {
-            return Stop::breakdown(i, "<Ap, r0*>", apr.as_f64(), ap_norm * rstar_norm);
-        }
-        // l.8: α_i = ⟨r_i, r0*⟩/⟨Ap_i, r0*⟩.
-        let alpha = rho / apr;
-        if let Some(s) = finite_or_stop(alpha, i, "alpha") {
-            return s;
-        }
+        // l.6: compute and store A p_i;  l.7: ⟨Ap_i, r0*⟩;  l.8: α_i = ⟨r_i, r0*⟩/⟨Ap_i, r0*⟩.
+        let (alpha, _) = match w.alpha_step(sys, i, rho, res, rstar_norm) {
+            Ok(step) => step,
+            Err(stop) => return stop,
+        };
         // l.9: s_i = r_i − α_i Ap_i.
         for j in 0..n {
             w.s[j] = w.r[j] - alpha * w.ap[j];
@@ -156,11 +189,8 @@ fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
         // l.11: ⟨As_i, s_i⟩, ⟨As_i, As_i⟩.
         let as_s = dot(&w.as_, &w.s);
         let as_as = dot(&w.as_, &w.as_);
-        if let Some(s) = finite_or_stop(as_as, i, "<As, As>") {
+        if let Some(s) = omega_breakdown(i, as_s, as_as, s_norm) {
             return s;
-        }
-        if as_as <= T::zero() || is_breakdown::<T>(as_s.as_f64(), nrm(as_as) * s_norm) {
-            return Stop::breakdown(i, "omega", as_s.as_f64(), nrm(as_as) * s_norm);
         }
         // l.12: ω_i = ⟨As_i, s_i⟩/⟨As_i, As_i⟩.
         let omega = as_s / as_as;
@@ -208,39 +238,19 @@ fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
 #[allow(clippy::needless_range_loop)]
 fn pipelined_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f64>) -> Stop {
     let n = sys.n();
-    let mut w = Work::new(sys, x);
-    // Norms used only to scale the breakdown tests: in f64, so that they cannot overflow.
-    let rstar_norm = norm2_f64(&w.rstar);
-    // l.4: ⟨r0, r0*⟩.
-    let mut rho = dot(&w.r, &w.rstar);
-    let mut res = nrm(dot(&w.r, &w.r));
-    hist.push(res);
-    if let Some(s) = finite_or_stop(rho, 0, "<r, r0*>") {
-        return s;
-    }
-    if sys.done(res) {
-        return Stop::converged(0, res, sys.b_norm);
-    }
+    // l.1–4: p0 = r0 = b − A x0, r0* = r0, ⟨r0, r0*⟩.
+    let (mut w, rstar_norm, mut rho, mut res) = match Work::start(sys, x, hist) {
+        Ok(start) => start,
+        Err(stop) => return stop,
+    };
     // l.5: for i = 0 to convergence.
     for i in 0..sys.max_iter {
-        if is_breakdown::<T>(rho.as_f64(), res * rstar_norm) {
-            return Stop::breakdown(i, "<r, r0*>", rho.as_f64(), res * rstar_norm);
-        }
-        // l.6: compute and store A p_i;  l.7: ⟨Ap_i, r0*⟩ (fused, with ⟨Ap_i, Ap_i⟩).
-        w.apply_ap(sys);
-        let apr = dot(&w.ap, &w.rstar);
-        let ap_norm = norm2_f64(&w.ap);
-        if let Some(s) = finite_or_stop(apr, i, "<Ap, r0*>") {
-            return s;
-        }
-        if is_breakdown::<T>(apr.as_f64(), ap_norm * rstar_norm) {
-            return Stop::breakdown(i, "<Ap, r0*>", apr.as_f64(), ap_norm * rstar_norm);
-        }
+        // l.6: compute and store A p_i;  l.7: ⟨Ap_i, r0*⟩ (fused, with ⟨Ap_i, Ap_i⟩);
         // l.8: α_i = ⟨r_i, r0*⟩/⟨Ap_i, r0*⟩ (each GPU workgroup recomputes it).
-        let alpha = rho / apr;
-        if let Some(s) = finite_or_stop(alpha, i, "alpha") {
-            return s;
-        }
+        let (alpha, apr) = match w.alpha_step(sys, i, rho, res, rstar_norm) {
+            Ok(step) => step,
+            Err(stop) => return stop,
+        };
         // l.9: s_i = r_i − α_i Ap_i, fused with ⟨s_i, s_i⟩.
         let mut ss = T::zero();
         for j in 0..n {
@@ -260,11 +270,8 @@ fn pipelined_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
             hist.push(s_norm);
             return Stop::converged(i + 1, s_norm, sys.b_norm);
         }
-        if let Some(s) = finite_or_stop(as_as, i, "<As, As>") {
+        if let Some(s) = omega_breakdown(i, as_s, as_as, s_norm) {
             return s;
-        }
-        if as_as <= T::zero() || is_breakdown::<T>(as_s.as_f64(), nrm(as_as) * s_norm) {
-            return Stop::breakdown(i, "omega", as_s.as_f64(), nrm(as_as) * s_norm);
         }
         // l.13: β_i = −⟨As_i, r0*⟩/⟨Ap_i, r0*⟩.
         let beta = -as_r / apr;

@@ -7,46 +7,35 @@
 //!
 //! [`StopReason::NotSpd`]: crate::base::StopReason::NotSpd
 
-use super::{Stop, System, dot, finite_or_stop, run};
-use crate::base::error::Result;
+use super::{Stop, System, dot, finite_or_stop};
 use crate::base::scalar::Scalar;
-use crate::base::{Method, Solution, SolveOptions, Variant};
-use crate::matrix::Csr;
 
-/// Classical CG (Alg. 1), standard PCG with `Precond::Jacobi`.
-pub fn classical_cg<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Solution<T>> {
-    run(
-        a,
-        b,
-        x0,
-        opts,
-        Method::Cg,
-        Variant::Classical,
-        classical_core,
-    )
+entry_point! {
+    /// Classical CG (Alg. 1), standard PCG with `Precond::Jacobi`.
+    pub fn classical_cg(opts) => Cg, Classical, classical_core
 }
 
-/// Pipelined CG (Alg. 2), with the Jacobi-preconditioned form derived below.
-pub fn pipelined_cg<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Solution<T>> {
-    run(
-        a,
-        b,
-        x0,
-        opts,
-        Method::Cg,
-        Variant::Pipelined,
-        pipelined_core,
-    )
+entry_point! {
+    /// Pipelined CG (Alg. 2), with the Jacobi-preconditioned form derived below.
+    pub fn pipelined_cg(opts) => Cg, Pipelined, pipelined_core
+}
+
+/// ‖r0‖₂ = √⟨r0, r0⟩ (`rr`), pushed to the history; `Err` is the stop when ⟨r0, r0⟩ is not
+/// finite or x0 already meets the threshold.
+fn initial_residual<T: Scalar>(
+    sys: &System<'_, T>,
+    rr: T,
+    hist: &mut Vec<f64>,
+) -> Result<f64, Stop> {
+    let res = rr.sqrt().as_f64();
+    hist.push(res);
+    if let Some(s) = finite_or_stop(rr, 0, "<r, r>") {
+        return Err(s);
+    }
+    if sys.done(res) {
+        return Err(Stop::converged(0, res, sys.b_norm));
+    }
+    Ok(res)
 }
 
 fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f64>) -> Stop {
@@ -61,14 +50,10 @@ fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
     // ⟨r, z⟩ (= ⟨r, r⟩ without preconditioner).
     let mut rz = dot(&r, &z);
     let rr = dot(&r, &r);
-    let mut res = rr.sqrt().as_f64();
-    hist.push(res);
-    if let Some(s) = finite_or_stop(rr, 0, "<r, r>") {
-        return s;
-    }
-    if sys.done(res) {
-        return Stop::converged(0, res, sys.b_norm);
-    }
+    let mut res = match initial_residual(sys, rr, hist) {
+        Ok(res) => res,
+        Err(stop) => return stop,
+    };
     if rz <= T::zero() {
         return Stop::not_spd(0, "<r, D^-1 r> <= 0: the Jacobi preconditioner is not SPD");
     }
@@ -144,14 +129,10 @@ fn pipelined_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
     let mut p = z.clone();
     let rr = dot(&r, &r);
     let mut rz = if pre.is_some() { dot(&r, &z) } else { rr };
-    let mut res = rr.sqrt().as_f64();
-    hist.push(res);
-    if let Some(s) = finite_or_stop(rr, 0, "<r, r>") {
-        return s;
-    }
-    if sys.done(res) {
-        return Stop::converged(0, res, sys.b_norm);
-    }
+    let mut res = match initial_residual(sys, rr, hist) {
+        Ok(res) => res,
+        Err(stop) => return stop,
+    };
     if sys.max_iter == 0 {
         return Stop::max_iterations(0, res, sys.b_norm);
     }

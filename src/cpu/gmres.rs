@@ -47,56 +47,31 @@
 //! found, or A is singular); the cycle is closed with the i−1 columns it has, and unless the
 //! true residual then meets the threshold the solve stops with that breakdown.
 
-use super::{Stop, System, dot, is_breakdown, run};
-use crate::base::error::Result;
+use super::{Stop, System, dot, is_breakdown};
 use crate::base::scalar::Scalar;
-use crate::base::{GramSchmidt, Method, Solution, SolveOptions, Variant};
-use crate::matrix::Csr;
+use crate::base::{GramSchmidt, Variant};
 
 /// Cycles whose Walker–Zhou estimate met the threshold while the recomputed true residual did
 /// not, before GMRES gives up (the driver then reports `ResidualGap`).
 pub const MAX_GAP_RESTARTS: usize = 3;
 
-/// Classical GMRES(m) (Alg. 5) with `opts.gs` (MGS, CGS or CGS2) and `opts.restart` = m.
-pub fn classical<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Solution<T>> {
-    let gs = opts.gs;
-    run(
-        a,
-        b,
-        x0,
-        opts,
-        Method::Gmres,
-        Variant::Classical,
-        move |sys, x, h| gmres_core(sys, x, h, Variant::Classical, gs),
-    )
+entry_point! {
+    /// Classical GMRES(m) (Alg. 5) with `opts.gs` (MGS, CGS or CGS2) and `opts.restart` = m.
+    pub fn classical(opts) => Gmres, Classical, move |sys, x, h| {
+        gmres_core(sys, x, h, Variant::Classical, opts.gs)
+    }
 }
 
-/// Pipelined GMRES(m) (Alg. 6): classical Gram–Schmidt (CGS2 if `opts.gs` is `Cgs2`, CGS
-/// otherwise), ξ_i = ⟨r0, v_i⟩ with r0 never updated inside the cycle.
-pub fn pipelined<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Solution<T>> {
-    let gs = match opts.gs {
-        GramSchmidt::Cgs2 => GramSchmidt::Cgs2,
-        _ => GramSchmidt::Cgs,
-    };
-    run(
-        a,
-        b,
-        x0,
-        opts,
-        Method::Gmres,
-        Variant::Pipelined,
-        move |sys, x, h| gmres_core(sys, x, h, Variant::Pipelined, gs),
-    )
+entry_point! {
+    /// Pipelined GMRES(m) (Alg. 6): classical Gram–Schmidt (CGS2 if `opts.gs` is `Cgs2`, CGS
+    /// otherwise), ξ_i = ⟨r0, v_i⟩ with r0 never updated inside the cycle.
+    pub fn pipelined(opts) => Gmres, Pipelined, move |sys, x, h| {
+        let gs = match opts.gs {
+            GramSchmidt::Cgs2 => GramSchmidt::Cgs2,
+            _ => GramSchmidt::Cgs,
+        };
+        gmres_core(sys, x, h, Variant::Pipelined, gs)
+    }
 }
 
 /// l.8–13: orthogonalises `w` against `v[1..i]` (the basis vectors v_1..v_{i−1}), adding the

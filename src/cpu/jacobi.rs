@@ -8,35 +8,21 @@
 //!
 //! [`StopReason::Diverged`]: crate::base::StopReason::Diverged
 
-use super::{DIVERGENCE_FACTOR, Stop, System, dot, run};
-use crate::base::error::Result;
+use super::{DIVERGENCE_FACTOR, Stop, System, dot};
 use crate::base::scalar::Scalar;
-use crate::base::{Method, Solution, SolveOptions, Variant};
-use crate::matrix::Csr;
 
-/// Jacobi iteration (the report says `variant: classical`). Errors with
-/// `KrylovError::ZeroDiagonal` when a diagonal entry is zero.
-pub fn jacobi_iteration<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-) -> Result<Solution<T>> {
-    run_jacobi(a, b, x0, opts, Variant::Classical)
+entry_point! {
+    /// Jacobi iteration (the report says `variant: classical`). Errors with
+    /// `KrylovError::ZeroDiagonal` when a diagonal entry is zero.
+    pub fn jacobi_iteration(opts) => Jacobi, Classical, jacobi_core
 }
 
-/// Jacobi iteration with the variant recorded in the report.
-pub(crate) fn run_jacobi<T: Scalar>(
-    a: &Csr<T>,
-    b: &[T],
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
-    variant: Variant,
-) -> Result<Solution<T>> {
-    run(a, b, x0, opts, Method::Jacobi, variant, jacobi_core)
-}
-
-fn jacobi_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f64>) -> Stop {
+/// The Jacobi loop, run by [`jacobi_iteration`] and by [`super::solve`] with either variant.
+pub(super) fn jacobi_core<T: Scalar>(
+    sys: &System<'_, T>,
+    x: &mut [T],
+    hist: &mut Vec<f64>,
+) -> Stop {
     let n = sys.n();
     let d_inv = sys
         .inv_diag

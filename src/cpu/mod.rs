@@ -28,6 +28,35 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
+/// Defines a public solver entry point with the signature of [`solve`]: a thin wrapper that
+/// hands the method core to [`run`] with the given method and variant. The parameter name in
+/// parentheses binds `opts` for a core that needs more options, e.g.
+/// `entry_point!(pub fn name(opts) => Gmres, Classical, |sys, x, h| core(sys, x, h, opts.gs))`.
+macro_rules! entry_point {
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident($opts:ident) => $method:ident, $variant:ident, $core:expr
+    ) => {
+        $(#[$attr])*
+        $vis fn $name<T: $crate::base::scalar::Scalar>(
+            a: &$crate::matrix::Csr<T>,
+            b: &[T],
+            x0: Option<&[T]>,
+            $opts: &$crate::base::SolveOptions,
+        ) -> $crate::base::error::Result<$crate::base::Solution<T>> {
+            $crate::cpu::run(
+                a,
+                b,
+                x0,
+                $opts,
+                $crate::base::Method::$method,
+                $crate::base::Variant::$variant,
+                $core,
+            )
+        }
+    };
+}
+
 mod blas;
 mod spmv;
 
@@ -42,7 +71,7 @@ pub mod precond;
 pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
 pub use spmv::{spmv, spmv_f64, true_relative_residual};
 
-use crate::base::error::{KrylovError, Result};
+use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::base::{Method, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant};
 use crate::matrix::Csr;
@@ -255,8 +284,11 @@ pub fn solve<T: Scalar>(
         (Method::Bicgstab, Variant::Pipelined) => bicgstab::pipelined(a, b, x0, opts),
         (Method::Gmres, Variant::Classical) => gmres::classical(a, b, x0, opts),
         (Method::Gmres, Variant::Pipelined) => gmres::pipelined(a, b, x0, opts),
-        (Method::Bicg, variant) => bicg::run_bicg(a, b, x0, opts, variant),
-        (Method::Jacobi, variant) => jacobi::run_jacobi(a, b, x0, opts, variant),
+        // Single formulation: both variants run the same loop, the report records the variant.
+        (Method::Bicg, variant) => run(a, b, x0, opts, Method::Bicg, variant, bicg::bicg_core),
+        (Method::Jacobi, variant) => {
+            run(a, b, x0, opts, Method::Jacobi, variant, jacobi::jacobi_core)
+        }
     }
 }
 
@@ -277,21 +309,7 @@ pub(crate) fn run<T: Scalar>(
         ..opts.clone()
     };
     validate_system(a, b, &opts)?;
-    if let Some(x0) = x0 {
-        if x0.len() != a.ncols() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "initial guess length vs matrix columns",
-                expected: a.ncols(),
-                found: x0.len(),
-            });
-        }
-        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(KrylovError::NonFinite {
-                what: "initial guess",
-                index,
-            });
-        }
-    }
+    crate::matrix::check_initial_guess(x0, a.ncols())?;
     let n = a.nrows();
     let mut report = SolveReport::new(method, variant, T::PRECISION, n, a.nnz());
     report.format = "csr".into();
@@ -315,8 +333,7 @@ pub(crate) fn run<T: Scalar>(
     }
 
     let uses_jacobi = opts.precond == Precond::Jacobi && method != Method::Jacobi;
-    let inv_diag = (uses_jacobi || method == Method::Jacobi)
-        .then(|| precond::inverse_diagonal(a));
+    let inv_diag = (uses_jacobi || method == Method::Jacobi).then(|| precond::inverse_diagonal(a));
     let sys = System {
         a,
         b,

@@ -23,4 +23,4 @@ pub use market::{
 };
 pub use sell::Sell;
 pub use stats::MatrixStats;
-pub use system::validate_system;
+pub use system::{check_initial_guess, validate_system};

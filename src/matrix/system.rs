@@ -31,3 +31,26 @@ pub fn validate_system<T: Scalar>(a: &Csr<T>, b: &[T], opts: &SolveOptions) -> R
     }
     Ok(())
 }
+
+/// Checks the initial guess of a solve on a matrix with `ncols` columns: its length must be
+/// `ncols` (else `DimensionMismatch`) and its entries finite (else `NonFinite`, naming the
+/// first bad index). `None` (start from x = 0) always passes.
+pub fn check_initial_guess<T: Scalar>(x0: Option<&[T]>, ncols: usize) -> Result<()> {
+    let Some(x0) = x0 else {
+        return Ok(());
+    };
+    if x0.len() != ncols {
+        return Err(KrylovError::DimensionMismatch {
+            what: "initial guess length vs matrix columns",
+            expected: ncols,
+            found: x0.len(),
+        });
+    }
+    if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
+        return Err(KrylovError::NonFinite {
+            what: "initial guess",
+            index,
+        });
+    }
+    Ok(())
+}

@@ -37,21 +37,7 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
         )));
     }
     crate::solvers::validate_system(a, b, opts)?;
-    if let Some(x0) = x0 {
-        if x0.len() != a.ncols() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "initial guess length vs matrix columns",
-                expected: a.ncols(),
-                found: x0.len(),
-            });
-        }
-        if let Some(index) = x0.iter().position(|v| !v.is_finite()) {
-            return Err(KrylovError::NonFinite {
-                what: "initial guess",
-                index,
-            });
-        }
-    }
+    crate::matrix::check_initial_guess(x0, a.ncols())?;
     engine.context().require(T::PRECISION)?;
     let counts0 = engine.counters().snapshot();
     let mut report = SolveReport::new(method, opts.variant, T::PRECISION, a.nrows(), a.nnz());
