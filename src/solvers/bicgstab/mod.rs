@@ -3,33 +3,36 @@
 //! r0* = r0, same breakdown tests, same early exit on the half step, same Jacobi right
 //! preconditioning A D⁻¹ y = b with x updated along D⁻¹p and D⁻¹s).
 //!
-//! The algorithms of paper 000 (every "A v" is A·M⁻¹v with a preconditioner, and x moves
-//! along M⁻¹p, M⁻¹s); the line numbers are the ones the code's comments name:
+//! The algorithms of paper 000, typeset side by side there, so that a line number means the
+//! same step in both (every "A v" is A·M⁻¹v with a preconditioner, and x moves along M⁻¹p,
+//! M⁻¹s); the code's comments name these lines:
 //!
 //! ```text
-//!      Alg. 3 (classical)                      Alg. 4 (pipelined)
-//!  1   choose x0                               choose x0
-//!  2   p0 = r0 = b − Ax0                       p0 = r0 = b − Ax0
-//!  3   choose r0* (here r0* = r0)              choose r0* (here r0* = r0)
-//!  4   ⟨r0,r0*⟩                                ⟨r0,r0*⟩
-//!  5   for i = 0 to convergence                for i = 0 to convergence
-//!  6     Ap_i                                    Ap_i
-//!  7     ⟨Ap_i,r0*⟩                              ⟨Ap_i,r0*⟩
-//!  8     α_i = ⟨r_i,r0*⟩/⟨Ap_i,r0*⟩              α_i = ⟨r_i,r0*⟩/⟨Ap_i,r0*⟩
-//!  9     s_i = r_i − α_i Ap_i                    s_i = r_i − α_i Ap_i
-//! 10     As_i                                    As_i
-//! 11     ⟨As_i,s_i⟩, ⟨As_i,As_i⟩                 ⟨As_i,s_i⟩, ⟨As_i,As_i⟩
-//! 12     ω_i = ⟨As_i,s_i⟩/⟨As_i,As_i⟩            ⟨As_i,r0*⟩
-//! 13     x_{i+1} = x_i + α_i p_i + ω_i s_i       β_i = −⟨As_i,r0*⟩/⟨Ap_i,r0*⟩
-//! 14     r_{i+1} = s_i − ω_i As_i                ω_i = ⟨As_i,s_i⟩/⟨As_i,As_i⟩
-//! 15     ⟨r_{i+1},r0*⟩                           x_{i+1} = x_i + α_i p_i + ω_i s_i
-//! 16     β_i = ⟨r_{i+1},r0*⟩/⟨r_i,r0*⟩·α_i/ω_i   r_{i+1} = s_i − ω_i As_i
-//! 17     p_{i+1} = r_{i+1} + β_i(p_i − ω_i Ap_i)  (convergence check)
-//! 19                                             p_{i+1} = r_{i+1} + β_i(p_i − ω_i Ap_i)
-//! 20                                             ⟨r_{i+1},r0*⟩
+//!  l.  Alg. 3 (classical)                          Alg. 4 (pipelined)
+//!   1  choose x0                                   (the same up to l.11)
+//!   2  p0 = r0 = b − Ax0
+//!   3  choose r0* (here r0* = r0)
+//!   4  compute ⟨r0,r0*⟩
+//!   5  for i = 0 to convergence
+//!   6    compute and store Ap_i
+//!   7    compute ⟨Ap_i,r0*⟩
+//!   8    α_i = ⟨r_i,r0*⟩/⟨Ap_i,r0*⟩
+//!   9    s_i = r_i − α_i Ap_i
+//!  10    compute and store As_i
+//!  11    compute ⟨As_i,s_i⟩, ⟨As_i,As_i⟩
+//!  12                                                compute ⟨As_i,r0*⟩
+//!  13                                                β_i = −⟨As_i,r0*⟩/⟨Ap_i,r0*⟩
+//!  14    ω_i = ⟨As_i,s_i⟩/⟨As_i,As_i⟩                (the same)
+//!  15    x_{i+1} = x_i + α_i p_i + ω_i s_i           (the same)
+//!  16    r_{i+1} = s_i − ω_i As_i                    (the same)
+//!  17    compute ⟨r_{i+1},r0*⟩
+//!  18    β_i = ⟨r_{i+1},r0*⟩/⟨r_i,r0*⟩ · α_i/ω_i
+//!  19    p_{i+1} = r_{i+1} + β_i (p_i − ω_i Ap_i)    (the same)
+//!  20                                                compute ⟨r_{i+1},r0*⟩
+//!  21  end                                         end
 //! ```
 //!
-//! * **Pipelined** (paper 000 §3.2, Alg. 4 with β = −⟨As,r0*⟩/⟨Ap,r0*⟩, [`pipelined`]):
+//! * **Pipelined** (paper 000 §3.2, Alg. 4 with β = −⟨As,r0*⟩/⟨Ap,r0*⟩, `pipelined.rs`):
 //!   exactly four fused kernels per iteration —
 //!   1. `spmv_dot_bicgstab_p` (l.6–7): Ap = A·D⁻¹p + first stage of ⟨Ap,r0*⟩, ⟨Ap,Ap⟩ (and
 //!      the second stage of ⟨r,r0*⟩, ⟨r,r⟩ left by kernel 4, done redundantly by every
@@ -38,8 +41,8 @@
 //!      s = r − αAp + first stage of ⟨s,s⟩;
 //!   3. `spmv_dot_bicgstab_s` (l.10–12): As = A·D⁻¹s + first stage of ⟨As,s⟩, ⟨As,As⟩,
 //!      ⟨As,r0*⟩;
-//!   4. `update_xrp_bicgstab` (l.15–20): x += αD⁻¹p + ωD⁻¹s, r = s − ωAs, p = r + β(p − ωAp)
-//!      + first stage of ⟨r,r0*⟩, ⟨r,r⟩.
+//!   4. `update_xrp_bicgstab` (l.13–16, 19–20): x += αD⁻¹p + ωD⁻¹s, r = s − ωAs,
+//!      p = r + β(p − ωAp) + first stage of ⟨r,r0*⟩, ⟨r,r⟩.
 //!
 //!   `paper` mode: one readback per iteration, right after kernel 3, of the partial sums of
 //!   all slots (⟨r,r0*⟩ ⟨r,r⟩ | ⟨Ap,r0*⟩ ⟨Ap,Ap⟩ | ⟨s,s⟩ | ⟨As,s⟩ ⟨As,As⟩ ⟨As,r0*⟩, laid out
@@ -52,7 +55,7 @@
 //!   per solve.
 //!   `device` mode: an iteration is recorded as kernels 2, 3, 4, 1 (kernel 1 records the
 //!   residual of the iteration kernel 4 finished), zero transfers inside a batch.
-//! * **Classical** (paper 000 Alg. 3, [`classical`]) the way a BLAS-based code runs it: 2
+//! * **Classical** (paper 000 Alg. 3, `classical.rs`) the way a BLAS-based code runs it: 2
 //!   `spmv_csr`, 7 `dot` (⟨Ap,r0*⟩, ⟨Ap,Ap⟩ for the breakdown scale, ⟨s,s⟩ for the early
 //!   exit, ⟨As,s⟩, ⟨As,As⟩, ⟨r,r⟩, ⟨r,r0*⟩), 5 `axpy` (s = r − αAp in place of r, x += αp̂,
 //!   x += ωŝ, r = s − ωAs, p −= ωAp) and 1 `xpay` (p = r + βp), + 2 applies of M (p̂ = D⁻¹p,
@@ -86,12 +89,15 @@
 //! `residual_gap` — never a false convergence.
 
 mod classical;
+mod paper;
 mod pipelined;
 
 pub use classical::ClassicalBicgstab;
 pub use pipelined::PipelinedBicgstab;
 
-use crate::base::error::{KrylovError, Result};
+use paper::Partials;
+
+use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
@@ -99,9 +105,7 @@ use crate::matrix::Csr;
 use crate::solvers::{CheckMode, Method, Monitor, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;
-use super::driver::{
-    GpuIterative, LoopEnd, Run, StopCheck, TrueResidual, add, drive, sum_component,
-};
+use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, TrueResidual, drive};
 use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
 
 // Scalars (the `scalars` buffer, N_SCALARS entries here; index 2 is tol², set by the driver).
@@ -283,7 +287,8 @@ impl<'a, T: Scalar> Common<'a, T> {
     /// Reads `slots` partial slots from slot `first` (one readback) of a recorded batch.
     fn read_slots(&self, batch: Batch<'_>, first: u32, slots: usize) -> Result<Partials<T>> {
         let g = self.bufs.groups as usize;
-        let parts = batch.submit_and_read(&self.bufs.partials, 4 * g * first as usize, 4 * g * slots)?;
+        let parts =
+            batch.submit_and_read(&self.bufs.partials, 4 * g * first as usize, 4 * g * slots)?;
         Ok(Partials { parts, groups: g })
     }
 
@@ -314,7 +319,8 @@ enum SetupEnd<T> {
 impl<T: Scalar> StopCheck for Common<'_, T> {
     /// ‖b − Ax‖₂/‖b‖₂ in f64: `bicgstab_init` recomputes r and ⟨r,r⟩ (f64 solves).
     fn true_relative(&self, engine: &Engine) -> Result<f64> {
-        self.guard.relative(engine, &|batch| self.init.record(batch))
+        self.guard
+            .relative(engine, &|batch| self.init.record(batch))
     }
 
     /// Why the GPU stopped: a breakdown is named by the code in `state[3]`.
@@ -330,147 +336,16 @@ impl<T: Scalar> StopCheck for Common<'_, T> {
     }
 }
 
-/// Per-workgroup partial sums read back from the device, finished on the host.
-struct Partials<T> {
-    parts: Vec<T>,
-    groups: usize,
-}
-
-impl<T: Scalar> Partials<T> {
-    /// Component `comp` of slot `slot` (counted from the first slot read), summed in f64.
-    fn f64(&self, slot: usize, comp: usize) -> f64 {
-        sum_component(&self.parts, self.groups, slot, comp)
-    }
-
-    /// The same in T, as the device holds it.
-    fn get(&self, slot: usize, comp: usize) -> T {
-        T::from_f64(self.f64(slot, comp))
-    }
-}
-
-/// Why a `paper`-mode iteration ended before its last line: the loop stops, or an error.
-enum Halt {
-    End(LoopEnd),
-    Error(KrylovError),
-}
-
-impl From<LoopEnd> for Halt {
-    fn from(end: LoopEnd) -> Self {
-        Halt::End(end)
-    }
-}
-
-impl From<KrylovError> for Halt {
-    fn from(e: KrylovError) -> Self {
-        Halt::Error(e)
-    }
-}
-
-/// A step of a `paper`-mode iteration: a value to go on with, or a halt (`?` passes it on).
-type Flow<V = ()> = std::result::Result<V, Halt>;
-
-/// Stops the `paper` loop with `end`.
-fn halt<V>(end: LoopEnd) -> Flow<V> {
-    Err(Halt::End(end))
-}
-
-/// `paper` mode's loop, shared by both variants: stops on a cancel or at the iteration
-/// limit, otherwise runs one host-driven `iteration` and adds all the engine counted during
-/// it — every stop inside included — to the loop counts.
-fn paper_iterations<'m>(
-    engine: &Engine,
-    run: &mut Run<'m>,
-    max_iter: usize,
-    mut iteration: impl FnMut(&mut Run<'m>) -> Flow,
-) -> Result<LoopEnd> {
-    loop {
-        if run.monitor.cancelled() {
-            return Ok(LoopEnd::Cancelled);
-        }
-        if run.iterations() >= max_iter {
-            return Ok(LoopEnd::MaxIterations);
-        }
-        match counted(engine, run, &mut iteration) {
-            Ok(()) => {}
-            Err(Halt::End(end)) => return Ok(end),
-            Err(Halt::Error(e)) => return Err(e),
-        }
-    }
-}
-
-/// Runs `f` and adds what the engine counted meanwhile to the loop counts.
-fn counted<'m, V>(
-    engine: &Engine,
-    run: &mut Run<'m>,
-    f: impl FnOnce(&mut Run<'m>) -> V,
-) -> V {
-    let before = engine.counters().snapshot();
-    let v = f(run);
-    run.loop_counts = add(
-        &run.loop_counts,
-        &engine.counters().snapshot().since(&before),
-    );
-    v
-}
-
-/// The last residual the host accepted (the setup's ‖r0‖ = ‖r0*‖ at the loop's start).
-fn last_residual(run: &Run<'_>) -> f64 {
-    *run.history.last().expect("the setup residual")
-}
-
-/// `cpu::bicgstab`'s `nrm`: √max(v, 0) of a value in T.
-fn nrm<T: Scalar>(v: T) -> f64 {
-    v.as_f64().max(0.0).sqrt()
-}
-
-/// The guard of Alg. 3/4 l.5: ρ_i = ⟨r_i,r0*⟩ finite and not numerically zero against
-/// ‖r_i‖‖r0*‖.
-fn check_rho<T: Scalar>(rho: T, r_norm: f64, rstar_norm: f64) -> Flow {
-    if !rho.is_finite() {
-        return halt(LoopEnd::NonFinite);
-    }
-    if crate::cpu::is_breakdown::<T>(rho.as_f64(), r_norm * rstar_norm) {
-        return halt(LoopEnd::Breakdown("<r, r0*>".into()));
-    }
-    Ok(())
-}
-
-/// l.7–8: ⟨Ap_i,r0*⟩ finite and not numerically zero against ‖Ap_i‖‖r0*‖; then
-/// α_i = ρ_i/⟨Ap_i,r0*⟩, finite.
-fn alpha<T: Scalar>(rho: T, apr: T, ap_norm: f64, rstar_norm: f64) -> Flow<T> {
-    if !apr.is_finite() {
-        return halt(LoopEnd::NonFinite);
-    }
-    if crate::cpu::is_breakdown::<T>(apr.as_f64(), ap_norm * rstar_norm) {
-        return halt(LoopEnd::Breakdown("<Ap, r0*>".into()));
-    }
-    let alpha = rho / apr;
-    if !alpha.is_finite() {
-        return halt(LoopEnd::NonFinite);
-    }
-    Ok(alpha)
-}
-
-/// ω_i = ⟨As_i,s_i⟩/⟨As_i,As_i⟩ (Alg. 3 l.12, Alg. 4 l.14), with ⟨As,As⟩ finite and positive
-/// and ⟨As,s⟩ not numerically zero against ‖As‖‖s‖ (else ω = 0 and β divides by it).
-fn omega<T: Scalar>(as_s: T, as_as: T, s_norm: f64) -> Flow<T> {
-    if !as_as.is_finite() {
-        return halt(LoopEnd::NonFinite);
-    }
-    if as_as <= T::zero() || crate::cpu::is_breakdown::<T>(as_s.as_f64(), nrm(as_as) * s_norm) {
-        return halt(LoopEnd::Breakdown("omega".into()));
-    }
-    Ok(as_s / as_as)
-}
-
 /// Solves A x = b by BiCGStab on the GPU (`opts.variant` picks [`ClassicalBicgstab`] or
 /// [`PipelinedBicgstab`], `opts.check_mode` the convergence checking, `opts.precond` Jacobi
 /// right preconditioning or none).
 ///
 /// Errors: the input checks of [`validate_system`](crate::solvers::validate_system) (a zero
-/// diagonal with Jacobi is [`KrylovError::ZeroDiagonal`]), f64 on a device without
-/// SHADER_F64 ([`KrylovError::MissingFeature`]), buffers over the device limits. A breakdown
-/// is a result (`reason: breakdown`, naming `<r, r0*>`, `<Ap, r0*>` or `omega`).
+/// diagonal with Jacobi is [`KrylovError::ZeroDiagonal`](crate::KrylovError::ZeroDiagonal)),
+/// f64 on a device without SHADER_F64
+/// ([`KrylovError::MissingFeature`](crate::KrylovError::MissingFeature)), buffers over the
+/// device limits. A breakdown is a result (`reason: breakdown`, naming `<r, r0*>`,
+/// `<Ap, r0*>` or `omega`).
 ///
 /// ```no_run
 /// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};

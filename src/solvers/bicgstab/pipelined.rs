@@ -1,10 +1,10 @@
 //! Pipelined BiCGStab (paper 000, Alg. 4): four fused kernels per iteration, one readback of
 //! all partial sums per `paper`-mode iteration (see the module table in [`super`]).
 
-use super::{
-    Common, FLAG_FIRST, FLAG_HALF_STEP, FLAG_PAPER, Flow, Launch, Partials, SetupEnd, alpha,
-    check_rho, counted, halt, last_residual, nrm, omega, paper_iterations,
+use super::paper::{
+    Flow, Partials, alpha, check_rho, counted, halt, last_residual, nrm, omega, paper_iterations,
 };
+use super::{Common, FLAG_FIRST, FLAG_HALF_STEP, FLAG_PAPER, Launch, SetupEnd};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, solver_kernel};
@@ -25,8 +25,8 @@ pub struct PipelinedBicgstab<'a, T> {
     kernel_2: Launch,
     /// Kernel 3, l.10–12: As = A·D⁻¹s + first stage of ⟨As,s⟩, ⟨As,As⟩, ⟨As,r0*⟩.
     kernel_3: Launch,
-    /// Kernel 4, l.13–20: β, ω from the partial sums, x += αD⁻¹p + ωD⁻¹s, r = s − ωAs,
-    /// p = r + β(p − ωAp) + first stage of ⟨r,r0*⟩, ⟨r,r⟩.
+    /// Kernel 4, l.13–16 and 19–20: β, ω from the partial sums, x += αD⁻¹p + ωD⁻¹s,
+    /// r = s − ωAs, p = r + β(p − ωAp) + first stage of ⟨r,r0*⟩, ⟨r,r⟩.
     kernel_4: Launch,
     /// Kernel 4 as `paper` mode's early exit on the half step: x += αD⁻¹p only.
     half_step: Launch,
@@ -117,7 +117,7 @@ impl<'a, T: Scalar> PipelinedBicgstab<'a, T> {
             run.push(s_norm);
             return halt(LoopEnd::Converged);
         }
-        // l.11–14: ω_i and β_i.
+        // l.13–14: β_i and ω_i.
         let (as_s, as_as, as_r) = (parts.get(3, 0), parts.get(3, 1), parts.get(3, 2));
         let omega = omega(as_s, as_as, s_norm)?;
         let beta = -as_r / apr;
