@@ -5,12 +5,13 @@
 
 mod common;
 
+use common::engine;
 use krylov_wgpu::gpu::kernels::{Params, SolverBuffers, solver_kernel};
-use krylov_wgpu::gpu::{Engine, GpuMatrix, ShaderConfig, Spmv, choose_format};
+use krylov_wgpu::gpu::{Engine, GpuMatrix, ShaderConfig, choose_format};
 use krylov_wgpu::matrix::{Coo, Csr, generators, market};
 use krylov_wgpu::solvers::{Format, Method, SolveOptions, Variant, solve_gpu};
 use krylov_wgpu::{KrylovError, Scalar, cpu};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 /// Every concrete format.
@@ -33,21 +34,6 @@ fn random_matrix<T: Scalar>(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Csr<T> 
     common::random_ragged(rng, n, m, 300)
 }
 
-/// Σ_j |a_ij x_j| and the row lengths: the scale of the rounding-error bound.
-fn abs_terms<T: Scalar>(a: &Csr<T>, x: &[T]) -> (Vec<f64>, Vec<usize>) {
-    (0..a.nrows())
-        .map(|i| {
-            let (c, v) = a.row(i);
-            let s: f64 = c
-                .iter()
-                .zip(v)
-                .map(|(&c, v)| (v.as_f64() * x[c as usize].as_f64()).abs())
-                .sum();
-            (s, c.len())
-        })
-        .unzip()
-}
-
 fn check_spmv<T: Scalar>(engine: &Engine, format: Format, a: &Csr<T>, x: &[T], what: &str) {
     let what = format!("{what} {format} {}", T::PRECISION);
     let ga = match GpuMatrix::upload_with(engine, a, format, ANY_PADDING) {
@@ -65,72 +51,54 @@ fn check_spmv<T: Scalar>(engine: &Engine, format: Format, a: &Csr<T>, x: &[T], w
         Err(e) => panic!("{what}: {e}"),
     };
     assert_eq!(ga.format(), format);
-    let kernel = Spmv::new(engine, &ga).unwrap();
-    let xb = engine.storage_from("x", x).unwrap();
-    let yb = engine
-        .storage_from("y", &vec![T::nan(); a.nrows()])
-        .unwrap();
-    let y = kernel.apply_buffers(engine, &ga, &xb, &yb).unwrap();
-    let exact = cpu::spmv_f64(a, x);
-    let (terms, lens) = abs_terms(a, x);
-    let got: Vec<f64> = y.iter().map(|v| v.as_f64()).collect();
-    common::assert_within_dot_bound(&got, &exact, &terms, &lens, T::PRECISION.epsilon(), &what);
+    let y = common::poisoned_product(engine, &ga, x, a.nrows());
+    common::assert_product_within_bound(a, x, &y, &what);
 }
 
-fn random_x<T: Scalar>(rng: &mut ChaCha8Rng, m: usize) -> Vec<T> {
-    (0..m)
-        .map(|_| T::from_f64(rng.random_range(-2.0..2.0)))
-        .collect()
-}
-
-fn random_case<T: Scalar>() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
-    let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
-    // Sizes that are not multiples of the block sizes, slice heights or workgroup size.
-    for (n, m) in [
+/// Every format on random ragged matrices whose sizes are not multiples of the block sizes,
+/// slice heights or workgroup size, and on an all-empty matrix (which every format stores as
+/// nothing and multiplies to zeros).
+fn random_case<T: Scalar>(engine: &Engine) {
+    let shapes = [
         (1, 1),
         (7, 7),
         (33, 33),
         (257, 300),
         (1001, 1001),
         (300, 257),
-    ] {
-        let a = random_matrix::<T>(&mut rng, n, m);
-        let x = random_x::<T>(&mut rng, m);
+    ];
+    for (name, a, x) in common::random_products::<T>(&shapes, 300) {
         for format in FORMATS {
-            check_spmv(&engine, format, &a, &x, &format!("random {n}x{m}"));
+            check_spmv(engine, format, &a, &x, &name);
         }
     }
-    // An all-empty matrix: every format stores nothing and returns zeros.
     let empty = Csr::<T>::new(9, 9, vec![0; 10], vec![], vec![]).unwrap();
     for format in FORMATS {
-        check_spmv(&engine, format, &empty, &[T::one(); 9], "empty");
+        check_spmv(engine, format, &empty, &[T::one(); 9], "empty");
     }
 }
 
 #[test]
 fn every_format_matches_cpu_on_random_matrices_f32() {
-    random_case::<f32>();
+    let Some(engine) = engine() else { return };
+    random_case::<f32>(&engine);
 }
 
 #[test]
 fn every_format_matches_cpu_on_random_matrices_f64() {
-    random_case::<f64>();
+    let Some(engine) = engine() else { return };
+    random_case::<f64>(&engine);
 }
 
-fn structured_case<T: Scalar>() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+/// Every format on banded and Poisson matrices and on the shared matrices.
+fn structured_case<T: Scalar>(engine: &Engine) {
     let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     let banded: Csr<T> = generators::from_spec::<T>("banded:1237:-40,-3,-1,0,1,2,17").unwrap();
     let poisson: Csr<T> = generators::from_spec::<T>("poisson2d:45").unwrap();
     for (name, a) in [("banded", &banded), ("poisson2d:45", &poisson)] {
-        let x = random_x::<T>(&mut rng, a.ncols());
+        let x = common::random_vector::<T>(&mut rng, a.ncols(), -2.0..2.0);
         for format in FORMATS {
-            check_spmv(&engine, format, a, &x, name);
+            check_spmv(engine, format, a, &x, name);
         }
     }
     for name in [
@@ -142,21 +110,23 @@ fn structured_case<T: Scalar>() {
         "Trefethen_2000.mtx",
     ] {
         let a: Csr<T> = market::read_matrix_market(common::data(name)).unwrap();
-        let x = random_x::<T>(&mut rng, a.ncols());
+        let x = common::random_vector::<T>(&mut rng, a.ncols(), -2.0..2.0);
         for format in FORMATS {
-            check_spmv(&engine, format, &a, &x, name);
+            check_spmv(engine, format, &a, &x, name);
         }
     }
 }
 
 #[test]
 fn every_format_matches_cpu_on_banded_and_shared_matrices_f32() {
-    structured_case::<f32>();
+    let Some(engine) = engine() else { return };
+    structured_case::<f32>(&engine);
 }
 
 #[test]
 fn every_format_matches_cpu_on_banded_and_shared_matrices_f64() {
-    structured_case::<f64>();
+    let Some(engine) = engine() else { return };
+    structured_case::<f64>(&engine);
 }
 
 /// Runs one fused SpMV·dot kernel directly: slot 1 of the partials must hold the first
@@ -217,10 +187,9 @@ fn check_fused<T: Scalar>(
         .submit_and_read(&bufs.partials, 0, 8 * groups as usize)
         .unwrap();
     let y: Vec<T> = engine.read(&yb, 0, n).unwrap();
+    common::assert_product_within_bound(a, x, &y, &what);
     let exact = cpu::spmv_f64(a, x);
-    let (terms, lens) = abs_terms(a, x);
-    let got: Vec<f64> = y.iter().map(|v| v.as_f64()).collect();
-    common::assert_within_dot_bound(&got, &exact, &terms, &lens, T::PRECISION.epsilon(), &what);
+    let (terms, lens) = common::abs_terms(a, x);
     let sum = |c: usize| -> f64 {
         (0..groups as usize)
             .map(|g| partials[4 * (groups as usize + g) + c].as_f64())
@@ -260,10 +229,8 @@ fn check_fused<T: Scalar>(
     }
 }
 
-fn fused_case<T: Scalar>() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+/// Both fused kernels in every format on random, banded and shared matrices.
+fn fused_case<T: Scalar>(engine: &Engine) {
     let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     let mut cases: Vec<(String, Csr<T>)> = vec![
         ("random 1001".into(), random_matrix(&mut rng, 1001, 1001)),
@@ -274,13 +241,13 @@ fn fused_case<T: Scalar>() {
     let west: Csr<T> = market::read_matrix_market(common::data("west0479.mtx")).unwrap();
     cases.push(("west0479".into(), west));
     for (name, a) in &cases {
-        let x = random_x::<T>(&mut rng, a.ncols());
-        let second = random_x::<T>(&mut rng, a.nrows());
+        let x = common::random_vector::<T>(&mut rng, a.ncols(), -2.0..2.0);
+        let second = common::random_vector::<T>(&mut rng, a.nrows(), -2.0..2.0);
         for format in FORMATS {
-            check_fused(&engine, ("spmv_dot_cg", 0), format, a, &x, &second, name);
+            check_fused(engine, ("spmv_dot_cg", 0), format, a, &x, &second, name);
             // FLAG_PAPER (64): the kernel leaves the status to the host.
             check_fused(
-                &engine,
+                engine,
                 ("spmv_dot_bicgstab_p", 64),
                 format,
                 a,
@@ -294,12 +261,14 @@ fn fused_case<T: Scalar>() {
 
 #[test]
 fn fused_spmv_dot_matches_cpu_in_every_format_f32() {
-    fused_case::<f32>();
+    let Some(engine) = engine() else { return };
+    fused_case::<f32>(&engine);
 }
 
 #[test]
 fn fused_spmv_dot_matches_cpu_in_every_format_f64() {
-    fused_case::<f64>();
+    let Some(engine) = engine() else { return };
+    fused_case::<f64>(&engine);
 }
 
 /// b = A·1, the product the CLI solves by default. (With b = 1 + (i mod 5)/5 BiCGStab on
@@ -384,9 +353,7 @@ fn assert_agree<T: Scalar>(what: &str, a: &Csr<T>, method: Method, its: &[(Forma
 
 #[test]
 fn solvers_take_the_same_iterations_in_every_format() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     let poisson: Csr<f64> = generators::from_spec("poisson2d:40").unwrap();
     let sherman: Csr<f64> = market::read_matrix_market(common::data("sherman4.mtx")).unwrap();
     let add32: Csr<f64> = market::read_matrix_market(common::data("add32.mtx")).unwrap();
@@ -438,9 +405,7 @@ fn auto_picks_dia_for_banded_and_not_ell_for_one_long_row() {
 
 #[test]
 fn auto_reports_the_format_and_the_reason() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     let a: Csr<f32> = generators::from_spec("poisson2d:32").unwrap();
     let b = vec![1.0f32; a.nrows()];
     let opts = SolveOptions {
@@ -482,9 +447,7 @@ fn auto_reports_the_format_and_the_reason() {
 
 #[test]
 fn formats_over_the_padding_budget_are_refused_with_a_typed_error() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
     // Row 5 holds 300 entries, the mean is ~5: ELL pads every row to 300.
     let a = random_matrix::<f32>(&mut rng, 1001, 1001);

@@ -3,79 +3,47 @@
 
 mod common;
 
-use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, GpuMatrix, Spmv, Tuning};
+use common::solve::engine_without_f64;
+use common::{engine, engine_with};
+use krylov_wgpu::gpu::{Engine, GpuMatrix, Spmv, Tuning};
 use krylov_wgpu::matrix::{Coo, Csr, market};
 use krylov_wgpu::solvers::Format;
-use krylov_wgpu::{KrylovError, Precision, Scalar, cpu};
-use rand::{Rng, SeedableRng};
+use krylov_wgpu::{KrylovError, Precision, Scalar};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-
-fn random_matrix<T: Scalar>(rng: &mut ChaCha8Rng, n: usize, m: usize) -> Csr<T> {
-    common::random_ragged(rng, n, m, 400)
-}
 
 /// Runs the GPU product with a NaN-poisoned output and checks each entry against the f64
 /// product with the rigorous rounding-error bound of the computing precision.
 fn check_spmv<T: Scalar>(engine: &Engine, a: &Csr<T>, x: &[T], what: &str) {
     let ga = GpuMatrix::upload(engine, a, Format::Csr).unwrap();
-    let kernel = Spmv::new(engine, &ga).unwrap();
-    let xb = engine.storage_from("x", x).unwrap();
-    let poison = vec![T::nan(); a.nrows()];
-    let yb = engine.storage_from("y", &poison).unwrap();
-    let y = kernel.apply_buffers(engine, &ga, &xb, &yb).unwrap();
-    let exact = cpu::spmv_f64(a, x);
-    let abs_terms: Vec<f64> = (0..a.nrows())
-        .map(|i| {
-            let (c, v) = a.row(i);
-            c.iter()
-                .zip(v)
-                .map(|(&c, v)| (v.as_f64() * x[c as usize].as_f64()).abs())
-                .sum()
-        })
-        .collect();
-    let lens: Vec<usize> = (0..a.nrows()).map(|i| a.row(i).0.len()).collect();
-    let got: Vec<f64> = y.iter().map(|v| v.as_f64()).collect();
-    common::assert_within_dot_bound(
-        &got,
-        &exact,
-        &abs_terms,
-        &lens,
-        T::PRECISION.epsilon(),
-        what,
-    );
+    let y = common::poisoned_product(engine, &ga, x, a.nrows());
+    common::assert_product_within_bound(a, x, &y, what);
 }
 
+/// Random ragged matrices (one row of up to 400 entries) of odd shapes.
 fn random_case<T: Scalar>(engine: &Engine) {
-    let mut rng = ChaCha8Rng::seed_from_u64(common::fresh_seed());
-    for (n, m) in [
+    let shapes = [
         (1, 1),
         (7, 7),
         (255, 255),
         (257, 300),
         (1023, 977),
         (4099, 4099),
-    ] {
-        let a = random_matrix::<T>(&mut rng, n, m);
-        let x: Vec<T> = (0..m)
-            .map(|_| T::from_f64(rng.random_range(-2.0..2.0)))
-            .collect();
-        check_spmv(engine, &a, &x, &format!("random {n}x{m} {}", T::PRECISION));
+    ];
+    for (name, a, x) in common::random_products::<T>(&shapes, 400) {
+        check_spmv(engine, &a, &x, &format!("{name} {}", T::PRECISION));
     }
 }
 
 #[test]
 fn spmv_matches_cpu_on_random_matrices_f32() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     random_case::<f32>(&engine);
 }
 
 #[test]
 fn spmv_matches_cpu_on_random_matrices_f64() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     random_case::<f64>(&engine);
 }
 
@@ -97,26 +65,20 @@ fn shared_case<T: Scalar>(engine: &Engine) {
         "west0479.mtx",
     ] {
         let a: Csr<T> = market::read_matrix_market(common::data(name)).unwrap();
-        let x: Vec<T> = (0..a.ncols())
-            .map(|_| T::from_f64(rng.random_range(-1.0..1.0)))
-            .collect();
+        let x = common::random_vector(&mut rng, a.ncols(), -1.0..1.0);
         check_spmv(engine, &a, &x, &format!("{name} {}", T::PRECISION));
     }
 }
 
 #[test]
 fn spmv_matches_cpu_on_shared_matrices_f32() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     shared_case::<f32>(&engine);
 }
 
 #[test]
 fn spmv_matches_cpu_on_shared_matrices_f64() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     shared_case::<f64>(&engine);
 }
 
@@ -124,7 +86,7 @@ fn spmv_matches_cpu_on_shared_matrices_f64() {
 fn grid_stride_covers_rows_beyond_the_launched_workgroups() {
     // Two workgroups of 64 threads for 70 001 rows: every workgroup loops over ~547 row
     // chunks; a row the loop skipped would keep the NaN poison.
-    let Some(engine) = common::engine_with(Tuning {
+    let Some(engine) = engine_with(Tuning {
         workgroup_size: 64,
         max_groups: 2,
         ..Tuning::default()
@@ -146,9 +108,7 @@ fn grid_stride_covers_rows_beyond_the_launched_workgroups() {
 
 #[test]
 fn one_product_is_one_dispatch_one_submit_one_readback() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     let a = Csr::<f32>::identity(100);
     let ga = GpuMatrix::upload(&engine, &a, Format::Csr).unwrap();
     let kernel = Spmv::new(&engine, &ga).unwrap();
@@ -166,9 +126,7 @@ fn one_product_is_one_dispatch_one_submit_one_readback() {
 
 #[test]
 fn wrong_vector_length_is_a_typed_error() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     let a = Csr::<f32>::identity(10);
     let ga = GpuMatrix::upload(&engine, &a, Format::Csr).unwrap();
     let kernel = Spmv::new(&engine, &ga).unwrap();
@@ -188,9 +146,7 @@ fn wrong_vector_length_is_a_typed_error() {
 
 #[test]
 fn buffers_over_the_binding_limit_are_refused() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+    let Some(engine) = engine() else { return };
     let limit = engine.context().limits.max_storage_buffer_binding_size as usize;
     let err = engine
         .storage_zeroed::<f32>("huge", limit / 4 + 1)
@@ -209,17 +165,11 @@ fn buffers_over_the_binding_limit_are_refused() {
 
 #[test]
 fn f64_on_a_device_without_shader_f64_is_a_typed_error() {
-    if common::engine().is_none() {
+    // A second device on the same adapter, opened without asking for SHADER_F64.
+    let Some(engine) = engine_without_f64() else {
         return;
-    }
-    // Open a second device on the same adapter without asking for SHADER_F64.
-    let ctx = GpuContext::new_with_features(
-        &DeviceRequest::from_env(),
-        krylov_wgpu::wgpu::Features::empty(),
-    )
-    .unwrap();
-    assert!(!ctx.supports(Precision::F64));
-    let engine = Engine::new(ctx);
+    };
+    assert!(!engine.context().supports(Precision::F64));
     for format in [Format::Csr, Format::Dia, Format::Bcsr2] {
         let err = GpuMatrix::upload(&engine, &Csr::<f64>::identity(3), format).unwrap_err();
         assert!(matches!(err, KrylovError::MissingFeature { .. }), "{err}");

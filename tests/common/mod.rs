@@ -5,6 +5,10 @@ use std::sync::{Arc, OnceLock};
 
 use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, Tuning, gpu_required};
 
+pub mod cli;
+pub mod problems;
+pub mod solve;
+
 /// A fresh engine (fresh counters) on the shared test device, or `None` when no adapter
 /// exists and `KRYLOV_REQUIRE_GPU` is not set. With `KRYLOV_REQUIRE_GPU=1` (CI) a missing
 /// adapter fails the test.
@@ -16,6 +20,33 @@ pub fn engine() -> Option<Engine> {
 /// reduction).
 pub fn engine_with(tuning: Tuning) -> Option<Engine> {
     context().map(|c| Engine::with_tuning(c, tuning))
+}
+
+/// Few workgroups of 64 threads: grid-stride loops in every kernel.
+pub fn small_grid(subgroups: Option<bool>) -> Tuning {
+    Tuning {
+        workgroup_size: 64,
+        max_groups: 3,
+        subgroups,
+        ..Tuning::default()
+    }
+}
+
+/// Workgroups of 512 threads.
+pub fn large_workgroups(subgroups: Option<bool>) -> Tuning {
+    Tuning {
+        workgroup_size: 512,
+        subgroups,
+        ..Tuning::default()
+    }
+}
+
+/// The default launch shape, reducing with subgroups or not.
+pub fn with_subgroups(on: bool) -> Tuning {
+    Tuning {
+        subgroups: Some(on),
+        ..Tuning::default()
+    }
 }
 
 /// The shared test device.
@@ -67,6 +98,82 @@ pub fn assert_within_dot_bound(
             exact[i]
         );
     }
+}
+
+/// Σ_j |a_ij x_j| and the row lengths of A: the scale of the rounding-error bound of A·x.
+pub fn abs_terms<T: krylov_wgpu::Scalar>(
+    a: &krylov_wgpu::matrix::Csr<T>,
+    x: &[T],
+) -> (Vec<f64>, Vec<usize>) {
+    (0..a.nrows())
+        .map(|i| {
+            let (c, v) = a.row(i);
+            let s: f64 = c
+                .iter()
+                .zip(v)
+                .map(|(&c, v)| (v.as_f64() * x[c as usize].as_f64()).abs())
+                .sum();
+            (s, c.len())
+        })
+        .unzip()
+}
+
+/// y = A·x computed in T against the f64 oracle, entry by entry within the rigorous bound of
+/// [`assert_within_dot_bound`].
+pub fn assert_product_within_bound<T: krylov_wgpu::Scalar>(
+    a: &krylov_wgpu::matrix::Csr<T>,
+    x: &[T],
+    y: &[T],
+    what: &str,
+) {
+    let exact = krylov_wgpu::cpu::spmv_f64(a, x);
+    let (terms, lens) = abs_terms(a, x);
+    let got: Vec<f64> = y.iter().map(|v| v.as_f64()).collect();
+    assert_within_dot_bound(&got, &exact, &terms, &lens, T::PRECISION.epsilon(), what);
+}
+
+/// A·x (n rows) by the `spmv` kernel on an uploaded matrix, into an output poisoned with NaN
+/// (a row the kernel skips keeps the poison).
+pub fn poisoned_product<T: krylov_wgpu::Scalar>(
+    engine: &Engine,
+    ga: &krylov_wgpu::gpu::GpuMatrix<T>,
+    x: &[T],
+    n: usize,
+) -> Vec<T> {
+    let kernel = krylov_wgpu::gpu::Spmv::new(engine, ga).unwrap();
+    let xb = engine.storage_from("x", x).unwrap();
+    let yb = engine.storage_from("y", &vec![T::nan(); n]).unwrap();
+    kernel.apply_buffers(engine, ga, &xb, &yb).unwrap()
+}
+
+/// n entries uniform in `range`, rounded to T.
+pub fn random_vector<T: krylov_wgpu::Scalar>(
+    rng: &mut rand_chacha::ChaCha8Rng,
+    n: usize,
+    range: std::ops::Range<f64>,
+) -> Vec<T> {
+    use rand::Rng;
+    (0..n)
+        .map(|_| T::from_f64(rng.random_range(range.clone())))
+        .collect()
+}
+
+/// Random ragged matrices of the given shapes (see [`random_ragged`]) with a random x in
+/// [−2, 2) each, from a fresh seed: ("random NxM", A, x).
+pub fn random_products<T: krylov_wgpu::Scalar>(
+    shapes: &[(usize, usize)],
+    long_row: usize,
+) -> Vec<(String, krylov_wgpu::matrix::Csr<T>, Vec<T>)> {
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(fresh_seed());
+    shapes
+        .iter()
+        .map(|&(n, m)| {
+            let a = random_ragged(&mut rng, n, m, long_row);
+            let x = random_vector(&mut rng, m, -2.0..2.0);
+            (format!("random {n}x{m}"), a, x)
+        })
+        .collect()
 }
 
 /// A seed from the clock, printed so that a failure can be replayed.

@@ -1,0 +1,102 @@
+//! `krylov info` (text and JSON) and `krylov spmv` on the GPU.
+
+use serde_json::Value;
+
+use super::common::cli::{data_arg as data, krylov};
+
+fn adapters() -> Vec<Value> {
+    let run = krylov(&["info", "--json"]);
+    run.assert_code(0);
+    match &run.json()["adapters"] {
+        Value::Array(a) => a.clone(),
+        other => panic!("`krylov info --json` must list `adapters`, got {other}"),
+    }
+}
+
+#[test]
+fn info_text_and_json() {
+    let run = krylov(&["info"]);
+    run.assert_code(0);
+    assert!(!run.stdout.trim().is_empty(), "{}", run.context());
+    let list = adapters();
+    if list.is_empty() {
+        assert!(run.stdout.contains("no GPU adapter"), "{}", run.context());
+    } else {
+        for a in &list {
+            assert!(a["name"].is_string(), "adapter entry without a name: {a}");
+            assert!(
+                a["shader_f64"].is_boolean(),
+                "adapter entry without shader_f64: {a}"
+            );
+        }
+        let first = list[0]["name"].as_str().unwrap();
+        assert!(run.stdout.contains(first), "{}", run.context());
+    }
+}
+
+/// The adapter `krylov spmv` will open (KRYLOV_ADAPTER: an index or a name substring).
+fn chosen_adapter(list: &[Value]) -> &Value {
+    if let Ok(want) = std::env::var("KRYLOV_ADAPTER") {
+        let want = want.trim().to_lowercase();
+        if !want.is_empty() {
+            if let Ok(i) = want.parse::<usize>()
+                && let Some(a) = list.iter().find(|a| a["index"].as_u64() == Some(i as u64))
+            {
+                return a;
+            }
+            if let Some(a) = list.iter().find(|a| {
+                a["name"]
+                    .as_str()
+                    .is_some_and(|n| n.to_lowercase().contains(&want))
+            }) {
+                return a;
+            }
+        }
+    }
+    &list[0]
+}
+
+#[test]
+fn spmv_on_gpu() {
+    let list = adapters();
+    if list.is_empty() {
+        assert!(
+            std::env::var("KRYLOV_REQUIRE_GPU").as_deref() != Ok("1"),
+            "KRYLOV_REQUIRE_GPU=1 but `krylov info --json` lists no adapter"
+        );
+        eprintln!("no GPU adapter: spmv_on_gpu does nothing here");
+        return;
+    }
+    let adapter = chosen_adapter(&list);
+    let matrix = data("bcsstk01.mtx");
+    for precision in ["f32", "f64"] {
+        let run = krylov(&[
+            "spmv",
+            &matrix,
+            "--precision",
+            precision,
+            "--repeat",
+            "3",
+            "--json",
+        ]);
+        if precision == "f64" && adapter["shader_f64"] == Value::Bool(false) {
+            run.assert_input_error(&["f64"]);
+            continue;
+        }
+        run.assert_code(0);
+        let r = run.json();
+        let ctx = run.context();
+        assert_eq!(r["n"], 48, "{ctx}");
+        assert_eq!(r["nnz"], 400, "{ctx}");
+        assert_eq!(r["precision"], precision, "{ctx}");
+        assert_eq!(r["device"]["kind"], "gpu", "{ctx}");
+        let err = r["relative_error"].as_f64().expect("relative_error");
+        let tol = if precision == "f64" { 1e-12 } else { 1e-5 };
+        assert!(err <= tol, "relative error {err:e}\n{ctx}");
+
+        // Plain text too.
+        let run = krylov(&["spmv", &matrix, "--precision", precision, "--repeat", "2"]);
+        run.assert_code(0);
+        assert!(run.stdout.contains("relative error"), "{}", run.context());
+    }
+}

@@ -1,0 +1,102 @@
+//! Every method × variant (× preconditioner, precision, Gram–Schmidt) on the CPU, on generated
+//! and shipped matrices.
+
+use super::common::cli::data_arg as data;
+use super::{VARIANTS, check_method, solve_ok_on};
+
+#[test]
+fn cg_all_variants_and_preconditioners() {
+    for variant in VARIANTS {
+        for precond in ["none", "jacobi"] {
+            for (precision, rtol) in [("f64", 1e-10), ("f32", 1e-4)] {
+                let line = format!(
+                    "--generate poisson2d:16 --method cg --variant {variant} --precond {precond} \
+                     --precision {precision}"
+                );
+                let r = solve_ok_on(&[], &line, rtol);
+                check_method(&r, "cg", variant, precision);
+                assert_eq!(r["n"], 256);
+                let err = r["solution_error"]
+                    .as_f64()
+                    .expect("solution_error with b = A·1");
+                assert!(err < if precision == "f64" { 1e-7 } else { 1e-2 }, "{r}");
+            }
+        }
+    }
+}
+
+#[test]
+fn nonsymmetric_methods_on_convection_diffusion() {
+    for method in ["bicgstab", "gmres", "bicg", "jacobi"] {
+        for variant in VARIANTS {
+            for (precision, rtol) in [("f64", 1e-8), ("f32", 1e-4)] {
+                let line = format!(
+                    "--generate convdiff3d:6:x --method {method} --variant {variant} \
+                     --precision {precision} --restart 20"
+                );
+                let r = solve_ok_on(&[], &line, rtol);
+                check_method(&r, method, variant, precision);
+                assert_eq!(r["n"], 216);
+            }
+        }
+    }
+}
+
+#[test]
+fn preconditioned_nonsymmetric_methods() {
+    for method in ["bicgstab", "gmres", "bicg"] {
+        for variant in VARIANTS {
+            let line = format!(
+                "--generate convdiff3d:6:circular:0.1 --method {method} --variant {variant} \
+                 --precond jacobi"
+            );
+            let r = solve_ok_on(&[], &line, 1e-8);
+            check_method(&r, method, variant, "f64");
+        }
+    }
+}
+
+#[test]
+fn gmres_gram_schmidt_options() {
+    for gs in ["mgs", "cgs", "cgs2"] {
+        for variant in VARIANTS {
+            let line = format!(
+                "--generate convdiff3d:6:diagonal --method gmres --variant {variant} --gs {gs} \
+                 --restart 10"
+            );
+            let r = solve_ok_on(&[], &line, 1e-8);
+            check_method(&r, "gmres", variant, "f64");
+        }
+    }
+}
+
+#[test]
+fn real_world_nonsymmetric_matrices() {
+    // pores_1 (n = 30): full GMRES (restart >= n).
+    let pores_1 = data("pores_1.mtx");
+    for variant in VARIANTS {
+        let line = format!("--method gmres --variant {variant} --restart 30");
+        let r = solve_ok_on(&[&pores_1], &line, 1e-6);
+        check_method(&r, "gmres", variant, "f64");
+        assert_eq!(r["n"], 30);
+    }
+    // sherman4 with its own right-hand side.
+    let (sherman4, rhs) = (data("sherman4.mtx"), data("sherman4_rhs.mtx"));
+    for method in ["bicgstab", "gmres"] {
+        for variant in VARIANTS {
+            let line =
+                format!("--method {method} --variant {variant} --precond jacobi --restart 50");
+            let r = solve_ok_on(&[&sherman4, "--rhs", &rhs], &line, 1e-6);
+            check_method(&r, method, variant, "f64");
+            assert_eq!(r["n"], 1104);
+        }
+    }
+}
+
+#[test]
+fn gzip_matrix_and_symmetric_storage() {
+    let gz = data("bcsstk01.mtx.gz");
+    let r = solve_ok_on(&[&gz], "--method cg --precond jacobi", 1e-8);
+    assert_eq!(r["n"], 48);
+    assert_eq!(r["nnz"], 400);
+}

@@ -1,0 +1,106 @@
+//! Exact launch and transfer counts of every variant × mode × batch, and the exact stop of
+//! `device` mode.
+
+use krylov_wgpu::matrix::generators::poisson_2d_fd;
+use krylov_wgpu::solvers::{CheckMode, Precond, SolveOptions, Variant};
+
+use super::common::engine;
+use super::common::problems::with_ones_rhs;
+use super::common::solve::{VARIANTS, assert_device_mode_stops_exactly, count_cases};
+use super::{opts, solve};
+
+#[test]
+fn launch_and_transfer_counts_are_exact() {
+    let Some(engine) = engine() else { return };
+    let (a, b) = with_ones_rhs(poisson_2d_fd::<f32>(20));
+    for (precond, variant, mode, batch, tag) in count_cases() {
+        let o = SolveOptions {
+            batch,
+            ..opts(variant, mode, precond, 1e-5)
+        };
+        let r = solve(&engine, &a, &b, &o).report;
+        assert!(r.converged, "{tag}");
+        let j = r.iterations_recorded;
+        let c = &r.loop_counts;
+        let jac = precond == Precond::Jacobi;
+        match (variant, mode) {
+            (Variant::Pipelined, CheckMode::Paper) => {
+                assert_eq!(j, r.iterations, "{tag}");
+                assert_eq!(
+                    c.dispatches,
+                    2 * j as u64,
+                    "{tag}: 2 launches per iteration"
+                );
+                assert_eq!(
+                    (c.readbacks, c.uploads, c.submits),
+                    (j as u64, 0, j as u64),
+                    "{tag}"
+                );
+                assert_eq!(r.transfers_per_iteration, 1.0, "{tag}");
+            }
+            (Variant::Pipelined, CheckMode::Device) => {
+                assert_eq!(
+                    c.dispatches,
+                    2 * j as u64,
+                    "{tag}: 2 launches per iteration"
+                );
+                assert_eq!(
+                    c.readbacks,
+                    j.div_ceil(batch) as u64,
+                    "{tag}: one readback per batch"
+                );
+                assert_eq!(c.uploads, 0, "{tag}");
+                assert!(
+                    r.transfers_per_iteration <= 1.0 / batch as f64 + 1e-12,
+                    "{tag}"
+                );
+                // One more batch is queued while the converging one is read.
+                assert!(
+                    j >= r.iterations && j < r.iterations + 2 * batch,
+                    "{tag}: recorded {j}"
+                );
+            }
+            (Variant::Classical, CheckMode::Paper) => {
+                // spmv, dot, axpy, axpy, [diag_scale, dot,] dot, xpay (none after the last).
+                let per = if jac { 8 } else { 6 };
+                assert_eq!(j, r.iterations, "{tag}");
+                assert_eq!(c.dispatches, (per * j - 1) as u64, "{tag}");
+                assert_eq!(
+                    (c.readbacks, c.uploads),
+                    (2 * j as u64, 2 * j as u64),
+                    "{tag}"
+                );
+                assert_eq!(r.transfers_per_iteration, 4.0, "{tag}");
+            }
+            (Variant::Classical, CheckMode::Device) => {
+                // + a dot_finish per inner product.
+                let per = if jac { 11 } else { 8 };
+                assert_eq!(c.dispatches, (per * j) as u64, "{tag}");
+                assert_eq!(c.readbacks, j.div_ceil(batch) as u64, "{tag}");
+                assert_eq!(c.uploads, 0, "{tag}");
+            }
+        }
+        if variant == Variant::Pipelined {
+            assert_eq!(r.dispatches_per_iteration, 2.0, "{tag}");
+        } else if mode == CheckMode::Device {
+            assert!(r.dispatches_per_iteration >= 8.0, "{tag}");
+        }
+    }
+}
+
+#[test]
+fn device_mode_returns_the_x_of_the_converging_iteration() {
+    let Some(engine) = engine() else { return };
+    let (a, b) = with_ones_rhs(poisson_2d_fd::<f32>(30));
+    for variant in VARIANTS {
+        let run = |batch, max_iter| {
+            let o = SolveOptions {
+                batch,
+                max_iter,
+                ..opts(variant, CheckMode::Device, Precond::None, 1e-5)
+            };
+            solve(&engine, &a, &b, &o)
+        };
+        assert_device_mode_stops_exactly(run, &variant.to_string());
+    }
+}

@@ -1,0 +1,138 @@
+//! Matrices CG cannot solve, tolerances f32 cannot reach, the monitor, trivial systems and
+//! typed errors.
+
+use krylov_wgpu::KrylovError;
+use krylov_wgpu::matrix::generators::poisson_2d_fd;
+use krylov_wgpu::matrix::{Coo, Csr};
+use krylov_wgpu::solvers::{CheckMode, Precond, SolveOptions, StopReason, Variant, cg};
+
+use super::common::engine;
+use super::common::problems::{from_rows, load, shifted_poisson, with_ones_rhs};
+use super::common::solve::{
+    MODES, assert_bad_rhs_refused, assert_monitor_sees_history, assert_trivial_solves,
+    cancelled_solve, engine_without_f64, failing, true_rel, variants_and_modes,
+};
+use super::{opts, solve};
+
+/// A symmetric indefinite matrix: diag(1, −2, 3, −4, ...).
+fn indefinite(n: usize) -> Csr<f64> {
+    let mut coo = Coo::new(n, n);
+    for i in 0..n {
+        let v = (i + 1) as f64;
+        coo.push(i, i, if i % 2 == 0 { v } else { -v }).unwrap();
+    }
+    coo.to_csr().unwrap()
+}
+
+#[test]
+fn non_spd_matrices_are_reported_not_iterated() {
+    let Some(engine) = engine() else { return };
+    // Poisson shifted past its smallest eigenvalue is symmetric indefinite too.
+    for a in [indefinite(64), shifted_poisson(20, 1.0)] {
+        let b = vec![1.0; a.nrows()];
+        for (variant, mode) in variants_and_modes() {
+            let sol = solve(&engine, &a, &b, &opts(variant, mode, Precond::None, 1e-10));
+            assert_eq!(
+                sol.report.reason,
+                StopReason::NotSpd,
+                "{variant} {mode}: {}",
+                sol.report.reason_detail
+            );
+            assert!(!sol.report.converged);
+            assert!(
+                sol.report.iterations < 200,
+                "{variant} {mode}: detected late"
+            );
+            assert!(sol.x.iter().all(|v| v.is_finite()));
+        }
+    }
+}
+
+#[test]
+fn never_reports_false_convergence_in_f32() {
+    let Some(engine) = engine() else { return };
+    // rtol 1e-9 is below what f32 can attain here: the solver must not claim convergence.
+    let (a, b) = with_ones_rhs(poisson_2d_fd::<f32>(40));
+    for (variant, mode) in variants_and_modes() {
+        let o = SolveOptions {
+            max_iter: 600,
+            ..opts(variant, mode, Precond::None, 1e-9)
+        };
+        let sol = solve(&engine, &a, &b, &o);
+        let rel = true_rel(&a, &b, &sol.x);
+        assert!(
+            !sol.report.converged || rel <= 1e-9,
+            "{variant} {mode}: false convergence at {rel:e}"
+        );
+        assert!(
+            matches!(
+                sol.report.reason,
+                StopReason::ResidualGap | StopReason::MaxIterations | StopReason::Converged
+            ),
+            "{:?}",
+            sol.report.reason
+        );
+    }
+}
+
+#[test]
+fn monitor_sees_the_history_and_can_cancel() {
+    let Some(engine) = engine() else { return };
+    let (a, b) = with_ones_rhs(poisson_2d_fd::<f64>(16));
+    for mode in MODES {
+        let o = opts(Variant::Pipelined, mode, Precond::None, 1e-8);
+        assert_monitor_sees_history(cg::solve, &engine, (&a, &b), &o, &mode.to_string());
+    }
+    let o = opts(Variant::Pipelined, CheckMode::Device, Precond::None, 1e-8);
+    let r = cancelled_solve(cg::solve, &engine, (&a, &b), &o, "device");
+    assert_eq!(r.iterations, 0);
+}
+
+#[test]
+fn trivial_systems_and_initial_guesses() {
+    let Some(engine) = engine() else { return };
+    let a = poisson_2d_fd::<f64>(10);
+    for (variant, mode) in variants_and_modes() {
+        let o = opts(variant, mode, Precond::None, 1e-10);
+        let tag = format!("{variant} {mode}");
+        assert_trivial_solves(cg::solve, &engine, &a, &[1.0; 100], &o, &tag);
+    }
+}
+
+#[test]
+fn bad_input_is_a_typed_error() {
+    let Some(engine) = engine() else { return };
+    let o = opts(Variant::Pipelined, CheckMode::Device, Precond::None, 1e-8);
+    assert_bad_rhs_refused(cg::solve, &engine, &poisson_2d_fd::<f64>(4), &o);
+    let fails = failing(cg::solve, &engine);
+    let nonsym = load("pores_1");
+    assert!(matches!(
+        fails(&nonsym, &[1.0; 30], &o),
+        KrylovError::MethodMismatch(_)
+    ));
+    let zero_diag = from_rows(&[&[0.0, 1.0], &[1.0, 0.0]]);
+    let jac = SolveOptions {
+        precond: Precond::Jacobi,
+        ..o.clone()
+    };
+    assert!(matches!(
+        fails(&zero_diag, &[1.0, 1.0], &jac),
+        KrylovError::ZeroDiagonal { row: 0 }
+    ));
+    let rect = Csr::<f64>::new(2, 3, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
+    assert!(matches!(
+        fails(&rect, &[1.0, 1.0], &o),
+        KrylovError::NotSquare { .. }
+    ));
+}
+
+#[test]
+fn f64_without_shader_f64_is_a_typed_error() {
+    let Some(engine) = engine_without_f64() else {
+        return;
+    };
+    let a = poisson_2d_fd::<f64>(4);
+    let o = opts(Variant::Pipelined, CheckMode::Device, Precond::None, 1e-8);
+    let e = cg::solve(&engine, &a, &[1.0; 16], None, &o, &mut ()).unwrap_err();
+    assert!(matches!(e, KrylovError::MissingFeature { .. }), "{e}");
+}
