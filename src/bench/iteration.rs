@@ -3,9 +3,9 @@
 
 use super::{Heater, bench_matrix, bytes_per_iteration, lead_columns, median};
 use crate::base::error::Result;
+use crate::base::scalar::{Precision, Scalar};
 use crate::gpu::Engine;
 use crate::matrix::Csr;
-use crate::base::scalar::{Precision, Scalar};
 use crate::solvers::{CheckMode, KernelTime, Method, Precond, SolveOptions, Variant, solve_gpu};
 
 /// One configuration to time.

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use super::median_after_warmup;
 use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Precision;
 use crate::gpu::shader::{ShaderConfig, kernel_source};
 use crate::gpu::{Engine, Kernel};
-use crate::base::scalar::Precision;
 
 /// Timed batches of every probe (after one untimed warm-up batch).
 const BATCHES: usize = 5;

@@ -1,8 +1,8 @@
 //! The generated problems of `krylov bench` and the traffic model of one iteration.
 
 use crate::base::error::{KrylovError, Result};
-use crate::matrix::{Csr, generators};
 use crate::base::scalar::Scalar;
+use crate::matrix::{Csr, generators};
 use crate::solvers::{Method, Variant};
 
 /// The matrix of a case: `poisson2d` → k = round(√n), `laplace3d` → k = round(∛n).

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use super::{Heater, lead_columns, median_after_warmup, with_heater_paused};
 use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::{Precision, Scalar};
 use crate::gpu::Engine;
 use crate::matrix::Csr;
-use crate::base::scalar::{Precision, Scalar};
 
 /// One row of `krylov bench --spmv`: y = A·x in one storage format.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use super::{Heater, median, with_heater_paused};
 use crate::base::error::Result;
+use crate::base::scalar::Scalar;
 use crate::gpu::Engine;
 use crate::matrix::Csr;
-use crate::base::scalar::Scalar;
 use crate::solvers::{CheckMode, Method, SolveOptions, Variant, solve_gpu};
 
 /// Time to solution of one configuration: wall time of [`solve_gpu`] from the host matrix to

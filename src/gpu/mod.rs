@@ -25,9 +25,9 @@ pub use device::{
 };
 pub use engine::{Engine, Kernel, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
+pub use operator::GpuOperator;
 pub use shader::FormatKernel;
 pub use shader::{KERNELS, KernelSource, ShaderConfig};
-pub use operator::GpuOperator;
 pub use spmv::Spmv;
 
 /// Whether tests must fail (rather than skip) when no adapter exists: `KRYLOV_REQUIRE_GPU=1`.

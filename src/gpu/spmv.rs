@@ -38,7 +38,11 @@ impl<T: Scalar> Spmv<T> {
 
     /// Compiles the kernel with an explicit configuration (workgroup size must be the one
     /// `a` was converted for); `config.precision` must be `T`'s.
-    pub fn with_config(engine: &Engine, a: &dyn GpuOperator<T>, config: ShaderConfig) -> Result<Self> {
+    pub fn with_config(
+        engine: &Engine,
+        a: &dyn GpuOperator<T>,
+        config: ShaderConfig,
+    ) -> Result<Self> {
         if config.precision != T::PRECISION {
             return Err(KrylovError::InvalidOption(format!(
                 "spmv<{}> compiled for {}",

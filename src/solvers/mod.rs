@@ -7,9 +7,9 @@ pub mod bicg;
 pub mod bicgstab;
 pub mod cg;
 mod driver;
-mod system;
 pub mod gmres;
 pub mod jacobi;
+mod system;
 pub(crate) use driver::kernel_times_since;
 
 // The vocabulary lives in the ground floor (`crate::base`); solver users find it here too.

@@ -3,8 +3,8 @@
 
 use super::stencil::stencil_3d;
 use crate::base::error::{KrylovError, Result};
-use crate::matrix::Csr;
 use crate::base::scalar::Scalar;
+use crate::matrix::Csr;
 
 /// The convection fields b(x, y, z) of the convection–diffusion benchmark (Aliaga et al., §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,8 +1,8 @@
 //! The P1 finite-element Poisson problem on the unit square (Rupp et al. 2016, §4.1).
 
 use super::{check_nnz, empty, finish};
-use crate::matrix::Csr;
 use crate::base::scalar::Scalar;
+use crate::matrix::Csr;
 
 /// Grid parameters `k` of the 2D finite-element benchmark of Rupp et al. (2016), §4.1: uniformly
 /// refined triangulations of the unit square with `k = 2^l − 1` interior nodes per direction.

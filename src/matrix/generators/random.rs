@@ -5,8 +5,8 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{check_nnz, empty, finish};
-use crate::matrix::Csr;
 use crate::base::scalar::Scalar;
+use crate::matrix::Csr;
 
 /// Magnitude in [0.1, 1) with a random sign: off-diagonal values of the random families.
 fn random_offdiag(rng: &mut ChaCha8Rng) -> f64 {

@@ -5,8 +5,8 @@ use super::fem::{fem2_size, poisson_2d_fem};
 use super::random::{banded, random_nonsymmetric, random_spd};
 use super::stencil::{fd2_size, fd3_size, laplace_3d, poisson_2d_fd};
 use crate::base::error::{KrylovError, Result};
-use crate::matrix::Csr;
 use crate::base::scalar::Scalar;
+use crate::matrix::Csr;
 
 /// Largest number of unknowns [`from_spec`] accepts (2³¹).
 pub const MAX_SPEC_UNKNOWNS: usize = 1 << 31;

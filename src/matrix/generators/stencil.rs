@@ -2,8 +2,8 @@
 //! patterns, and the Poisson and Laplace problems built on them.
 
 use super::{check_nnz, empty, finish};
-use crate::matrix::Csr;
 use crate::base::scalar::Scalar;
+use crate::matrix::Csr;
 
 /// n and nnz of the 5-point stencil on a k×k grid.
 pub(super) fn fd2_size(k: usize) -> Option<(usize, usize)> {

@@ -12,8 +12,8 @@ use super::header::{Format, Symmetry, read_header};
 use super::lines::Lines;
 use super::{invalid, market_err};
 use crate::base::error::{KrylovError, Result};
-use crate::matrix::{Coo, Csr};
 use crate::base::scalar::Scalar;
+use crate::matrix::{Coo, Csr};
 
 /// Most entries reserved before they are read (the size line may lie).
 const MAX_RESERVE: usize = 1 << 20;

@@ -6,8 +6,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use crate::base::error::{KrylovError, Result};
-use crate::matrix::Csr;
 use crate::base::scalar::Scalar;
+use crate::matrix::Csr;
 
 fn check_finite_vector<T: Scalar>(x: &[T]) -> Result<()> {
     match x.iter().position(|v| !v.is_finite()) {
