@@ -49,6 +49,18 @@ impl Run<'_> {
         self.history.len().saturating_sub(1)
     }
 
+    /// Why a host-driven (`paper`) loop stops before its next iteration: a cancel request,
+    /// or `max_iter` iterations done.
+    pub(crate) fn paper_stop(&self, max_iter: usize) -> Option<LoopEnd> {
+        if self.monitor.cancelled() {
+            Some(LoopEnd::Cancelled)
+        } else if self.iterations() >= max_iter {
+            Some(LoopEnd::MaxIterations)
+        } else {
+            None
+        }
+    }
+
     pub(crate) fn push(&mut self, residual: f64) {
         self.history.push(residual);
         self.monitor.on_residual(self.history.len() - 1, residual);
@@ -188,6 +200,15 @@ pub(crate) fn add(a: &WorkCounts, b: &WorkCounts) -> WorkCounts {
     }
 }
 
+/// What a `paper`-mode loop runs with: the engine, the options (iteration limit) and the
+/// absolute residual threshold the host checks every iteration against.
+#[derive(Clone, Copy)]
+pub(crate) struct PaperLoop<'a> {
+    pub(crate) engine: &'a Engine,
+    pub(crate) opts: &'a SolveOptions,
+    pub(crate) threshold: f64,
+}
+
 /// The iterations a GPU solver supplies to [`drive`]: its fused steps, recorded.
 pub(crate) trait GpuIterative<T: Scalar> {
     /// Records r = b − Ax (from the current x) and whatever the first iteration needs, then
@@ -197,13 +218,7 @@ pub(crate) trait GpuIterative<T: Scalar> {
     /// Records one iteration (device mode).
     fn record_iteration(&self, batch: &mut Batch<'_>);
     /// Runs iterations with host-side convergence checks until a stop.
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd>;
+    fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd>;
 }
 
 /// How [`drive`] judges a stop, shared by a method's variants: the true-residual guard and
@@ -325,9 +340,14 @@ pub(crate) fn drive<T: Scalar>(
                             &mut run,
                             &|batch| solver.record_iteration(batch),
                         )?,
-                        CheckMode::Paper => {
-                            solver.paper_loop(engine, &mut run, &opts_loop, threshold)?
-                        }
+                        CheckMode::Paper => solver.paper_loop(
+                            &PaperLoop {
+                                engine,
+                                opts: &opts_loop,
+                                threshold,
+                            },
+                            &mut run,
+                        )?,
                     };
                     loop_seconds += t.elapsed().as_secs_f64();
                     end

@@ -34,7 +34,7 @@ use crate::gpu::{Batch, Engine, Kernel};
 use crate::matrix::Csr;
 use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, StopReason};
 
-use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, add, drive, sum_component};
+use super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, StopCheck, add, drive, sum_component};
 use super::system::{GpuSystem, Start, solver_buffers, start_gpu_solve};
 
 // Kernel flags (JACOBI_* in shaders/jacobi/jacobi_sweep.wgsl).
@@ -140,22 +140,14 @@ impl<T: Scalar> GpuIterative<T> for JacobiIteration<'_, T> {
     }
 
     /// One sweep per submit and one readback of its partial sums of ‖r_k‖², finished here.
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd> {
+    fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd> {
+        let (engine, opts, threshold) = (lp.engine, lp.opts, lp.threshold);
         let g = self.bufs.groups as usize;
         let r0 = self.r0.get();
         let mut kind = Sweep::First;
         loop {
-            if run.monitor.cancelled() {
-                return Ok(LoopEnd::Cancelled);
-            }
-            if run.iterations() >= opts.max_iter {
-                return Ok(LoopEnd::MaxIterations);
+            if let Some(end) = run.paper_stop(opts.max_iter) {
+                return Ok(end);
             }
             let before = engine.counters().snapshot();
             let slot = self.next.get();

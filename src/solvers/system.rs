@@ -186,6 +186,20 @@ impl<T: Scalar> GpuSystem<T> {
     }
 }
 
+/// Gives a solver's own `System` struct (its work vectors beside a field `core: GpuSystem<T>`)
+/// the shared system's fields and methods: `sys.a`, `sys.x`, `sys.dinv()`, ….
+macro_rules! derefs_to_gpu_system {
+    ($name:ident) => {
+        impl<T> std::ops::Deref for $name<T> {
+            type Target = $crate::solvers::system::GpuSystem<T>;
+            fn deref(&self) -> &Self::Target {
+                &self.core
+            }
+        }
+    };
+}
+pub(crate) use derefs_to_gpu_system;
+
 /// The shared solver buffers for a solve of `n` unknowns with `slots` partial-sum slots and
 /// room for every iteration's residual (+ the initial one; a huge max_iter is capped).
 pub(crate) fn solver_buffers<T: Scalar>(

@@ -21,8 +21,8 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{FLAG_MONITOR, FLAG_NEGATE, FLAG_SHIFT, Params, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel, ShaderConfig, Spmv};
 use crate::precond::ApplyStep;
-use crate::solvers::driver::{GpuIterative, LoopEnd, Run, sum_component};
-use crate::solvers::{CheckMode, SolveOptions};
+use crate::solvers::CheckMode;
+use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run, sum_component};
 
 /// Classical BiCG as a BLAS-based code runs it (see the module docs for the launch list).
 pub struct Classical<'a, T> {
@@ -352,13 +352,8 @@ impl<T: Scalar> GpuIterative<T> for Classical<'_, T> {
     /// The host drives every scalar: ⟨p̃,q⟩ (with its norms) is read back and sent up before
     /// the updates; ρ, its norms and ‖r‖² are read back and [ρ, ρ_old] sent up before the
     /// next directions (`run.last_rz` holds ρ, β's next denominator).
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd> {
+    fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd> {
+        let (engine, opts, threshold) = (lp.engine, lp.opts, lp.threshold);
         let g = self.c.groups() as usize;
         let scalars = &self.c.bufs.scalars;
         let mut first = true;

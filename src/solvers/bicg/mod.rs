@@ -164,12 +164,7 @@ impl<T: Scalar> System<T> {
     }
 }
 
-impl<T: Scalar> std::ops::Deref for System<T> {
-    type Target = GpuSystem<T>;
-    fn deref(&self) -> &GpuSystem<T> {
-        &self.core
-    }
-}
+super::system::derefs_to_gpu_system!(System);
 
 /// What both variants share: the system, line 0 (`bicg_init`), and the stop checks (the
 /// true-residual guard re-runs `bicg_init`, ‖r‖² in component 3 of slot 0).
@@ -319,15 +314,7 @@ fn paper_stop(
     run: &Run<'_>,
     opts: &SolveOptions,
 ) -> Option<LoopEnd> {
-    if let Some(end) = pending.take() {
-        Some(end)
-    } else if run.monitor.cancelled() {
-        Some(LoopEnd::Cancelled)
-    } else if run.iterations() >= opts.max_iter {
-        Some(LoopEnd::MaxIterations)
-    } else {
-        None
-    }
+    pending.take().or_else(|| run.paper_stop(opts.max_iter))
 }
 
 /// Line 9 on the host: records ‖r‖ = √rr in the history and tests it.

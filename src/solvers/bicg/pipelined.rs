@@ -16,8 +16,8 @@ use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
-use crate::solvers::driver::{GpuIterative, LoopEnd, Run, sum_component};
-use crate::solvers::{CheckMode, SolveOptions};
+use crate::solvers::CheckMode;
+use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run, sum_component};
 
 /// Pipelined BiCG: `bicg_update` + `bicg_direction_spmv`, 2 launches per iteration.
 pub struct Pipelined<'a, T> {
@@ -140,13 +140,8 @@ impl<T: Scalar> GpuIterative<T> for Pipelined<'_, T> {
     /// One submit of the two steps and one readback of both partial slots per iteration;
     /// the host finishes ‖r‖ (line 9), ρ and ⟨p̃,q⟩ (the tests of lines 2 and 6) before the
     /// next submit would use them.
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd> {
+    fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd> {
+        let (engine, opts, threshold) = (lp.engine, lp.opts, lp.threshold);
         let g = self.c.groups() as usize;
         loop {
             if let Some(end) = paper_stop(&self.pending, run, opts) {

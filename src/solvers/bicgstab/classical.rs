@@ -13,8 +13,8 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{FLAG_NEGATE, Params, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuOperator, Kernel, Spmv};
 use crate::precond::ApplyStep;
-use crate::solvers::driver::{GpuIterative, LoopEnd, Run};
-use crate::solvers::{CheckMode, SolveOptions};
+use crate::solvers::CheckMode;
+use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run};
 
 /// Classical BiCGStab (paper 000, Alg. 3) written the way a BLAS-based library runs it.
 pub struct ClassicalBicgstab<'a, T> {
@@ -265,13 +265,8 @@ impl<T: Scalar> GpuIterative<T> for ClassicalBicgstab<'_, T> {
 
     /// The host drives every scalar: each inner product is read back (4 readbacks per
     /// iteration) and the coefficients it gives are sent up (3 uploads).
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd> {
+    fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd> {
+        let (engine, opts, threshold) = (lp.engine, lp.opts, lp.threshold);
         let rstar_norm = last_residual(run);
         // ρ_i as last sent to the device (the setup sent ρ_0).
         let mut rho = T::from_f64(run.last_rz);

@@ -178,12 +178,7 @@ impl<T: Scalar> System<T> {
     }
 }
 
-impl<T: Scalar> std::ops::Deref for System<T> {
-    type Target = GpuSystem<T>;
-    fn deref(&self) -> &GpuSystem<T> {
-        &self.core
-    }
-}
+super::system::derefs_to_gpu_system!(System);
 
 /// One solver kernel bound to its buffers, launched over `groups` workgroups.
 struct Launch {

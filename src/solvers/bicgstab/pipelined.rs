@@ -9,8 +9,8 @@ use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::{Batch, Engine};
-use crate::solvers::driver::{GpuIterative, LoopEnd, Run};
-use crate::solvers::{CheckMode, SolveOptions};
+use crate::solvers::CheckMode;
+use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run};
 
 /// Pipelined BiCGStab (paper 000, Alg. 4): four fused kernels per iteration.
 pub struct PipelinedBicgstab<'a, T> {
@@ -172,13 +172,8 @@ impl<T: Scalar> GpuIterative<T> for PipelinedBicgstab<'_, T> {
 
     /// Paper 000's scheme: one submit of kernels (4, 1 of the previous iteration,) 2, 3 and
     /// one readback of all partial sums, finished on the host.
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd> {
+    fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd> {
+        let (engine, opts, threshold) = (lp.engine, lp.opts, lp.threshold);
         // ‖r0*‖ = ‖r0‖: the residual the setup recorded.
         let rstar_norm = last_residual(run);
         let mut pending = false;

@@ -9,9 +9,9 @@ use crate::gpu::kernels::{
 };
 use crate::gpu::{Batch, Engine, Kernel, ShaderConfig, Spmv};
 use crate::precond::ApplyStep;
-use crate::solvers::{CheckMode, SolveOptions};
+use crate::solvers::CheckMode;
 
-use super::super::driver::{GpuIterative, LoopEnd, Run, add, sum_component};
+use super::super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, add, sum_component};
 use super::{System, cg_init_bind_group};
 
 /// Classical CG (paper 000, Alg. 1) written the way a BLAS-based library runs it.
@@ -237,21 +237,13 @@ impl<T: Scalar> GpuIterative<T> for ClassicalCg<'_, T> {
 
     /// The host drives every scalar: ⟨p,Ap⟩ is read back and sent up before the updates,
     /// ⟨r,z⟩ (and ⟨r,r⟩) read back and sent up before the next search direction.
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd> {
+    fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd> {
+        let (engine, opts, threshold) = (lp.engine, lp.opts, lp.threshold);
         let g = self.bufs.groups as usize;
         let mut first = true;
         loop {
-            if run.monitor.cancelled() {
-                return Ok(LoopEnd::Cancelled);
-            }
-            if run.iterations() >= opts.max_iter {
-                return Ok(LoopEnd::MaxIterations);
+            if let Some(end) = run.paper_stop(opts.max_iter) {
+                return Ok(end);
             }
             let before = engine.counters().snapshot();
             let mut batch = engine.begin("cg spmv");

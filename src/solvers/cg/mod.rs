@@ -53,12 +53,7 @@ impl<T: Scalar> System<T> {
     }
 }
 
-impl<T: Scalar> std::ops::Deref for System<T> {
-    type Target = GpuSystem<T>;
-    fn deref(&self) -> &GpuSystem<T> {
-        &self.core
-    }
-}
+super::system::derefs_to_gpu_system!(System);
 
 pub(super) fn cg_init_bind_group<T: Scalar>(
     engine: &Engine,

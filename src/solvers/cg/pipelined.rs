@@ -9,9 +9,9 @@ use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
-use crate::solvers::{CheckMode, SolveOptions};
+use crate::solvers::CheckMode;
 
-use super::super::driver::{GpuIterative, LoopEnd, Run, add, sum_component};
+use super::super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, add, sum_component};
 use super::{System, cg_init_bind_group};
 
 /// Pipelined CG (paper 000, Alg. 2): `update_cg` + `spmv_dot_cg`, 2 launches per iteration.
@@ -103,20 +103,12 @@ impl<T: Scalar> GpuIterative<T> for PipelinedCg<'_, T> {
     /// Paper 000's scheme: one submit of the two kernels, one readback of all partial sums
     /// (slot 0: ⟨r,z⟩, ⟨r,r⟩ of the new residual; slot 1: ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩), finished on
     /// the host for the convergence check.
-    fn paper_loop(
-        &self,
-        engine: &Engine,
-        run: &mut Run<'_>,
-        opts: &SolveOptions,
-        threshold: f64,
-    ) -> Result<LoopEnd> {
+    fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd> {
+        let (engine, opts, threshold) = (lp.engine, lp.opts, lp.threshold);
         let g = self.bufs.groups as usize;
         loop {
-            if run.monitor.cancelled() {
-                return Ok(LoopEnd::Cancelled);
-            }
-            if run.iterations() >= opts.max_iter {
-                return Ok(LoopEnd::MaxIterations);
+            if let Some(end) = run.paper_stop(opts.max_iter) {
+                return Ok(end);
             }
             let before = engine.counters().snapshot();
             let mut batch = engine.begin("cg iteration");
