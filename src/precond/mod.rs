@@ -56,6 +56,19 @@ pub trait GpuPreconditioner<T> {
         r: &wgpu::Buffer,
         z: &wgpu::Buffer,
     ) -> Result<Option<ApplyStep>>;
+    /// z = M⁻ᵀ r, as [`Self::bind_apply`] (BiCG's shadow system). The default is right for
+    /// a symmetric M (Jacobi, IC(0)); ILU(0) overrides it with the transposed solves.
+    fn bind_apply_transposed(
+        &self,
+        engine: &Engine,
+        config: ShaderConfig,
+        bufs: &SolverBuffers,
+        params: &wgpu::Buffer,
+        r: &wgpu::Buffer,
+        z: &wgpu::Buffer,
+    ) -> Result<Option<ApplyStep>> {
+        self.bind_apply(engine, config, bufs, params, r, z)
+    }
 }
 
 /// z = M⁻¹ r bound to its buffers: the launches to record, in order.

@@ -43,7 +43,47 @@ pub(crate) struct Run<'m> {
     pub(crate) monitor: &'m mut dyn Monitor,
 }
 
-impl Run<'_> {
+impl<'m> Run<'m> {
+    /// A run with no iterations yet, reporting to `monitor`.
+    pub(crate) fn new(monitor: &'m mut dyn Monitor) -> Self {
+        Run {
+            history: Vec::new(),
+            recorded: 0,
+            loop_counts: WorkCounts::default(),
+            batch_size: 0,
+            last_rz: 0.0,
+            monitor,
+        }
+    }
+
+    /// Fills the report's stop and per-iteration fields from this run: iterations, reason
+    /// and its detail, the true residual, the history, restarts, and the loop's launches and
+    /// transfers per recorded iteration.
+    pub(crate) fn close(
+        self,
+        report: &mut SolveReport,
+        reason: StopReason,
+        detail: String,
+        true_rel: f64,
+        restarts: usize,
+    ) {
+        report.iterations = self.iterations();
+        report.converged = reason == StopReason::Converged;
+        report.reason = reason;
+        report.reason_detail = detail;
+        report.relative_residual = true_rel;
+        report.history = self.history;
+        report.iterations_recorded = self.recorded;
+        report.batch_size = self.batch_size;
+        report.restarts = restarts;
+        report.loop_counts = self.loop_counts.clone();
+        if self.recorded > 0 {
+            report.dispatches_per_iteration =
+                self.loop_counts.dispatches as f64 / self.recorded as f64;
+            report.transfers_per_iteration =
+                self.loop_counts.transfers() as f64 / self.recorded as f64;
+        }
+    }
     /// Iterations done so far (the history holds the initial residual plus one per iteration).
     pub(crate) fn iterations(&self) -> usize {
         self.history.len().saturating_sub(1)
@@ -304,14 +344,7 @@ pub(crate) fn drive<T: Scalar>(
         max_iter: opts.max_iter.min(max_iter),
         ..opts.clone()
     };
-    let mut run = Run {
-        history: Vec::new(),
-        recorded: 0,
-        loop_counts: WorkCounts::default(),
-        batch_size: 0,
-        last_rz: 0.0,
-        monitor,
-    };
+    let mut run = Run::new(monitor);
     let mut restarts = 0;
     let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
     bufs.reset(engine, 0, tol2_gpu);
@@ -393,24 +426,12 @@ pub(crate) fn drive<T: Scalar>(
     report.seconds = start.elapsed().as_secs_f64();
     report.loop_seconds = loop_seconds;
     report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
-    report.iterations = run.iterations();
-    report.converged = reason == StopReason::Converged;
-    report.reason_detail = match &reason {
-        StopReason::Converged => format!("converged at iteration {}", report.iterations),
-        other => format!("{other} at iteration {}", report.iterations),
+    let detail = match &reason {
+        StopReason::Converged => format!("converged at iteration {}", run.iterations()),
+        other => format!("{other} at iteration {}", run.iterations()),
     };
-    report.reason = reason;
-    report.relative_residual = true_rel;
-    report.history = run.history;
-    report.iterations_recorded = run.recorded;
-    report.batch_size = run.batch_size;
-    report.restarts = restarts;
-    report.loop_counts = run.loop_counts.clone();
+    run.close(report, reason, detail, true_rel, restarts);
     report.counts = engine.counters().snapshot().since(counts0);
-    if run.recorded > 0 {
-        report.dispatches_per_iteration = run.loop_counts.dispatches as f64 / run.recorded as f64;
-        report.transfers_per_iteration = run.loop_counts.transfers() as f64 / run.recorded as f64;
-    }
     Ok(())
 }
 

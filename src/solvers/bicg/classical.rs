@@ -63,26 +63,22 @@ impl<T: Scalar> Binder<'_, T> {
         self.bind(dot, Params { slot, ..self.base }, &[(5, x), (6, y)])
     }
 
-    /// z = M⁻¹ r for `(r, z)` pairs (none when M = I).
-    fn apply<const N: usize>(
+    /// z = M⁻¹ r and, for the shadow system, z̃ = M⁻ᵀ r̃ (none when M = I).
+    fn apply(
         &self,
-        pairs: [(&wgpu::Buffer, &wgpu::Buffer); N],
-    ) -> Result<Option<[ApplyStep; N]>> {
-        let (engine, bufs) = (self.engine, self.c.bufs);
-        let mut steps = Vec::with_capacity(N);
-        for (r, z) in pairs {
-            let params = engine.uniform_from("bicg params", &self.base);
-            match self
-                .c
-                .sys
-                .m
-                .bind_apply(engine, self.config, bufs, &params, r, z)?
-            {
-                Some(step) => steps.push(step),
-                None => return Ok(None),
-            }
-        }
-        Ok(steps.try_into().ok())
+        (r, z): (&wgpu::Buffer, &wgpu::Buffer),
+        (rt, zt): (&wgpu::Buffer, &wgpu::Buffer),
+    ) -> Result<Option<[ApplyStep; 2]>> {
+        let (engine, bufs, m) = (self.engine, self.c.bufs, &self.c.sys.m);
+        let params = || engine.uniform_from("bicg params", &self.base);
+        let Some(step) = m.bind_apply(engine, self.config, bufs, &params(), r, z)? else {
+            return Ok(None);
+        };
+        let Some(step_t) = m.bind_apply_transposed(engine, self.config, bufs, &params(), rt, zt)?
+        else {
+            return Ok(None);
+        };
+        Ok(Some([step, step_t]))
     }
 }
 
@@ -164,7 +160,7 @@ impl Updates {
             b.bind(&axpy, alpha(FLAG_NEGATE), &[(5, &sys.qt), (6, &sys.rt)]),
         ];
         let (apply_z, zr) = match z {
-            Some((z, zt)) => (b.apply([(&sys.r, z), (&sys.rt, zt)])?, z),
+            Some((z, zt)) => (b.apply((&sys.r, z), (&sys.rt, zt))?, z),
             None => (None, &sys.r),
         };
         let mut bg_dots_rho = vec![
@@ -284,7 +280,7 @@ impl<'a, T: Scalar> Classical<'a, T> {
             _ => Some((sys.vector(engine, "z")?, sys.vector(engine, "z~")?)),
         };
         let first_directions = match &z {
-            Some(_) => b.apply([(&sys.r, &sys.p[0]), (&sys.rt, &sys.pt[0])])?,
+            Some(_) => b.apply((&sys.r, &sys.p[0]), (&sys.rt, &sys.pt[0]))?,
             None => None,
         };
         Ok(Classical {

@@ -129,9 +129,7 @@ use crate::base::error::Result;
 use crate::base::scalar::{Precision, Scalar};
 use crate::gpu::Engine;
 use crate::matrix::Csr;
-use crate::solvers::{
-    Method, Monitor, Solution, SolveOptions, SolveReport, StopReason, Variant, WorkCounts,
-};
+use crate::solvers::{Method, Monitor, Solution, SolveOptions, StopReason, Variant};
 
 pub use crate::cpu::gmres::MAX_GAP_RESTARTS;
 
@@ -202,14 +200,7 @@ pub fn solve<T: Scalar>(
     monitor.on_loop_start();
     let start = Instant::now();
     let times0 = engine.kernel_times();
-    let mut run = Run {
-        history: Vec::new(),
-        recorded: 0,
-        loop_counts: WorkCounts::default(),
-        batch_size: 0,
-        last_rz: 0.0,
-        monitor,
-    };
+    let mut run = Run::new(monitor);
     let before = engine.counters().snapshot();
     let out = gm.cycles(&mut run, opts, threshold)?;
     run.loop_counts = engine.counters().snapshot().since(&before);
@@ -231,7 +222,7 @@ pub fn solve<T: Scalar>(
     report.orthogonality_loss = sys.orthogonality_loss(out.basis_k)?;
     report.seconds = start.elapsed().as_secs_f64();
     report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
-    close_report(&mut report, run, reason, detail, true_rel, out.gap_restarts);
+    run.close(&mut report, reason, detail, true_rel, out.gap_restarts);
     report.counts = engine.counters().snapshot().since(&counts0);
     Ok(Solution { x, report })
 }
@@ -286,30 +277,5 @@ fn verdict(
             StopReason::Cancelled,
             format!("cancelled at iteration {iterations}"),
         ),
-    }
-}
-
-/// The report's stop and per-iteration fields from the run, as `drive` fills them.
-fn close_report(
-    report: &mut SolveReport,
-    run: Run<'_>,
-    reason: StopReason,
-    detail: String,
-    true_rel: f64,
-    restarts: usize,
-) {
-    report.iterations = run.iterations();
-    report.converged = reason == StopReason::Converged;
-    report.reason = reason;
-    report.reason_detail = detail;
-    report.relative_residual = true_rel;
-    report.history = run.history;
-    report.iterations_recorded = run.recorded;
-    report.batch_size = run.batch_size;
-    report.restarts = restarts;
-    report.loop_counts = run.loop_counts.clone();
-    if run.recorded > 0 {
-        report.dispatches_per_iteration = run.loop_counts.dispatches as f64 / run.recorded as f64;
-        report.transfers_per_iteration = run.loop_counts.transfers() as f64 / run.recorded as f64;
     }
 }
