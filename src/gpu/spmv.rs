@@ -17,8 +17,8 @@ use crate::base::scalar::Scalar;
 /// use krylov_wgpu::solvers::Format;
 /// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
 /// let a = GpuMatrix::upload(&engine, &poisson_2d_fd::<f32>(64), Format::Sell)?;
-/// let y = Spmv::new(&engine, &a)?.apply(&engine, &a, &vec![1.0; a.ncols()])?;
-/// assert_eq!(y.len(), a.nrows());
+/// let y = Spmv::new(&engine, &a)?.apply(&engine, &a, &vec![1.0; a.ncols])?;
+/// assert_eq!(y.len(), a.nrows);
 /// # Ok::<(), krylov_wgpu::KrylovError>(())
 /// ```
 #[derive(Debug)]
