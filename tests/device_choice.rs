@@ -6,25 +6,7 @@ use krylov_wgpu::{KrylovError, Precision};
 
 /// One adapter as `list_adapters` would report it.
 fn adapter(name: &str, backend: &str, device_type: &str, f64: bool) -> AdapterSummary {
-    AdapterSummary {
-        index: 0,
-        name: name.into(),
-        backend: backend.into(),
-        device_type: device_type.into(),
-        software: device_type == "Cpu",
-        driver: String::new(),
-        shader_f64: f64,
-        subgroup: true,
-        timestamp_query: true,
-        subgroup_min_size: 32,
-        subgroup_max_size: 32,
-        max_storage_buffer_binding_size: 1 << 31,
-        max_buffer_size: 1 << 32,
-        max_compute_workgroups_per_dimension: 65535,
-        max_compute_invocations_per_workgroup: 1024,
-        max_compute_workgroup_storage_size: 49152,
-        max_storage_buffers_per_shader_stage: 32,
-    }
+    AdapterSummary::described(name, backend, device_type, f64)
 }
 
 /// A ranked list (index = position), as `list_adapters` returns it.

@@ -186,24 +186,10 @@ mod tests {
     use super::*;
 
     fn adapter(index: usize, name: &str, software: bool, f64: bool) -> AdapterSummary {
+        let device_type = if software { "Cpu" } else { "DiscreteGpu" };
         AdapterSummary {
             index,
-            name: name.into(),
-            backend: "Vulkan".into(),
-            device_type: if software { "Cpu" } else { "DiscreteGpu" }.into(),
-            software,
-            driver: String::new(),
-            shader_f64: f64,
-            subgroup: true,
-            timestamp_query: true,
-            subgroup_min_size: 32,
-            subgroup_max_size: 32,
-            max_storage_buffer_binding_size: 1 << 30,
-            max_buffer_size: 1 << 30,
-            max_compute_workgroups_per_dimension: 65535,
-            max_compute_invocations_per_workgroup: 1024,
-            max_compute_workgroup_storage_size: 32768,
-            max_storage_buffers_per_shader_stage: 16,
+            ..AdapterSummary::described(name, "Vulkan", device_type, f64)
         }
     }
 

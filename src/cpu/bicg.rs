@@ -47,8 +47,8 @@ pub(super) fn bicg_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut 
     // repeat (i = 1, 2, … in the paper; 0-based here).
     for i in 0..sys.max_iter {
         // z = M⁻¹ r, z̃ = M⁻ᵀ r̃ (copies without preconditioner).
-        sys.precond(&r, &mut z);
-        sys.precond(&rt, &mut zt);
+        sys.m.apply(&r, &mut z);
+        sys.m.apply_transposed(&rt, &mut zt);
         // ρ_{i−1} ← ⟨r_{i−1}, r̃_{i−1}⟩ (⟨z, r̃⟩ preconditioned);  if ρ = 0: method fails.
         let rho = dot(&z, &rt);
         if let Some(s) = finite_or_stop(rho, i, "<r, r~>") {

@@ -128,13 +128,13 @@ impl<T: Scalar> Work<T> {
 
     /// "Compute and store A p_i" = A (M⁻¹ p_i).
     fn apply_ap(&mut self, sys: &System<'_, T>) {
-        sys.precond(&self.p, &mut self.phat);
+        sys.m.apply(&self.p, &mut self.phat);
         sys.spmv(&self.phat, &mut self.ap);
     }
 
     /// "Compute and store A s_i" = A (M⁻¹ s_i).
     fn apply_as(&mut self, sys: &System<'_, T>) {
-        sys.precond(&self.s, &mut self.shat);
+        sys.m.apply(&self.s, &mut self.shat);
         sys.spmv(&self.shat, &mut self.as_);
     }
 }

@@ -7,6 +7,7 @@
 //!
 //! [`StopReason::NotSpd`]: crate::base::StopReason::NotSpd
 
+use super::precond::CpuPreconditioner;
 use super::{Stop, System, dot, finite_or_stop};
 use crate::base::scalar::Scalar;
 
@@ -40,11 +41,13 @@ fn initial_residual<T: Scalar>(
 
 fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f64>) -> Stop {
     let n = sys.n();
+    // M = I: z = r, so ⟨r, z⟩ = ⟨r, r⟩ and the loop skips the apply.
+    let identity = sys.m.is_identity();
     // Alg. 1 l.2: p0 = r0 = b − A x0 (preconditioned: z0 = D⁻¹ r0, p0 = z0).
     let mut r = vec![T::zero(); n];
     sys.residual(x, &mut r);
     let mut z = vec![T::zero(); n];
-    sys.precond(&r, &mut z);
+    sys.m.apply(&r, &mut z);
     let mut p = z.clone();
     let mut ap = vec![T::zero(); n];
     // ⟨r, z⟩ (= ⟨r, r⟩ without preconditioner).
@@ -87,11 +90,11 @@ fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
         if sys.done(res) {
             return Stop::converged(i + 1, res, sys.b_norm);
         }
-        let rz_new = if sys.inv_diag.is_some() {
-            sys.precond(&r, &mut z);
-            dot(&r, &z)
-        } else {
+        let rz_new = if identity {
             rr
+        } else {
+            sys.m.apply(&r, &mut z);
+            dot(&r, &z)
         };
         if rz_new <= T::zero() {
             return Stop::not_spd(
@@ -103,7 +106,7 @@ fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
         let beta = rz_new / rz;
         rz = rz_new;
         // l.15: p_{i+1} = r_{i+1} + β_i p_i (z_{i+1} with preconditioner).
-        let src = if sys.inv_diag.is_some() { &z } else { &r };
+        let src = if identity { &r } else { &z };
         super::xpay(src, beta, &mut p);
     }
     Stop::max_iterations(sys.max_iter, res, sys.b_norm)
@@ -120,15 +123,15 @@ fn classical_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
 /// and ⟨p, Ap⟩; the fused update kernel writes x, r, z, p and reduces ⟨r, r⟩ and ⟨r, z⟩.
 fn pipelined_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f64>) -> Stop {
     let n = sys.n();
-    let pre = sys.inv_diag.as_deref();
+    let pre = Pre::of(&*sys.m);
     // Alg. 2 l.2: p0 = r0 = b − A x0 (preconditioned: z0 = D⁻¹ r0, p0 = z0).
     let mut r = vec![T::zero(); n];
     sys.residual(x, &mut r);
     let mut z = vec![T::zero(); n];
-    sys.precond(&r, &mut z);
+    sys.m.apply(&r, &mut z);
     let mut p = z.clone();
     let rr = dot(&r, &r);
-    let mut rz = if pre.is_some() { dot(&r, &z) } else { rr };
+    let mut rz = if pre.is_identity() { rr } else { dot(&r, &z) };
     let mut res = match initial_residual(sys, rr, hist) {
         Ok(res) => res,
         Err(stop) => return stop,
@@ -141,8 +144,10 @@ fn pipelined_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
     }
     // l.3: compute and store A p0 (with ⟨p0, Ap0⟩ and ⟨Ap0, Ap0⟩ or ⟨Ap0, D⁻¹Ap0⟩ fused).
     let mut ap = vec![T::zero(); n];
+    // M⁻¹Ap, for a preconditioner without a diagonal form only.
+    let mut zap = vec![T::zero(); if pre.is_general() { n } else { 0 }];
     sys.spmv(&p, &mut ap);
-    let (mut pap, mut apap) = fused_spmv_dots(&p, &ap, pre);
+    let (mut pap, mut apap) = fused_spmv_dots(&p, &ap, &pre, &mut zap);
     // l.4: α0 = ⟨r0, r0⟩/⟨p0, Ap0⟩;  l.5: β0 = α0²⟨Ap0, Ap0⟩/⟨r0, r0⟩ − 1.
     let (mut alpha, mut beta) = match alpha_beta(pap, apap, rz, 0) {
         Ok(ab) => ab,
@@ -155,17 +160,35 @@ fn pipelined_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
         //   (z_i = D⁻¹ r_i);  p_i = r_i + β_{i−1} p_{i−1}  (z_i + β p with preconditioner).
         let mut rr = T::zero();
         let mut rz_new = T::zero();
-        for j in 0..n {
-            x[j] += alpha * p[j];
-            r[j] -= alpha * ap[j];
-            let zj = match pre {
-                Some(d) => d[j] * r[j],
-                None => r[j],
-            };
-            z[j] = zj;
-            p[j] = zj + beta * p[j];
-            rr += r[j] * r[j];
-            rz_new += r[j] * zj;
+        match pre {
+            Pre::Identity | Pre::Diagonal(_) => {
+                for j in 0..n {
+                    x[j] += alpha * p[j];
+                    r[j] -= alpha * ap[j];
+                    let zj = match pre {
+                        Pre::Diagonal(d) => d[j] * r[j],
+                        _ => r[j],
+                    };
+                    z[j] = zj;
+                    p[j] = zj + beta * p[j];
+                    rr += r[j] * r[j];
+                    rz_new += r[j] * zj;
+                }
+            }
+            Pre::General(m) => {
+                // No diagonal form: the update is split around the apply z_i = M⁻¹ r_i (the
+                // same operations as the fused loop, in the same order).
+                for j in 0..n {
+                    x[j] += alpha * p[j];
+                    r[j] -= alpha * ap[j];
+                }
+                m.apply(&r, &mut z);
+                for j in 0..n {
+                    p[j] = z[j] + beta * p[j];
+                    rr += r[j] * r[j];
+                    rz_new += r[j] * z[j];
+                }
+            }
         }
         // l.15: ⟨r_i, r_i⟩ (the stopping test).
         res = rr.sqrt().as_f64();
@@ -179,13 +202,13 @@ fn pipelined_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
         if i == sys.max_iter {
             break;
         }
-        rz = if pre.is_some() { rz_new } else { rr };
+        rz = if pre.is_identity() { rr } else { rz_new };
         if rz <= T::zero() {
             return Stop::not_spd(i, "<r, D^-1 r> <= 0: the Jacobi preconditioner is not SPD");
         }
         // l.13: compute and store A p_i;  l.14: ⟨Ap_i, Ap_i⟩ (⟨Ap_i, D⁻¹Ap_i⟩), ⟨p_i, Ap_i⟩.
         sys.spmv(&p, &mut ap);
-        (pap, apap) = fused_spmv_dots(&p, &ap, pre);
+        (pap, apap) = fused_spmv_dots(&p, &ap, &pre, &mut zap);
         // l.16: α_i = ⟨r_i, r_i⟩/⟨p_i, Ap_i⟩;  l.17: β_i = α_i²⟨Ap_i, Ap_i⟩/⟨r_i, r_i⟩ − 1.
         (alpha, beta) = match alpha_beta(pap, apap, rz, i) {
             Ok(ab) => ab,
@@ -195,16 +218,49 @@ fn pipelined_core<T: Scalar>(sys: &System<'_, T>, x: &mut [T], hist: &mut Vec<f6
     Stop::max_iterations(sys.max_iter, res, sys.b_norm)
 }
 
+/// How pipelined CG applies M: not at all (M = I), fused into its vector updates (a diagonal
+/// M, as the GPU kernels do), or as a separate apply between them.
+#[derive(Clone, Copy)]
+enum Pre<'a, T> {
+    Identity,
+    Diagonal(&'a [T]),
+    General(&'a dyn CpuPreconditioner<T>),
+}
+
+impl<'a, T: Scalar> Pre<'a, T> {
+    fn of(m: &'a dyn CpuPreconditioner<T>) -> Self {
+        if m.is_identity() {
+            Pre::Identity
+        } else if let Some(d) = m.inverse_diagonal() {
+            Pre::Diagonal(d)
+        } else {
+            Pre::General(m)
+        }
+    }
+
+    fn is_identity(&self) -> bool {
+        matches!(self, Pre::Identity)
+    }
+
+    fn is_general(&self) -> bool {
+        matches!(self, Pre::General(_))
+    }
+}
+
 /// The two inner products of the fused SpMV kernel (l.14): ⟨p, Ap⟩ and ⟨Ap, Ap⟩, or
-/// ⟨Ap, D⁻¹Ap⟩ with Jacobi preconditioning.
-fn fused_spmv_dots<T: Scalar>(p: &[T], ap: &[T], pre: Option<&[T]>) -> (T, T) {
+/// ⟨Ap, M⁻¹Ap⟩ with a preconditioner (`zap` receives M⁻¹Ap when M has no diagonal form).
+fn fused_spmv_dots<T: Scalar>(p: &[T], ap: &[T], pre: &Pre<'_, T>, zap: &mut [T]) -> (T, T) {
     let pap = dot(p, ap);
-    let apap = match pre {
-        Some(d) => ap
+    let apap = match *pre {
+        Pre::Diagonal(d) => ap
             .iter()
             .zip(d)
             .fold(T::zero(), |s, (&q, &di)| s + q * di * q),
-        None => dot(ap, ap),
+        Pre::General(m) => {
+            m.apply(ap, zap);
+            dot(ap, zap)
+        }
+        Pre::Identity => dot(ap, ap),
     };
     (pap, apap)
 }
@@ -233,4 +289,60 @@ fn alpha_beta<T: Scalar>(pap: T, apap: T, rz: T, i: usize) -> std::result::Resul
         return Err(s);
     }
     Ok((alpha, beta))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::{Method, Precond, SolveOptions, Variant};
+    use crate::cpu::precond::Jacobi;
+    use crate::matrix::generators::random_spd;
+
+    /// Jacobi without its diagonal form: what a preconditioner such as ILU(0) looks like to
+    /// pipelined CG, which must then apply it between its fused loops.
+    struct Opaque(Jacobi<f64>);
+
+    impl CpuPreconditioner<f64> for Opaque {
+        fn kind(&self) -> Precond {
+            Precond::Jacobi
+        }
+        fn apply(&self, r: &[f64], z: &mut [f64]) {
+            self.0.apply(r, z);
+        }
+    }
+
+    #[test]
+    fn pipelined_general_apply_matches_fused_diagonal() {
+        let a = random_spd::<f64>(200, 7, 3);
+        let b: Vec<f64> = (0..200).map(|i| 1.0 + (i % 5) as f64).collect();
+        let opts = SolveOptions {
+            method: Method::Cg,
+            variant: Variant::Pipelined,
+            precond: Precond::Jacobi,
+            rtol: 1e-10,
+            ..Default::default()
+        };
+        let fused = crate::cpu::solve(&a, &b, None, &opts).unwrap();
+        let general = crate::cpu::run_preconditioned(
+            &a,
+            &b,
+            None,
+            &opts,
+            Method::Cg,
+            Variant::Pipelined,
+            |a| Box::new(Opaque(Jacobi::new(a))),
+            pipelined_core,
+        )
+        .unwrap();
+        assert!(fused.report.converged, "{}", fused.report.reason_detail);
+        assert_eq!(fused.report.iterations, general.report.iterations);
+        assert_eq!(fused.report.history, general.report.history);
+        assert!(
+            fused
+                .x
+                .iter()
+                .zip(&general.x)
+                .all(|(p, q)| p.to_bits() == q.to_bits())
+        );
+    }
 }

@@ -170,7 +170,7 @@ fn gmres_cycles<T: Scalar>(
         // l.6: for i = 1 to m.
         for i in 1..=m {
             // l.7: v_i = A v_{i−1} (A D⁻¹ v_{i−1} with right preconditioning).
-            sys.precond(&v[i - 1], &mut tmp);
+            sys.m.apply(&v[i - 1], &mut tmp);
             sys.spmv(&tmp, &mut w);
             let w_norm = dot(&w, &w).sqrt().as_f64();
             if !w_norm.is_finite() {
@@ -245,7 +245,7 @@ fn gmres_cycles<T: Scalar>(
                     super::axpy(eta[i], &v[i - 1], z);
                 }
             }
-            sys.precond(z, &mut tmp);
+            sys.m.apply(z, &mut tmp);
             super::axpy(T::one(), &tmp, x);
         }
         // Restart: the true residual r = b − A x, ρ0 = ‖r‖.

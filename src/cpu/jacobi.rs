@@ -8,6 +8,7 @@
 //!
 //! [`StopReason::Diverged`]: crate::base::StopReason::Diverged
 
+use super::precond::{CpuPreconditioner, Jacobi};
 use super::{DIVERGENCE_FACTOR, Stop, System, dot};
 use crate::base::scalar::Scalar;
 
@@ -24,10 +25,10 @@ pub(super) fn jacobi_core<T: Scalar>(
     hist: &mut Vec<f64>,
 ) -> Stop {
     let n = sys.n();
-    let d_inv = sys
-        .inv_diag
-        .as_deref()
-        .expect("the driver sets D⁻¹ for the Jacobi method");
+    // D⁻¹ is the method, whatever `opts.precond` says: the Jacobi preconditioner, set up
+    // here (the driver hands this core M = I).
+    let d = Jacobi::new(sys.a);
+    let mut z = vec![T::zero(); n];
     // r_0 = b − A x_0.
     let mut r = vec![T::zero(); n];
     sys.residual(x, &mut r);
@@ -42,8 +43,9 @@ pub(super) fn jacobi_core<T: Scalar>(
     }
     for i in 0..sys.max_iter {
         // x_{i+1} = x_i + D⁻¹ r_i.
-        for ((xj, &rj), &dj) in x.iter_mut().zip(&r).zip(d_inv) {
-            *xj += dj * rj;
+        d.apply(&r, &mut z);
+        for (xj, &zj) in x.iter_mut().zip(&z) {
+            *xj += zj;
         }
         // r_{i+1} = b − A x_{i+1}.
         sys.residual(x, &mut r);

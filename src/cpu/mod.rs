@@ -73,9 +73,10 @@ pub use spmv::{spmv, spmv_f64, true_relative_residual};
 
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
-use crate::base::{Method, Precond, Solution, SolveOptions, SolveReport, StopReason, Variant};
+use crate::base::{Method, Solution, SolveOptions, SolveReport, StopReason, Variant};
 use crate::matrix::Csr;
 use crate::matrix::validate_system;
+use precond::CpuPreconditioner;
 
 /// Relative slack allowed between the stopping threshold and the TRUE residual ‖b − Ax‖₂
 /// (recomputed in f64) when a solve whose tracked residual met the threshold is confirmed as
@@ -218,8 +219,9 @@ fn rel(res: f64, b_norm: f64) -> f64 {
 pub(crate) struct System<'a, T> {
     pub a: &'a Csr<T>,
     pub b: &'a [T],
-    /// D⁻¹ (inverse diagonal) when Jacobi preconditioning is on.
-    pub inv_diag: Option<Vec<T>>,
+    /// The preconditioner M (built from `opts.precond`; [`precond::Identity`] for none):
+    /// the only way a method core applies M⁻¹.
+    pub m: Box<dyn CpuPreconditioner<T>>,
     /// Absolute stopping threshold max(rtol·‖b‖, atol).
     pub tau: f64,
     pub b_norm: f64,
@@ -242,18 +244,6 @@ impl<T: Scalar> System<'_, T> {
         self.spmv(x, r);
         for (ri, &bi) in r.iter_mut().zip(self.b) {
             *ri = bi - *ri;
-        }
-    }
-
-    /// out = M⁻¹·v (a copy when no preconditioner).
-    pub fn precond(&self, v: &[T], out: &mut [T]) {
-        match &self.inv_diag {
-            Some(d) => {
-                for ((o, &vi), &di) in out.iter_mut().zip(v).zip(d) {
-                    *o = di * vi;
-                }
-            }
-            None => out.copy_from_slice(v),
         }
     }
 
@@ -292,8 +282,9 @@ pub fn solve<T: Scalar>(
     }
 }
 
-/// Common driver of every method: validates, sets up x, D⁻¹ and the threshold, runs the
-/// method core, and fills the report (true residual, ResidualGap check).
+/// Common driver of every method: validates, sets up x, the preconditioner of `opts.precond`
+/// ([`precond::build`]) and the threshold, runs the method core, and fills the report (true
+/// residual, ResidualGap check).
 pub(crate) fn run<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
@@ -301,6 +292,31 @@ pub(crate) fn run<T: Scalar>(
     opts: &SolveOptions,
     method: Method,
     variant: Variant,
+    core: impl FnOnce(&System<'_, T>, &mut [T], &mut Vec<f64>) -> Stop,
+) -> Result<Solution<T>> {
+    run_preconditioned(
+        a,
+        b,
+        x0,
+        opts,
+        method,
+        variant,
+        |a| precond::build(a, opts.precond),
+        core,
+    )
+}
+
+/// [`run`] with the preconditioner set up by `make_m` (after validation, and only when the
+/// core runs) instead of [`precond::build`] of `opts.precond`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_preconditioned<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    method: Method,
+    variant: Variant,
+    make_m: impl FnOnce(&Csr<T>) -> Box<dyn CpuPreconditioner<T>>,
     core: impl FnOnce(&System<'_, T>, &mut [T], &mut Vec<f64>) -> Stop,
 ) -> Result<Solution<T>> {
     let opts = SolveOptions {
@@ -332,12 +348,16 @@ pub(crate) fn run<T: Scalar>(
         });
     }
 
-    let uses_jacobi = opts.precond == Precond::Jacobi && method != Method::Jacobi;
-    let inv_diag = (uses_jacobi || method == Method::Jacobi).then(|| precond::inverse_diagonal(a));
+    // The Jacobi method sets up its own D⁻¹ (the method, not a preconditioner).
+    let m: Box<dyn CpuPreconditioner<T>> = if method == Method::Jacobi {
+        Box::new(precond::Identity)
+    } else {
+        make_m(a)
+    };
     let sys = System {
         a,
         b,
-        inv_diag,
+        m,
         tau: opts.threshold(b_norm),
         b_norm,
         max_iter: opts.max_iter,

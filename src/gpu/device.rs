@@ -30,6 +30,38 @@ pub struct AdapterSummary {
 }
 
 impl AdapterSummary {
+    /// An adapter described by hand, for planning without the hardware (the device-choice
+    /// tests, the app's tests): `device_type` as wgpu names it (`DiscreteGpu`,
+    /// `IntegratedGpu`, `Cpu`, …; `Cpu` counts as software), subgroups of 32 and timestamps
+    /// available, the limits of a typical discrete GPU.
+    ///
+    /// ```
+    /// use krylov_wgpu::gpu::AdapterSummary;
+    /// let a = AdapterSummary::described("llvmpipe", "Vulkan", "Cpu", true);
+    /// assert!(a.software && a.shader_f64);
+    /// ```
+    pub fn described(name: &str, backend: &str, device_type: &str, shader_f64: bool) -> Self {
+        AdapterSummary {
+            index: 0,
+            name: name.into(),
+            backend: backend.into(),
+            device_type: device_type.into(),
+            software: device_type == "Cpu",
+            driver: String::new(),
+            shader_f64,
+            subgroup: true,
+            timestamp_query: true,
+            subgroup_min_size: 32,
+            subgroup_max_size: 32,
+            max_storage_buffer_binding_size: 1 << 31,
+            max_buffer_size: 1 << 32,
+            max_compute_workgroups_per_dimension: 65535,
+            max_compute_invocations_per_workgroup: 1024,
+            max_compute_workgroup_storage_size: 49152,
+            max_storage_buffers_per_shader_stage: 32,
+        }
+    }
+
     fn of(index: usize, adapter: &wgpu::Adapter) -> Self {
         let info = adapter.get_info();
         let software = is_software(&info);
