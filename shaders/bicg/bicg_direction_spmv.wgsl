@@ -36,26 +36,24 @@ const BICG_S_EPS: u32 = 4u;
 
 var<workgroup> wg_coef: vec2<Real>;
 
-// Entry j of the new direction p = z + βp_old (z = D⁻¹r or r); `first`: p = z.
-fn dir_p(j: u32, beta: Real, first: bool) -> Real {
-    var v = r[j];
+// Entry j of the new direction p = z + βp_old (z = D⁻¹r or r), or with `shadow` of the new
+// shadow direction p̃ = z̃ + βp̃_old (z̃ = D⁻ᵀr̃ = D⁻¹r̃ or r̃); `first`: p = z (p̃ = z̃).
+fn dir_entry(j: u32, beta: Real, first: bool, shadow: bool) -> Real {
+    var v: Real;
+    if shadow {
+        v = rt[j];
+    } else {
+        v = r[j];
+    }
     if params.jacobi != 0u {
         v = dinv[j] * v;
     }
     if !first {
-        v = v + beta * p_old[j];
-    }
-    return v;
-}
-
-// Entry j of the new shadow direction p̃ = z̃ + βp̃_old (z̃ = D⁻ᵀr̃ = D⁻¹r̃ or r̃).
-fn dir_pt(j: u32, beta: Real, first: bool) -> Real {
-    var v = rt[j];
-    if params.jacobi != 0u {
-        v = dinv[j] * v;
-    }
-    if !first {
-        v = v + beta * pt_old[j];
+        if shadow {
+            v = v + beta * pt_old[j];
+        } else {
+            v = v + beta * p_old[j];
+        }
     }
     return v;
 }
@@ -65,11 +63,11 @@ var<private> dir_beta: Real;
 var<private> dir_first: bool;
 
 fn spmv_x(col: u32) -> Real {
-    return dir_p(col, dir_beta, dir_first);
+    return dir_entry(col, dir_beta, dir_first, false);
 }
 
 fn spmvt_x(col: u32) -> Real {
-    return dir_pt(col, dir_beta, dir_first);
+    return dir_entry(col, dir_beta, dir_first, true);
 }
 
 @compute @workgroup_size(WG)
@@ -118,8 +116,8 @@ fn main(ids: Ids) {
         if out.valid {
             let row = out.row;
             let qi = out.value;
-            p[row] = dir_p(row, beta, first);
-            let pti = dir_pt(row, beta, first);
+            p[row] = dir_entry(row, beta, first, false);
+            let pti = dir_entry(row, beta, first, true);
             q[row] = qi;
             acc = acc + vec4<Real>(pti * qi, pti * pti, qi * qi, Real(0.0));
         }
@@ -129,12 +127,9 @@ fn main(ids: Ids) {
     for (var chunk = ids.wid.x; chunk < spmvt_passes(); chunk = chunk + params.groups) {
         let out = spmvt_pass(chunk, ids.lid);
         if out.valid {
-            pt[out.row] = dir_pt(out.row, beta, first);
+            pt[out.row] = dir_entry(out.row, beta, first, true);
             qt[out.row] = out.value;
         }
     }
-    let t = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[params.groups + ids.wid.x] = t;
-    }
+    store_partials(1u, acc, ids);
 }

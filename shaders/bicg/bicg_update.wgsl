@@ -66,10 +66,7 @@ fn main(ids: Ids) {
         }
         acc = acc + vec4<Real>(zi * rti, zi * zi, rti * rti, ri * ri);
     }
-    let t = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[ids.wid.x] = t;
-    }
+    store_partials(0u, acc, ids);
     if is_leader(ids) {
         scalars[BICG_S_RHO_OLD] = c.x;
     }

@@ -24,16 +24,9 @@ const FLAG_FIRST: u32 = 16u;
 const FLAG_PAPER: u32 = 64u;
 const BREAKDOWN_RHO: u32 = 1u;
 
-@group(0) @binding(8) var<storage, read> p: array<Real>;
-@group(0) @binding(9) var<storage, read_write> ap: array<Real>;
-@group(0) @binding(10) var<storage, read> rstar: array<Real>;
-@group(0) @binding(11) var<storage, read> dinv: array<Real>;
-
-fn spmv_x(col: u32) -> Real {
-    if params.jacobi != 0u {
-        return dinv[col] * p[col];
-    }
-    return p[col];
+// p is `spmv_in` and Ap `spmv_out` of lib/bicgstab_spmv.wgsl.
+fn spmv_terms(row: u32, sum: Real) -> vec4<Real> {
+    return vec4<Real>(sum * rstar[row], sum * sum, Real(0.0), Real(0.0));
 }
 
 @compute @workgroup_size(WG)
@@ -63,18 +56,5 @@ fn main(ids: Ids) {
             }
         }
     }
-    var acc = vec4<Real>(Real(0.0));
-    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
-        let spmv_out = spmv_pass(chunk, ids.lid);
-        if spmv_out.valid {
-            let row = spmv_out.row;
-            let sum = spmv_out.value;
-            ap[row] = sum;
-            acc = acc + vec4<Real>(sum * rstar[row], sum * sum, Real(0.0), Real(0.0));
-        }
-    }
-    let w = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[params.groups + ids.wid.x] = w;
-    }
+    spmv_partials(1u, ids);
 }

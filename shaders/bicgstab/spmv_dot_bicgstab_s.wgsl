@@ -5,16 +5,9 @@
 // 0–3 are contiguous, so `paper` mode reads all partial sums of the iteration (with ⟨s,s⟩ of
 // slot 2) in one transfer right after this kernel.
 
-@group(0) @binding(8) var<storage, read> s: array<Real>;
-@group(0) @binding(9) var<storage, read_write> asv: array<Real>;
-@group(0) @binding(10) var<storage, read> rstar: array<Real>;
-@group(0) @binding(11) var<storage, read> dinv: array<Real>;
-
-fn spmv_x(col: u32) -> Real {
-    if params.jacobi != 0u {
-        return dinv[col] * s[col];
-    }
-    return s[col];
+// s is `spmv_in` and As `spmv_out` of lib/bicgstab_spmv.wgsl.
+fn spmv_terms(row: u32, sum: Real) -> vec4<Real> {
+    return vec4<Real>(sum * spmv_in[row], sum * sum, sum * rstar[row], Real(0.0));
 }
 
 @compute @workgroup_size(WG)
@@ -22,18 +15,5 @@ fn main(ids: Ids) {
     if current_status(ids) != STATUS_RUNNING {
         return;
     }
-    var acc = vec4<Real>(Real(0.0));
-    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
-        let spmv_out = spmv_pass(chunk, ids.lid);
-        if spmv_out.valid {
-            let row = spmv_out.row;
-            let sum = spmv_out.value;
-            asv[row] = sum;
-            acc = acc + vec4<Real>(sum * s[row], sum * sum, sum * rstar[row], Real(0.0));
-        }
-    }
-    let w = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[3u * params.groups + ids.wid.x] = w;
-    }
+    spmv_partials(3u, ids);
 }

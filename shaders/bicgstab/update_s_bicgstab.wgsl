@@ -65,8 +65,5 @@ fn main(ids: Ids) {
         s[i] = si;
         acc = acc + vec4<Real>(si * si, Real(0.0), Real(0.0), Real(0.0));
     }
-    let w = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[2u * params.groups + ids.wid.x] = w;
-    }
+    store_partials(2u, acc, ids);
 }

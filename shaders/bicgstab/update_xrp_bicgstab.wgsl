@@ -123,8 +123,5 @@ fn main(ids: Ids) {
         p[i] = ri + beta * (pi - omega * ap[i]);
         acc = acc + vec4<Real>(ri * rstar[i], ri * ri, Real(0.0), Real(0.0));
     }
-    let t = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[ids.wid.x] = t;
-    }
+    store_partials(0u, acc, ids);
 }

@@ -13,8 +13,5 @@ fn main(ids: Ids) {
     for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
         acc = acc + x[i] * y[i];
     }
-    let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
-    if ids.lid == 0u {
-        partials[params.slot * params.groups + ids.wid.x] = t;
-    }
+    store_partials(params.slot, vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
 }

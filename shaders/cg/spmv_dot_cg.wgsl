@@ -59,8 +59,5 @@ fn main(ids: Ids) {
             acc = acc + store_row(q);
         }
     }
-    let t = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[params.groups + ids.wid.x] = t;
-    }
+    store_partials(1u, acc, ids);
 }

@@ -116,8 +116,5 @@ fn main(ids: Ids) {
             acc = acc + update_entry(i3, e3, alpha, beta);
         }
     }
-    let t = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[ids.wid.x] = t;
-    }
+    store_partials(0u, acc, ids);
 }

@@ -49,15 +49,9 @@ fn main(ids: Ids) {
             }
         }
         let slot = params.slot + (j - params.num) / 4u;
-        let s0 = workgroup_sum(a0, ids);
-        if ids.lid == 0u {
-            partials[slot * params.groups + ids.wid.x] = s0;
-        }
+        store_partials(slot, a0, ids);
         if wide {
-            let s1 = workgroup_sum(a1, ids);
-            if ids.lid == 0u {
-                partials[(slot + 1u) * params.groups + ids.wid.x] = s1;
-            }
+            store_partials(slot + 1u, a1, ids);
         }
     }
 }

@@ -18,35 +18,14 @@
 //            (GM_STOP_ESTIMATE) when the estimate meets the threshold or the truncation
 //            ε^(1/3)·ρ0, and stops it (GM_STOP_NONFINITE_XI) when it is not finite.
 // params.comp_monitor = step i. A stop sets the status word, so every later launch of the
-// cycle does nothing.
+// cycle does nothing. Thread 0 of the (single) workgroup stops it (`gm_stop`, lib/gmres.wgsl).
 
-const GM_H_STOP: u32 = 0u;
-const GM_H_STEP: u32 = 1u;
-const GM_H_RR: u32 = 2u;
-const GM_H_RHO: u32 = 3u;
-const GM_H_THR: u32 = 4u;
-const GM_H_TRUNC: u32 = 5u;
-const GM_H_EPS: u32 = 6u;
-const GM_STOP_CONVERGED: u32 = 1u;
-const GM_STOP_ESTIMATE: u32 = 2u;
-const GM_STOP_BREAKDOWN: u32 = 3u;
-const GM_STOP_NONFINITE_AV: u32 = 4u;
-const GM_STOP_NONFINITE_XI: u32 = 5u;
-const GM_STOP_NONFINITE_RR: u32 = 6u;
 const GM_MODE_RHO: u32 = 1u;
 const GM_MODE_NORM_W: u32 = 2u;
 const GM_MODE_COLUMN: u32 = 3u;
 const GM_MODE_RII: u32 = 4u;
 const GM_MODE_XI: u32 = 5u;
 const GM_FLAG_PASS2: u32 = 16u;
-
-// Called by thread 0 of the (single) workgroup.
-fn gm_stop(code: u32, step: u32, status: u32) {
-    scalars[GM_H_STOP] = Real(code);
-    scalars[GM_H_STEP] = Real(step);
-    atomicStore(&state[0], status);
-    atomicStore(&state[2], step);
-}
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {

@@ -17,12 +17,6 @@
 
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 
-const GM_H_STOP: u32 = 0u;
-const GM_H_STEP: u32 = 1u;
-const GM_STOP_NONFINITE_AV: u32 = 4u;
-const GM_SLOT_SPMV: u32 = 1u;
-const GM_SLOT_NORM: u32 = 2u;
-const GM_SLOT_DOTS: u32 = 3u;
 const GM_FLAG_PASS2: u32 = 1u;
 const GM_FLAG_NORM: u32 = 2u;
 const GM_CHUNK: u32 = 64u;
@@ -49,12 +43,7 @@ fn main(ids: Ids) {
             scalars[params.den + 2u] = s.y;
         }
         if !is_finite(s.y) {
-            if is_leader(ids) {
-                scalars[GM_H_STOP] = Real(GM_STOP_NONFINITE_AV);
-                scalars[GM_H_STEP] = Real(i);
-                atomicStore(&state[0], STATUS_NON_FINITE);
-                atomicStore(&state[2], i);
-            }
+            gm_leader_stop(ids, GM_STOP_NONFINITE_AV, i, STATUS_NON_FINITE);
             return;
         }
     }
@@ -102,9 +91,6 @@ fn main(ids: Ids) {
         workgroupBarrier();
     }
     if (params.flags & GM_FLAG_NORM) != 0u {
-        let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
-        if ids.lid == 0u {
-            partials[GM_SLOT_NORM * g + ids.wid.x] = t;
-        }
+        store_partials(GM_SLOT_NORM, vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
     }
 }

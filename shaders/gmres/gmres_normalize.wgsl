@@ -16,26 +16,10 @@
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
-const GM_H_STOP: u32 = 0u;
-const GM_H_STEP: u32 = 1u;
-const GM_H_EPS: u32 = 6u;
-const GM_STOP_BREAKDOWN: u32 = 3u;
-const GM_STOP_NONFINITE_AV: u32 = 4u;
-const GM_SLOT_SPMV: u32 = 1u;
-const GM_SLOT_NORM: u32 = 2u;
 const GM_FLAG_FIRST: u32 = 1u;
 
 var<workgroup> gm_w2: Real;
 var<workgroup> gm_eps: Real;
-
-fn gm_stop(ids: Ids, code: u32, status: u32) {
-    if is_leader(ids) {
-        scalars[GM_H_STOP] = Real(code);
-        scalars[GM_H_STEP] = Real(params.comp_monitor);
-        atomicStore(&state[0], status);
-        atomicStore(&state[2], params.comp_monitor);
-    }
-}
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
@@ -70,11 +54,11 @@ fn main(ids: Ids) {
         scalars[params.comp] = rii;
     }
     if !is_finite(rii) || !is_finite(w_norm) {
-        gm_stop(ids, GM_STOP_NONFINITE_AV, STATUS_NON_FINITE);
+        gm_leader_stop(ids, GM_STOP_NONFINITE_AV, i, STATUS_NON_FINITE);
         return;
     }
     if w_norm == Real(0.0) || rii <= eps * w_norm {
-        gm_stop(ids, GM_STOP_BREAKDOWN, STATUS_BREAKDOWN);
+        gm_leader_stop(ids, GM_STOP_BREAKDOWN, i, STATUS_BREAKDOWN);
         return;
     }
     let v_off = i * n;

@@ -15,39 +15,26 @@
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
-const GM_H_STOP: u32 = 0u;
-const GM_H_STEP: u32 = 1u;
-const GM_SLOT_RESIDUAL: u32 = 0u;
 const GM_FLAG_WRITE_Z: u32 = 1u;
 
 fn spmv_x(col: u32) -> Real {
     return pool[params.comp * params.n + col];
 }
 
+// Stores r = (b − A·x)[row] (and z = D⁻¹r); returns the row's term of ‖r‖².
+fn spmv_store(row: u32, ax: Real) -> vec4<Real> {
+    let n = params.n;
+    let ri = pool[params.den * n + row] - ax;
+    pool[params.dst * n + row] = ri;
+    if params.jacobi != 0u && (params.flags & GM_FLAG_WRITE_Z) != 0u {
+        pool[params.num * n + row] = dinv[row] * ri;
+    }
+    return vec4<Real>(ri * ri, Real(0.0), Real(0.0), Real(0.0));
+}
+
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
-    let n = params.n;
-    let r_off = params.dst * n;
-    let z_off = params.num * n;
-    let b_off = params.den * n;
-    let write_z = params.jacobi != 0u && (params.flags & GM_FLAG_WRITE_Z) != 0u;
-    var acc = Real(0.0);
-    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
-        let ax_row = spmv_pass(chunk, ids.lid);
-        if ax_row.valid {
-            let row = ax_row.row;
-            let ri = pool[b_off + row] - ax_row.value;
-            pool[r_off + row] = ri;
-            if write_z {
-                pool[z_off + row] = dinv[row] * ri;
-            }
-            acc = acc + ri * ri;
-        }
-    }
-    let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
-    if ids.lid == 0u {
-        partials[GM_SLOT_RESIDUAL * params.groups + ids.wid.x] = t;
-    }
+    spmv_partials(GM_SLOT_RESIDUAL, ids);
     if is_leader(ids) {
         atomicStore(&state[0], STATUS_RUNNING);
         scalars[GM_H_STOP] = Real(0.0);

@@ -23,18 +23,6 @@
 
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 
-const GM_H_STOP: u32 = 0u;
-const GM_H_STEP: u32 = 1u;
-const GM_H_RR: u32 = 2u;
-const GM_H_RHO: u32 = 3u;
-const GM_H_THR: u32 = 4u;
-const GM_H_TRUNC: u32 = 5u;
-const GM_STOP_CONVERGED: u32 = 1u;
-const GM_STOP_ESTIMATE: u32 = 2u;
-const GM_STOP_NONFINITE_XI: u32 = 5u;
-const GM_STOP_NONFINITE_RR: u32 = 6u;
-const GM_SLOT_RESIDUAL: u32 = 0u;
-const GM_SLOT_SPMV: u32 = 1u;
 const GM_FLAG_FIRST: u32 = 1u;
 const GM_FLAG_MONITOR: u32 = 2u;
 
@@ -42,17 +30,27 @@ var<workgroup> gm_a: Real;
 var<workgroup> gm_b: Real;
 var<workgroup> gm_c: Real;
 
-fn gm_stop(ids: Ids, code: u32, step: u32, status: u32) {
-    if is_leader(ids) {
-        scalars[GM_H_STOP] = Real(code);
-        scalars[GM_H_STEP] = Real(step);
-        atomicStore(&state[0], status);
-        atomicStore(&state[2], step);
-    }
-}
-
 fn spmv_x(col: u32) -> Real {
     return pool[params.num * params.n + col];
+}
+
+// Step 1 (flag FIRST) and ρ0 for `spmv_store` (set once per dispatch).
+var<private> gm_first: bool;
+var<private> gm_rho: Real;
+
+// Stores w = (A·s)[row] (/ρ0 in step 1) into v_i; returns the row's terms of ⟨v_{i−1}, w⟩, ⟨w, w⟩.
+fn spmv_store(row: u32, sum: Real) -> vec4<Real> {
+    let i = params.comp_monitor;
+    let n = params.n;
+    var w = sum;
+    var vp = Real(0.0);
+    if gm_first {
+        w = sum / gm_rho;
+    } else {
+        vp = pool[(i - 1u) * n + row];
+    }
+    pool[i * n + row] = w;
+    return vec4<Real>(vp * w, w * w, Real(0.0), Real(0.0));
 }
 
 @compute @workgroup_size(WG)
@@ -74,7 +72,7 @@ fn main(ids: Ids) {
             scalars[params.comp + 1u] = rho;
         }
         if !is_finite(rr) {
-            gm_stop(ids, GM_STOP_NONFINITE_RR, 0u, STATUS_NON_FINITE);
+            gm_leader_stop(ids, GM_STOP_NONFINITE_RR, 0u, STATUS_NON_FINITE);
             return;
         }
         if monitor {
@@ -82,7 +80,7 @@ fn main(ids: Ids) {
                 gm_a = scalars[GM_H_THR];
             }
             if rho <= workgroupUniformLoad(&gm_a) {
-                gm_stop(ids, GM_STOP_CONVERGED, 0u, STATUS_CONVERGED);
+                gm_leader_stop(ids, GM_STOP_CONVERGED, 0u, STATUS_CONVERGED);
                 return;
             }
         }
@@ -116,36 +114,16 @@ fn main(ids: Ids) {
             scalars[params.comp + 4u * (i - 1u) + 1u] = est;
         }
         if !is_finite(est) {
-            gm_stop(ids, GM_STOP_NONFINITE_XI, i - 1u, STATUS_NON_FINITE);
+            gm_leader_stop(ids, GM_STOP_NONFINITE_XI, i - 1u, STATUS_NON_FINITE);
             return;
         }
         if est <= thr || est <= trunc {
-            gm_stop(ids, GM_STOP_ESTIMATE, i - 1u, STATUS_CONVERGED);
+            gm_leader_stop(ids, GM_STOP_ESTIMATE, i - 1u, STATUS_CONVERGED);
             return;
         }
     }
     // w = A·s (/ρ0 in step 1) into v_i, and the first stage of ⟨v_{i−1}, w⟩, ⟨w, w⟩.
-    let w_off = i * n;
-    let prev_off = (i - 1u) * n;
-    var acc = vec4<Real>(Real(0.0));
-    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
-        let spmv_out = spmv_pass(chunk, ids.lid);
-        if spmv_out.valid {
-            let row = spmv_out.row;
-            let sum = spmv_out.value;
-            var w = sum;
-            var vp = Real(0.0);
-            if first {
-                w = sum / rho;
-            } else {
-                vp = pool[prev_off + row];
-            }
-            pool[w_off + row] = w;
-            acc = acc + vec4<Real>(vp * w, w * w, Real(0.0), Real(0.0));
-        }
-    }
-    let t = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[GM_SLOT_SPMV * params.groups + ids.wid.x] = t;
-    }
+    gm_first = first;
+    gm_rho = rho;
+    spmv_partials(GM_SLOT_SPMV, ids);
 }

@@ -79,8 +79,5 @@ fn main(ids: Ids) {
             acc = acc + ri * ri;
         }
     }
-    let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
-    if ids.lid == 0u {
-        partials[params.slot * params.groups + ids.wid.x] = t;
-    }
+    store_partials(params.slot, vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
 }

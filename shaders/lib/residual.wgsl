@@ -6,9 +6,9 @@
 //   fn residual_row(row: u32, ri: Real) -> vec4<Real>
 //
 // which stores what it derives from ri = (b − A·x)[row] and returns the row's terms of the
-// inner products it needs, and calls `residual_partials(ids)` from uniform control flow: a
-// grid-stride loop over the row chunks of A (any format) with exactly `params.groups`
-// workgroups, then the first reduction stage of those terms into partials slot 0.
+// inner products it needs, and calls `residual_partials(ids)` from uniform control flow: the
+// loop of `spmv_partials.wgsl` (which a kernel built on this piece is built on too) with the
+// first reduction stage of those terms into partials slot 0.
 
 @group(0) @binding(8) var<storage, read> x: array<Real>;
 @group(0) @binding(9) var<storage, read> b: array<Real>;
@@ -17,17 +17,10 @@ fn spmv_x(col: u32) -> Real {
     return x[col];
 }
 
+fn spmv_store(row: u32, value: Real) -> vec4<Real> {
+    return residual_row(row, b[row] - value);
+}
+
 fn residual_partials(ids: Ids) {
-    var acc = vec4<Real>(Real(0.0));
-    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
-        let ax_row = spmv_pass(chunk, ids.lid);
-        if ax_row.valid {
-            let row = ax_row.row;
-            acc = acc + residual_row(row, b[row] - ax_row.value);
-        }
-    }
-    let t = workgroup_sum(acc, ids);
-    if ids.lid == 0u {
-        partials[ids.wid.x] = t;
-    }
+    spmv_partials(0u, ids);
 }

@@ -80,6 +80,15 @@ fn sum_partials(base: u32, count: u32, ids: Ids) -> vec4<Real> {
     return workgroup_sum(acc, ids);
 }
 
+// The first reduction stage: the workgroup's sum of `v` into partials slot `slot`
+// (partials[slot · groups + workgroup], written by thread 0). Call from uniform control flow.
+fn store_partials(slot: u32, v: vec4<Real>, ids: Ids) {
+    let t = workgroup_sum(v, ids);
+    if ids.lid == 0u {
+        partials[slot * params.groups + ids.wid.x] = t;
+    }
+}
+
 // Launch parameters, one uniform buffer per call site (fields a kernel does not need are 0).
 struct Params {
     n: u32,          // vector length / matrix rows

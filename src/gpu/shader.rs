@@ -47,11 +47,28 @@ pub enum Piece {
     BlasUpdate,
     /// `probe.wgsl`: parameters, vectors and entry update of the `stream_update4*` probes.
     Probe,
+    /// `spmv_partials.wgsl`: y = A·x row by row with the first reduction stage of the row
+    /// terms the kernel returns (with [`Piece::Residual`], [`Piece::BicgstabSpmv`], and the
+    /// GMRES kernels `gmres_residual`, `gmres_spmv_dot`).
+    SpmvPartials,
+    /// `bicgstab_spmv.wgsl`: the Jacobi-fused product of the pipelined BiCGStab kernels
+    /// `spmv_dot_bicgstab_p` and `spmv_dot_bicgstab_s` (on [`Piece::SpmvPartials`]).
+    BicgstabSpmv,
+    /// `gmres.wgsl`: the cycle-buffer header, stop codes and partials slots of the GMRES(m)
+    /// kernels, and the stop of a cycle.
+    Gmres,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 3] = [Piece::Residual, Piece::BlasUpdate, Piece::Probe];
+    pub const ALL: [Piece; 6] = [
+        Piece::Residual,
+        Piece::BlasUpdate,
+        Piece::Probe,
+        Piece::SpmvPartials,
+        Piece::BicgstabSpmv,
+        Piece::Gmres,
+    ];
 
     /// The piece's WGSL source.
     pub fn source(self) -> &'static str {
@@ -76,6 +93,9 @@ impl Piece {
             Piece::Residual => lib_file!("residual.wgsl"),
             Piece::BlasUpdate => lib_file!("blas_update.wgsl"),
             Piece::Probe => lib_file!("probe.wgsl"),
+            Piece::SpmvPartials => lib_file!("spmv_partials.wgsl"),
+            Piece::BicgstabSpmv => lib_file!("bicgstab_spmv.wgsl"),
+            Piece::Gmres => lib_file!("gmres.wgsl"),
         }
     }
 }
@@ -186,30 +206,48 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("bench", "stream_update4_status", false, 0, [Probe]),
     kernel!("bench", "stream_update4_reduce", false, 0, [Probe]),
     // CG (classical and pipelined).
-    kernel!("cg", "cg_init", true, 1, [Residual]),
+    kernel!("cg", "cg_init", true, 1, [SpmvPartials, Residual]),
     kernel!("cg", "spmv_dot_cg", true, 1),
     kernel!("cg", "update_cg", true),
     // GMRES(m).
-    kernel!("gmres", "gmres_residual", true, 1),
-    kernel!("gmres", "gmres_spmv_dot", true, 1),
+    kernel!("gmres", "gmres_residual", true, 1, [Gmres, SpmvPartials]),
+    kernel!("gmres", "gmres_spmv_dot", true, 1, [Gmres, SpmvPartials]),
     kernel!("gmres", "gmres_basis_dots", true),
-    kernel!("gmres", "gmres_gs_update", true),
-    kernel!("gmres", "gmres_normalize", true),
+    kernel!("gmres", "gmres_gs_update", true, 0, [Gmres]),
+    kernel!("gmres", "gmres_normalize", true, 0, [Gmres]),
     kernel!("gmres", "gmres_update_x", true),
     kernel!("gmres", "gmres_basis_spmv", true, 1),
     kernel!("gmres", "gmres_basis_diag", true),
     kernel!("gmres", "gmres_basis_axpy", true),
     kernel!("gmres", "gmres_basis_scale", true),
-    kernel!("gmres", "gmres_finish", true),
+    kernel!("gmres", "gmres_finish", true, 0, [Gmres]),
     // BiCGStab.
-    kernel!("bicgstab", "bicgstab_init", true, 1, [Residual]),
-    kernel!("bicgstab", "spmv_dot_bicgstab_p", true, 1),
+    kernel!(
+        "bicgstab",
+        "bicgstab_init",
+        true,
+        1,
+        [SpmvPartials, Residual]
+    ),
+    kernel!(
+        "bicgstab",
+        "spmv_dot_bicgstab_p",
+        true,
+        1,
+        [SpmvPartials, BicgstabSpmv]
+    ),
     kernel!("bicgstab", "update_s_bicgstab", true),
-    kernel!("bicgstab", "spmv_dot_bicgstab_s", true, 1),
+    kernel!(
+        "bicgstab",
+        "spmv_dot_bicgstab_s",
+        true,
+        1,
+        [SpmvPartials, BicgstabSpmv]
+    ),
     kernel!("bicgstab", "update_xrp_bicgstab", true),
     kernel!("bicgstab", "bicgstab_finish", true),
     // BiCG (A and Aᵀ).
-    kernel!("bicg", "bicg_init", true, 1, [Residual]),
+    kernel!("bicg", "bicg_init", true, 1, [SpmvPartials, Residual]),
     kernel!("bicg", "bicg_direction_spmv", true, 2),
     kernel!("bicg", "bicg_update", true),
     kernel!("bicg", "bicg_finish", true),
