@@ -25,14 +25,7 @@ PROFILE=${PROFILE:-}   # set to 1 for GPU time per kernel (timestamps distort sm
 # TTS=1 adds time to solution (upload + solve to rtol 1e-6 + download) for CG and GMRES.
 # SKIP_ITER=1 skips the per-iteration tables (e.g. for a time-to-solution-only call).
 
-# The Vulkan loader travels in .gl/ (no package manager there).
-if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
-    for f in .gl/*.deb; do dpkg -x "$f" /; done
-    ldconfig
-fi
-[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
-    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
+source bench/gpu/device_env.sh
 export WGPU_VALIDATION_INDIRECT_CALL=0
 export PYTHONUNBUFFERED=1
 

@@ -6,13 +6,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/krylov-tune}
 mkdir -p "$OUT"
 BIN=${KRYLOV_BIN:-.dev/krylov}
-if [ -d .gl ] && ! ldconfig -p | grep -q libvulkan.so.1; then
-    for f in .gl/*.deb; do dpkg -x "$f" /; done
-    ldconfig
-fi
-[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
-    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
+source bench/gpu/device_env.sh
 SIZES=${SIZES:-1e3,1e4,1e5,1e6,1e7}
 run() {
     echo "## $*" | tee -a "$OUT/tune.txt"

@@ -3,13 +3,14 @@
 //! into the solver kernels (they bind D⁻¹) or as the `diag_scale` kernel
 //! (`shaders/precond/diag_scale.wgsl`).
 
-use super::{ApplyStep, GpuPreconditioner};
+use super::{ApplySite, ApplyStep, GpuPreconditioner};
 use crate::base::error::Result;
 use crate::base::options::Precond;
 use crate::base::scalar::Scalar;
-use crate::gpu::kernels::{SolverBuffers, solver_kernel};
-use crate::gpu::{Engine, ShaderConfig};
+use crate::gpu::Engine;
+use crate::gpu::kernels::solver_kernel;
 use crate::matrix::Csr;
+use wgpu::Buffer;
 
 /// D⁻¹ resident on the GPU.
 pub struct Jacobi {
@@ -35,15 +36,13 @@ impl<T: Scalar> GpuPreconditioner<T> for Jacobi {
         Some(&self.dinv)
     }
 
-    fn bind_apply(
-        &self,
-        engine: &Engine,
-        config: ShaderConfig,
-        bufs: &SolverBuffers,
-        params: &wgpu::Buffer,
-        r: &wgpu::Buffer,
-        z: &wgpu::Buffer,
-    ) -> Result<Option<ApplyStep>> {
+    fn bind_apply(&self, at: &ApplySite<'_>, r: &Buffer, z: &Buffer) -> Result<Option<ApplyStep>> {
+        let ApplySite {
+            engine,
+            config,
+            bufs,
+            params,
+        } = *at;
         let kernel = solver_kernel::<T>(engine, "diag_scale", config)?;
         let bg = bufs.bind(engine, &kernel, params, &[(5, &self.dinv), (6, r), (7, z)]);
         Ok(Some(ApplyStep::new(vec![(kernel, bg, bufs.groups)])))

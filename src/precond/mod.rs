@@ -34,6 +34,7 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::SolverBuffers;
 use crate::gpu::{Batch, Engine, Kernel, ShaderConfig};
 use crate::matrix::Csr;
+use wgpu::Buffer;
 
 pub use jacobi::Jacobi;
 
@@ -44,31 +45,30 @@ pub trait GpuPreconditioner<T> {
     /// D⁻¹ when M is diagonal: the fused solver kernels bind it and scale by it inside their
     /// updates. `None` for M = I and for preconditioners without a diagonal form.
     fn inverse_diagonal(&self) -> Option<&wgpu::Buffer>;
-    /// z = M⁻¹ r for the buffers `r` and `z` as a recorded step (solver kernels of
-    /// configuration `config`, bound with the solver's common buffers and `params`, whose `n`
-    /// and `groups` they read). `None` when M = I: the solver then uses r itself as z.
-    fn bind_apply(
-        &self,
-        engine: &Engine,
-        config: ShaderConfig,
-        bufs: &SolverBuffers,
-        params: &wgpu::Buffer,
-        r: &wgpu::Buffer,
-        z: &wgpu::Buffer,
-    ) -> Result<Option<ApplyStep>>;
+    /// z = M⁻¹ r for the buffers `r` and `z` as a recorded step of solver kernels compiled
+    /// and bound where `at` says. `None` when M = I: the solver then uses r itself as z.
+    fn bind_apply(&self, at: &ApplySite<'_>, r: &Buffer, z: &Buffer) -> Result<Option<ApplyStep>>;
     /// z = M⁻ᵀ r, as [`Self::bind_apply`] (BiCG's shadow system). The default is right for
     /// a symmetric M (Jacobi, IC(0)); ILU(0) overrides it with the transposed solves.
     fn bind_apply_transposed(
         &self,
-        engine: &Engine,
-        config: ShaderConfig,
-        bufs: &SolverBuffers,
-        params: &wgpu::Buffer,
-        r: &wgpu::Buffer,
-        z: &wgpu::Buffer,
+        at: &ApplySite<'_>,
+        r: &Buffer,
+        z: &Buffer,
     ) -> Result<Option<ApplyStep>> {
-        self.bind_apply(engine, config, bufs, params, r, z)
+        self.bind_apply(at, r, z)
     }
+}
+
+/// Where an apply step's kernels run: the engine, the configuration a solver's kernels
+/// compile with, the solver's common buffers and a params uniform (whose `n` and `groups`
+/// the kernels read).
+#[derive(Clone, Copy)]
+pub struct ApplySite<'a> {
+    pub engine: &'a Engine,
+    pub config: ShaderConfig,
+    pub bufs: &'a SolverBuffers,
+    pub params: &'a Buffer,
 }
 
 /// z = M⁻¹ r bound to its buffers: the launches to record, in order.
@@ -105,15 +105,7 @@ impl<T: Scalar> GpuPreconditioner<T> for Identity {
     fn inverse_diagonal(&self) -> Option<&wgpu::Buffer> {
         None
     }
-    fn bind_apply(
-        &self,
-        _: &Engine,
-        _: ShaderConfig,
-        _: &SolverBuffers,
-        _: &wgpu::Buffer,
-        _: &wgpu::Buffer,
-        _: &wgpu::Buffer,
-    ) -> Result<Option<ApplyStep>> {
+    fn bind_apply(&self, _: &ApplySite<'_>, _: &Buffer, _: &Buffer) -> Result<Option<ApplyStep>> {
         Ok(None)
     }
 }

@@ -151,24 +151,6 @@ pub const BATCHES_IN_FLIGHT: usize = 2;
 
 /// Runs `device`-mode batches: records `k` iterations per submit and reads their squared
 /// residuals back once per batch, with [`BATCHES_IN_FLIGHT`] batches queued.
-pub(crate) fn device_loop<T: Scalar>(
-    engine: &Engine,
-    bufs: &SolverBuffers,
-    opts: &SolveOptions,
-    threshold: f64,
-    tol2: T,
-    run: &mut Run<'_>,
-    record_iteration: &dyn Fn(&mut Batch<'_>),
-) -> Result<LoopEnd> {
-    let before = engine.counters().snapshot();
-    let end = device_batches(engine, bufs, opts, threshold, tol2, run, record_iteration);
-    run.loop_counts = add(
-        &run.loop_counts,
-        &engine.counters().snapshot().since(&before),
-    );
-    end
-}
-
 fn device_batches<T: Scalar>(
     engine: &Engine,
     bufs: &SolverBuffers,
@@ -364,15 +346,21 @@ pub(crate) fn drive<T: Scalar>(
                     run.monitor.on_loop_start();
                     let t = Instant::now();
                     let end = match opts.check_mode {
-                        CheckMode::Device => device_loop(
-                            engine,
-                            bufs,
-                            &opts_loop,
-                            threshold,
-                            tol2_gpu,
-                            &mut run,
-                            &|batch| solver.record_iteration(batch),
-                        )?,
+                        CheckMode::Device => {
+                            let before = engine.counters().snapshot();
+                            let end = device_batches(
+                                engine,
+                                bufs,
+                                &opts_loop,
+                                threshold,
+                                tol2_gpu,
+                                &mut run,
+                                &|batch| solver.record_iteration(batch),
+                            );
+                            let counts = engine.counters().snapshot().since(&before);
+                            run.loop_counts = add(&run.loop_counts, &counts);
+                            end?
+                        }
                         CheckMode::Paper => solver.paper_loop(
                             &PaperLoop {
                                 engine,

@@ -20,7 +20,7 @@ use crate::base::options::Precond;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{FLAG_MONITOR, FLAG_NEGATE, FLAG_SHIFT, Params, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel, ShaderConfig, Spmv};
-use crate::precond::ApplyStep;
+use crate::precond::{ApplySite, ApplyStep};
 use crate::solvers::CheckMode;
 use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run, sum_component};
 
@@ -70,12 +70,23 @@ impl<T: Scalar> Binder<'_, T> {
         (rt, zt): (&wgpu::Buffer, &wgpu::Buffer),
     ) -> Result<Option<[ApplyStep; 2]>> {
         let (engine, bufs, m) = (self.engine, self.c.bufs, &self.c.sys.m);
-        let params = || engine.uniform_from("bicg params", &self.base);
-        let Some(step) = m.bind_apply(engine, self.config, bufs, &params(), r, z)? else {
+        // One params uniform per apply, the second only when the first exists (as before).
+        let params = engine.uniform_from("bicg params", &self.base);
+        let at = ApplySite {
+            engine,
+            config: self.config,
+            bufs,
+            params: &params,
+        };
+        let Some(step) = m.bind_apply(&at, r, z)? else {
             return Ok(None);
         };
-        let Some(step_t) = m.bind_apply_transposed(engine, self.config, bufs, &params(), rt, zt)?
-        else {
+        let params = engine.uniform_from("bicg params", &self.base);
+        let at = ApplySite {
+            params: &params,
+            ..at
+        };
+        let Some(step_t) = m.bind_apply_transposed(&at, rt, zt)? else {
             return Ok(None);
         };
         Ok(Some([step, step_t]))

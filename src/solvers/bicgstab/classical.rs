@@ -12,7 +12,7 @@ use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{FLAG_NEGATE, Params, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuOperator, Kernel, Spmv};
-use crate::precond::ApplyStep;
+use crate::precond::{ApplySite, ApplyStep};
 use crate::solvers::CheckMode;
 use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run};
 
@@ -83,8 +83,16 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
         let phat_or_p = phat.as_ref().unwrap_or(&sys.p);
         let shat_or_s = if sys.jacobi() { &sys.s } else { &sys.r };
         let apply = |v, out| {
-            sys.m
-                .bind_apply(engine, cfg, c.bufs, &c.params(base), v, out)
+            sys.m.bind_apply(
+                &ApplySite {
+                    engine,
+                    config: cfg,
+                    bufs: c.bufs,
+                    params: &c.params(base),
+                },
+                v,
+                out,
+            )
         };
         let apply_p = match &phat {
             Some(phat) => apply(&sys.p, phat)?,

@@ -8,7 +8,7 @@ use crate::gpu::kernels::{
     FLAG_MONITOR, FLAG_NEGATE, FLAG_POSITIVE, FLAG_SHIFT, Params, SolverBuffers, solver_kernel,
 };
 use crate::gpu::{Batch, Engine, Kernel, ShaderConfig, Spmv};
-use crate::precond::ApplyStep;
+use crate::precond::{ApplySite, ApplyStep};
 use crate::solvers::CheckMode;
 
 use super::super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, add, sum_component};
@@ -73,12 +73,7 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
                 ..cfg
             },
         )?;
-        let base = Params {
-            n: sys.n as u32,
-            groups: bufs.groups,
-            jacobi: sys.jacobi() as u32,
-            ..Default::default()
-        };
+        let base = sys.params(bufs);
         let params = |p: Params| engine.uniform_from("cg params", &p);
         let p_init = params(base);
         let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &p_init);
@@ -123,9 +118,16 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
         };
         let zr = z.as_ref().unwrap_or(&sys.r);
         let apply_m = match &z {
-            Some(z) => sys
-                .m
-                .bind_apply(engine, cfg, bufs, &params(base), &sys.r, z)?,
+            Some(z) => sys.m.bind_apply(
+                &ApplySite {
+                    engine,
+                    config: cfg,
+                    bufs,
+                    params: &params(base),
+                },
+                &sys.r,
+                z,
+            )?,
             None => None,
         };
         let bg_dot_rz = bind(&dot, &dot_params(SLOT_RZ), &[(5, &sys.r), (6, zr)]);

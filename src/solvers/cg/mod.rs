@@ -43,6 +43,17 @@ pub(crate) struct System<T> {
 }
 
 impl<T: Scalar> System<T> {
+    /// The kernels' parameters every CG launch starts from: n, the reduction's workgroups
+    /// and whether the fused kernels scale by D⁻¹.
+    pub(super) fn params(&self, bufs: &SolverBuffers) -> Params {
+        Params {
+            n: self.n as u32,
+            groups: bufs.groups,
+            jacobi: self.jacobi() as u32,
+            ..Default::default()
+        }
+    }
+
     fn new(engine: &Engine, core: GpuSystem<T>) -> Result<Self> {
         Ok(System {
             r: core.vector(engine, "r")?,
@@ -154,15 +165,7 @@ impl<'a, T: Scalar> CgCheck<'a, T> {
         bufs: &'a SolverBuffers,
     ) -> Result<Self> {
         let init = solver_kernel::<T>(engine, "cg_init", sys.a.shader_config(engine))?;
-        let params = engine.uniform_from(
-            "cg params",
-            &Params {
-                n: sys.n as u32,
-                groups: bufs.groups,
-                jacobi: sys.jacobi() as u32,
-                ..Default::default()
-            },
-        );
+        let params = engine.uniform_from("cg params", &sys.params(bufs));
         let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
         let guard = TrueResidual {
             a,

@@ -7,7 +7,7 @@
 
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
-use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
+use crate::gpu::kernels::{SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::solvers::CheckMode;
 
@@ -36,15 +36,7 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
         let init = solver_kernel::<T>(engine, "cg_init", cfg)?;
         let update = solver_kernel::<T>(engine, "update_cg", cfg)?;
         let spmv_dot = solver_kernel::<T>(engine, "spmv_dot_cg", cfg)?;
-        let params = engine.uniform_from(
-            "cg params",
-            &Params {
-                n: sys.n as u32,
-                groups: bufs.groups,
-                jacobi: sys.jacobi() as u32,
-                ..Default::default()
-            },
-        );
+        let params = engine.uniform_from("cg params", &sys.params(bufs));
         let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
         let mut e = bufs.common(&params);
         e.extend([
