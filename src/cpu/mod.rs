@@ -65,6 +65,7 @@ pub mod bicgstab;
 pub mod cg;
 pub mod dense;
 pub mod gmres;
+pub mod ilu;
 pub mod jacobi;
 pub mod precond;
 
