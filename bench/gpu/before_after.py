@@ -4,20 +4,23 @@ in one device call): launch/transfer/iteration counts per row, and the after/bef
 of µs per iteration (geometric mean overall and per method, the extreme rows).
 
 usage: before_after.py BEFORE.jsonl AFTER.jsonl [LABEL]"""
-import json
 import math
+import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jsonl  # noqa: E402  (the one JSON-lines reader of bench/gpu)
+
 
 def load(path):
-    rows = {}
-    for line in open(path):
-        r = json.loads(line)
-        if "us_per_iteration" in r:
-            key = (r["problem"], r["n"], r["method"], r["precision"], r["variant"], r["check_mode"])
-            rows[key] = r
-    return rows
+    """Per-iteration rows keyed by their configuration."""
+    rows, _meta = jsonl.load(path)
+    return {
+        (r["problem"], r["n"], r["method"], r["precision"], r["variant"], r["check_mode"]): r
+        for r in rows
+        if "us_per_iteration" in r
+    }
 
 
 def gmean(xs):

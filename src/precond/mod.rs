@@ -121,3 +121,43 @@ pub fn build<T: Scalar>(
         Precond::Jacobi => Box::new(Jacobi::new(engine, a)?),
     })
 }
+
+/// A preconditioner as the solver kernels bind it: M, plus what the fused kernels bind at
+/// their D⁻¹ binding when M has no diagonal form (a 1-entry dummy: the kernels branch on
+/// `Params.jacobi` but bind the buffer either way). Derefs to M.
+pub struct SolverPrecond<T> {
+    m: Box<dyn GpuPreconditioner<T>>,
+    unused_dinv: Option<Buffer>,
+}
+
+impl<T: Scalar> SolverPrecond<T> {
+    /// [`build`]s preconditioner `kind` for A, with the dummy D⁻¹ when M has no diagonal.
+    pub fn build(engine: &Engine, a: &Csr<T>, kind: Precond) -> Result<Self> {
+        let m = build(engine, a, kind)?;
+        let unused_dinv = match m.inverse_diagonal() {
+            Some(_) => None,
+            None => Some(engine.storage_zeroed::<T>("dinv (unused)", 1)?),
+        };
+        Ok(SolverPrecond { m, unused_dinv })
+    }
+
+    /// Whether the fused kernels scale by D⁻¹ (`Params.jacobi`).
+    pub fn fused_diagonal(&self) -> bool {
+        self.m.inverse_diagonal().is_some()
+    }
+
+    /// The buffer the fused kernels bind as D⁻¹: M's, or the dummy.
+    pub fn dinv(&self) -> &Buffer {
+        self.m
+            .inverse_diagonal()
+            .or(self.unused_dinv.as_ref())
+            .expect("a dummy D⁻¹ exists when M has no diagonal")
+    }
+}
+
+impl<T> std::ops::Deref for SolverPrecond<T> {
+    type Target = dyn GpuPreconditioner<T>;
+    fn deref(&self) -> &Self::Target {
+        self.m.as_ref()
+    }
+}

@@ -9,7 +9,7 @@ use crate::base::{Solution, SolveOptions, SolveReport, WorkCounts};
 use crate::gpu::kernels::SolverBuffers;
 use crate::gpu::{Engine, GpuMatrix};
 use crate::matrix::Csr;
-use crate::precond::GpuPreconditioner;
+use crate::precond::SolverPrecond;
 
 /// What every GPU solve establishes before uploading anything.
 pub(crate) struct Start {
@@ -116,10 +116,7 @@ pub(crate) struct GpuSystem<T> {
     pub(crate) a: GpuMatrix<T>,
     pub(crate) b: wgpu::Buffer,
     pub(crate) x: wgpu::Buffer,
-    pub(crate) m: Box<dyn GpuPreconditioner<T>>,
-    /// What the fused kernels bind at their D⁻¹ binding when M has no diagonal form: a
-    /// 1-entry dummy (the kernels branch on `params.jacobi` but bind it either way).
-    unused_dinv: Option<wgpu::Buffer>,
+    pub(crate) m: SolverPrecond<T>,
     pub(crate) n: usize,
 }
 
@@ -152,32 +149,24 @@ impl<T: Scalar> GpuSystem<T> {
             Some(x0) => engine.storage_from("x", x0)?,
             None => engine.storage_zeroed::<T>("x", n)?,
         };
-        let m = crate::precond::build(engine, a, opts.precond)?;
-        let unused_dinv = match m.inverse_diagonal() {
-            Some(_) => None,
-            None => Some(engine.storage_zeroed::<T>("dinv (unused)", 1)?),
-        };
+        let m = SolverPrecond::build(engine, a, opts.precond)?;
         Ok(GpuSystem {
             a: gpu_a,
             b: engine.storage_from("b", b)?,
             x,
             m,
-            unused_dinv,
             n,
         })
     }
 
     /// Whether the fused kernels scale by D⁻¹ (`Params.jacobi`).
     pub(crate) fn jacobi(&self) -> bool {
-        self.m.inverse_diagonal().is_some()
+        self.m.fused_diagonal()
     }
 
     /// The buffer the fused kernels bind as D⁻¹.
     pub(crate) fn dinv(&self) -> &wgpu::Buffer {
-        self.m
-            .inverse_diagonal()
-            .or(self.unused_dinv.as_ref())
-            .expect("a dummy D⁻¹ exists when M has no diagonal")
+        self.m.dinv()
     }
 
     /// n zero-initialised work vectors of length n, labelled.

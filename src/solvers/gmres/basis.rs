@@ -9,7 +9,7 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
-use crate::precond::GpuPreconditioner;
+use crate::precond::SolverPrecond;
 use crate::solvers::driver::sum_component;
 use crate::solvers::system::upload_matrix;
 use crate::solvers::{CheckMode, GramSchmidt, SolveOptions, SolveReport, Variant};
@@ -143,9 +143,7 @@ pub(super) struct GmresSystem<'e, T> {
     pub(super) mode: CheckMode,
     pub(super) gs: GramSchmidt,
     a: GpuMatrix<T>,
-    precond: Box<dyn GpuPreconditioner<T>>,
-    /// What the kernels bind as D⁻¹ when M has no diagonal form (a 1-entry dummy).
-    unused_dinv: Option<wgpu::Buffer>,
+    precond: SolverPrecond<T>,
     pub(super) pool: wgpu::Buffer,
     state: wgpu::Buffer,
     partials: wgpu::Buffer,
@@ -186,11 +184,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         init[H_TRUNC] = T::from_f64(T::PRECISION.epsilon().cbrt());
         init[H_EPS] = T::from_f64(T::PRECISION.epsilon());
         let slots = SLOT_DOTS as usize + m.div_ceil(4) + 1;
-        let precond = crate::precond::build(engine, a, opts.precond)?;
-        let unused_dinv = match precond.inverse_diagonal() {
-            Some(_) => None,
-            None => Some(engine.storage_zeroed::<T>("dinv (unused)", 1)?),
-        };
+        let precond = SolverPrecond::build(engine, a, opts.precond)?;
         let dots = solver_kernel::<T>(engine, "gmres_basis_dots", gpu_a.shader_config(engine))?;
         let sys = GmresSystem {
             engine,
@@ -203,7 +197,6 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             gs: opts.gs,
             a: gpu_a,
             precond,
-            unused_dinv,
             pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
             state: engine.storage_zeroed::<u32>("gmres state", 4)?,
             partials: engine.storage_zeroed::<[T; 4]>("gmres partials", slots * g as usize)?,
@@ -220,14 +213,11 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
 
     /// Whether the kernels apply D⁻¹ (Jacobi right preconditioning, `Params.jacobi`).
     pub(super) fn jacobi(&self) -> bool {
-        self.precond.inverse_diagonal().is_some()
+        self.precond.fused_diagonal()
     }
 
     fn dinv(&self) -> &wgpu::Buffer {
-        self.precond
-            .inverse_diagonal()
-            .or(self.unused_dinv.as_ref())
-            .expect("a dummy D⁻¹ exists when M has no diagonal")
+        self.precond.dinv()
     }
 
     /// Compiles GMRES kernel `name` for A's storage format.
