@@ -211,6 +211,22 @@ fn device_batches<T: Scalar>(
     }
 }
 
+/// Runs `f` and adds what the engine counted meanwhile (launches, submits, transfers) to the
+/// run's loop counts.
+pub(crate) fn counted<'m, V>(
+    engine: &Engine,
+    run: &mut Run<'m>,
+    f: impl FnOnce(&mut Run<'m>) -> V,
+) -> V {
+    let before = engine.counters().snapshot();
+    let v = f(run);
+    run.loop_counts = add(
+        &run.loop_counts,
+        &engine.counters().snapshot().since(&before),
+    );
+    v
+}
+
 pub(crate) fn add(a: &WorkCounts, b: &WorkCounts) -> WorkCounts {
     WorkCounts {
         dispatches: a.dispatches + b.dispatches,
@@ -346,21 +362,17 @@ pub(crate) fn drive<T: Scalar>(
                     run.monitor.on_loop_start();
                     let t = Instant::now();
                     let end = match opts.check_mode {
-                        CheckMode::Device => {
-                            let before = engine.counters().snapshot();
-                            let end = device_batches(
+                        CheckMode::Device => counted(engine, &mut run, |run| {
+                            device_batches(
                                 engine,
                                 bufs,
                                 &opts_loop,
                                 threshold,
                                 tol2_gpu,
-                                &mut run,
+                                run,
                                 &|batch| solver.record_iteration(batch),
-                            );
-                            let counts = engine.counters().snapshot().since(&before);
-                            run.loop_counts = add(&run.loop_counts, &counts);
-                            end?
-                        }
+                            )
+                        })?,
                         CheckMode::Paper => solver.paper_loop(
                             &PaperLoop {
                                 engine,

@@ -5,7 +5,7 @@
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
 use crate::gpu::Engine;
-use crate::solvers::driver::{LoopEnd, Run, add, sum_component};
+use crate::solvers::driver::{LoopEnd, Run, counted, sum_component};
 
 /// Per-workgroup partial sums read back from the device, finished on the host.
 pub(super) struct Partials<T> {
@@ -55,11 +55,8 @@ pub(super) fn paper_iterations<'m>(
     mut iteration: impl FnMut(&mut Run<'m>) -> Flow,
 ) -> Result<LoopEnd> {
     loop {
-        if run.monitor.cancelled() {
-            return Ok(LoopEnd::Cancelled);
-        }
-        if run.iterations() >= max_iter {
-            return Ok(LoopEnd::MaxIterations);
+        if let Some(end) = run.paper_stop(max_iter) {
+            return Ok(end);
         }
         match counted(engine, run, &mut iteration) {
             Ok(()) => {}
@@ -67,21 +64,6 @@ pub(super) fn paper_iterations<'m>(
             Err(Halt::Error(e)) => return Err(e),
         }
     }
-}
-
-/// Runs `f` and adds what the engine counted meanwhile to the loop counts.
-pub(super) fn counted<'m, V>(
-    engine: &Engine,
-    run: &mut Run<'m>,
-    f: impl FnOnce(&mut Run<'m>) -> V,
-) -> V {
-    let before = engine.counters().snapshot();
-    let v = f(run);
-    run.loop_counts = add(
-        &run.loop_counts,
-        &engine.counters().snapshot().since(&before),
-    );
-    v
 }
 
 /// The last residual the host accepted (the setup's ‖r0‖ = ‖r0*‖ at the loop's start).

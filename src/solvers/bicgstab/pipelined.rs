@@ -2,7 +2,7 @@
 //! all partial sums per `paper`-mode iteration (see the module table in [`super`]).
 
 use super::paper::{
-    Flow, Partials, alpha, check_rho, counted, halt, last_residual, nrm, omega, paper_iterations,
+    Flow, Partials, alpha, check_rho, halt, last_residual, nrm, omega, paper_iterations,
 };
 use super::{Common, FLAG_FIRST, FLAG_HALF_STEP, FLAG_PAPER, Launch, SetupEnd};
 use crate::base::error::Result;
@@ -10,7 +10,7 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::{Batch, Engine};
 use crate::solvers::CheckMode;
-use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run};
+use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run, counted};
 
 /// Pipelined BiCGStab (paper 000, Alg. 4): four fused kernels per iteration.
 pub struct PipelinedBicgstab<'a, T> {
