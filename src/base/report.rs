@@ -1,6 +1,6 @@
 //! What a solve reports: the same structure for the CPU reference and the GPU solvers.
 
-use super::options::{CheckMode, Format, Method, Variant};
+use super::options::{CheckMode, Format, Method, Precond, Trisolve, Variant};
 use super::scalar::Precision;
 
 /// Why a solve stopped.
@@ -125,8 +125,16 @@ pub struct SolveReport {
     /// Iterations recorded on the GPU, including no-op ones recorded after convergence
     /// inside the last batch (the denominator of the per-iteration figures).
     pub iterations_recorded: usize,
-    /// Restarts from the current x after the true residual missed the tolerance.
+    /// Restarts from the current x: after the true residual missed the tolerance, after a
+    /// near-breakdown (BiCGStab, BiCG: fresh shadow residual r₀* := r), after a GMRES cycle.
     pub restarts: usize,
+    /// Why each restart happened (`"breakdown <r, r0*> at iteration 16"`, …), in order.
+    pub restart_log: Vec<String>,
+    /// What the preconditioner is and costs (`null` without one).
+    pub preconditioner: Option<PrecondInfo>,
+    /// Decisions the solver took that the user should know about (a variant replaced, a
+    /// strategy chosen), one sentence each.
+    pub notes: Vec<String>,
     /// GPU time per kernel (empty unless timestamps were requested and available).
     pub kernel_times: Vec<KernelTime>,
     /// Wall-clock seconds of the solve (uploads and pipeline creation excluded).
@@ -179,6 +187,9 @@ impl SolveReport {
             batch_size: 0,
             iterations_recorded: 0,
             restarts: 0,
+            restart_log: Vec::new(),
+            preconditioner: None,
+            notes: Vec::new(),
             kernel_times: Vec::new(),
             seconds: 0.0,
             loop_seconds: 0.0,
@@ -192,6 +203,28 @@ impl SolveReport {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("report serialises")
     }
+}
+
+/// What a preconditioner is and what one apply z = M⁻¹r costs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PrecondInfo {
+    pub kind: Precond,
+    /// ILU(0)/IC(0): the α of the factored A + α·diag(row maxima) (0: A itself).
+    pub shift: f64,
+    /// Factorisations tried (1 when A itself factored; 0 without a factorisation).
+    pub factor_attempts: usize,
+    /// The shift notice, naming the pivot that broke down (`null` when none did).
+    pub shift_notice: Option<String>,
+    /// Stored entries of the factors (L and U together).
+    pub factor_nnz: usize,
+    /// How the triangular solves run (`levels` or `sweeps:K`; `auto` resolved).
+    pub trisolve: Option<Trisolve>,
+    /// Level counts of the L and U solves.
+    pub levels: Option<[usize; 2]>,
+    /// Kernel launches of one apply on the GPU (both triangular solves).
+    pub dispatches_per_apply: usize,
+    /// Host seconds of the set-up (factorisation, levels).
+    pub setup_seconds: f64,
 }
 
 /// A solution vector with its report.

@@ -330,7 +330,7 @@ mod tests {
             &opts,
             Method::Cg,
             Variant::Pipelined,
-            |a| Box::new(Opaque(Jacobi::new(a))),
+            |a| Ok(Box::new(Opaque(Jacobi::new(a)))),
             pipelined_core,
         )
         .unwrap();

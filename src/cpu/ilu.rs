@@ -1,11 +1,18 @@
 //! ILU(0) factorisation on the host in f64 (paper 004's preconditioner, set-up half): the
 //! incomplete factors L (unit lower, stored without its diagonal) and U (upper, diagonal
 //! included) of A on A's own sparsity pattern, so that (L·U)ᵢⱼ = aᵢⱼ wherever aᵢⱼ is stored.
-//! Its apply, z = U⁻¹ L⁻¹ r, is two sparse triangular solves ([`Ilu0::apply`]).
+//! Its apply, z = U⁻¹ L⁻¹ r, is two sparse triangular solves ([`Ilu0::apply`]); the factors
+//! leave here as [`TriFactor`]s ([`Ilu0::lower`], [`Ilu0::upper`] and the transposed pair)
+//! for the solves of [`crate::cpu::trisolve`] and the GPU.
+//!
+//! IC(0) ([`Ilu0::factor_ic0`], symmetric A) is the same elimination with every pivot
+//! required positive; its upper factor is then set to D·Lᵀ exactly, so M = L·D·Lᵀ is
+//! symmetric (positive definite: what CG needs) and M⁻ᵀ = M⁻¹.
 //!
 //! A zero, tiny or non-finite pivot does not produce NaN: the factorisation restarts on the
 //! shifted matrix A + α·diag(s), sᵢ = maxⱼ |aᵢⱼ| (a Manteuffel shift, α = 10⁻⁴, 10⁻³, …, 1),
-//! and reports α and the attempts. Rows missing their diagonal entry get one (value 0).
+//! and reports α and the attempts. So do factors that pass every pivot test but whose solves
+//! explode (|M⁻¹(A e)| > [`MAX_GROWTH`], the condest test of Chow & Saad). Rows missing their diagonal entry get one (value 0).
 //!
 //! ```
 //! use krylov_wgpu::cpu::ilu::Ilu0;
@@ -20,12 +27,18 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
+use super::trisolve::TriFactor;
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
 use crate::matrix::Csr;
 
 /// A pivot |uᵢᵢ| at or below this times the row's largest |aᵢⱼ| counts as a breakdown.
 pub const PIVOT_RTOL: f64 = 1e-12;
+
+/// The largest |M⁻¹(A e)|ᵢ (e = ones) accepted from the factors: beyond it the triangular
+/// solves amplify rounding more than any preconditioner is worth, and a larger shift is
+/// tried (a breakdown like a zero pivot).
+pub const MAX_GROWTH: f64 = 1e8;
 
 /// The shifts α tried after an unshifted attempt breaks down, in order.
 pub const SHIFTS: [f64; 5] = [1e-4, 1e-3, 1e-2, 1e-1, 1.0];
@@ -44,6 +57,17 @@ pub struct Ilu0 {
     pub shift: f64,
     /// Factorisations tried (1 when A itself factored).
     pub attempts: usize,
+    /// The row whose pivot broke down in the last failed attempt (the shift notice names it).
+    pub broke_at: Option<usize>,
+    /// Whether this is IC(0) (U = D·Lᵀ, positive pivots) rather than ILU(0).
+    pub symmetric: bool,
+    /// D_r and D_c of the equilibration: the factors are those of D_r·A·D_c, so
+    /// M = D_r⁻¹·L·U·D_c⁻¹.
+    row_scale: Vec<f64>,
+    col_scale: Vec<f64>,
+    /// max |M⁻¹(A e)|ᵢ, e = ones (≈ 1 for good factors; above [`MAX_GROWTH`] only when no
+    /// shift brought it below, and then the least of the attempts).
+    pub growth: f64,
 }
 
 impl Ilu0 {
@@ -51,14 +75,47 @@ impl Ilu0 {
     /// Errors: not square, non-finite entries, a zero row (singular), or every shift in
     /// [`SHIFTS`] breaking down.
     pub fn factor<T: Scalar>(a: &Csr<T>) -> Result<Self> {
+        Self::factor_as(a, false)
+    }
+
+    /// IC(0) of a symmetric `a`: pivots must be positive (else the shift), and U = D·Lᵀ.
+    /// Errors as [`Self::factor`], and for a matrix that is not symmetric (pattern and values
+    /// to 1e-12 relative).
+    pub fn factor_ic0<T: Scalar>(a: &Csr<T>) -> Result<Self> {
+        a.require_square()?;
+        if let Some((i, j)) = asymmetry(a) {
+            return Err(KrylovError::InvalidMatrix(format!(
+                "IC(0) needs a symmetric matrix, but a[{i}][{j}] != a[{j}][{i}] (use ilu0)"
+            )));
+        }
+        let mut m = Self::factor_as(a, true)?;
+        // U = D·Lᵀ exactly: uᵢⱼ = uᵢᵢ·lⱼᵢ (the elimination gives it up to rounding).
+        for i in 0..m.n {
+            for p in m.row_ptr[i]..m.diag[i] {
+                let j = m.col_idx[p];
+                let l_ij = m.values[p];
+                let q = m.row_ptr[j]
+                    + m.col_idx[m.row_ptr[j]..m.row_ptr[j + 1]]
+                        .binary_search(&i)
+                        .expect("a symmetric pattern");
+                m.values[q] = m.values[m.diag[j]] * l_ij;
+            }
+        }
+        Ok(m)
+    }
+
+    fn factor_as<T: Scalar>(a: &Csr<T>, symmetric: bool) -> Result<Self> {
         a.require_square()?;
         a.check_finite()?;
         let base = Pattern::of(a)?;
-        let mut last_row = 0;
+        let mut broke_at = None;
+        // The factors with the least growth among those whose pivots all passed: the answer
+        // when every shift leaves growth above MAX_GROWTH (reported by `growth`).
+        let mut best: Option<Ilu0> = None;
         for (attempt, shift) in std::iter::once(0.0).chain(SHIFTS).enumerate() {
-            match base.factor(shift) {
+            match base.factor(shift, symmetric) {
                 Ok(values) => {
-                    return Ok(Ilu0 {
+                    let mut m = Ilu0 {
                         n: base.n,
                         row_ptr: base.row_ptr.clone(),
                         col_idx: base.col_idx.clone(),
@@ -66,16 +123,119 @@ impl Ilu0 {
                         diag: base.diag.clone(),
                         shift,
                         attempts: attempt + 1,
-                    });
+                        broke_at,
+                        symmetric,
+                        row_scale: base.row_scale.clone(),
+                        col_scale: base.col_scale.clone(),
+                        growth: 0.0,
+                    };
+                    let (row, growth) = m.growth(a);
+                    m.growth = growth;
+                    if growth <= MAX_GROWTH {
+                        return Ok(m);
+                    }
+                    broke_at = Some(row);
+                    if best.as_ref().is_none_or(|b| growth < b.growth) {
+                        best = Some(m);
+                    }
                 }
-                Err(row) => last_row = row,
+                Err(row) => broke_at = Some(row),
             }
         }
+        if let Some(mut m) = best.filter(|m| m.growth.is_finite()) {
+            m.attempts = SHIFTS.len() + 1;
+            m.broke_at = broke_at;
+            return Ok(m);
+        }
         Err(KrylovError::InvalidMatrix(format!(
-            "ILU(0) breaks down at row {last_row} even with the diagonal shifted by {} times \
-             the row maxima",
+            "{} breaks down at row {} even with the diagonal shifted by {} times the row maxima",
+            if symmetric { "IC(0)" } else { "ILU(0)" },
+            broke_at.unwrap_or(0),
             SHIFTS[SHIFTS.len() - 1]
         )))
+    }
+
+    /// The stability test of the factors (Chow & Saad's condest): with e = (1, …, 1),
+    /// M⁻¹(A e) should be near e when M ≈ A; tiny pivots make the triangular solves grow
+    /// without bound instead (ILU(0) of west0479 with a 10⁻⁴ shift reaches 1e98). Returns the
+    /// row of the largest entry and that entry (∞ when not finite).
+    fn growth<T: Scalar>(&self, a: &Csr<T>) -> (usize, f64) {
+        let a64: Vec<f64> = (0..self.n)
+            .map(|i| {
+                let (_, v) = a.row(i);
+                v.iter().map(|v| v.as_f64()).sum()
+            })
+            .collect();
+        let mut z = vec![0.0f64; self.n];
+        self.apply(&a64, &mut z);
+        z.iter()
+            .enumerate()
+            .map(|(i, v)| {
+                (
+                    i,
+                    if v.is_finite() {
+                        v.abs()
+                    } else {
+                        f64::INFINITY
+                    },
+                )
+            })
+            .fold((0, 0.0), |acc, x| if x.1 > acc.1 { x } else { acc })
+    }
+
+    /// L, unit lower, as a [`TriFactor`] in `T`.
+    /// (With the equilibration folded in: D_r⁻¹·L, so its solve takes r itself.)
+    pub fn lower<T: Scalar>(&self) -> TriFactor<T> {
+        TriFactor::from_rows(self.n, true, |i| {
+            let d = self.row_scale[i];
+            let strict = (self.row_ptr[i]..self.diag[i])
+                .map(|p| (self.col_idx[p], self.values[p] / d))
+                .collect();
+            (strict, 1.0 / d)
+        })
+    }
+
+    /// U, upper with the pivots on its diagonal, as a [`TriFactor`] in `T`.
+    /// (With the equilibration folded in: U·D_c⁻¹, so its solve returns z itself.)
+    pub fn upper<T: Scalar>(&self) -> TriFactor<T> {
+        TriFactor::from_rows(self.n, false, |i| {
+            let strict = (self.diag[i] + 1..self.row_ptr[i + 1])
+                .map(|p| {
+                    let j = self.col_idx[p];
+                    (j, self.values[p] / self.col_scale[j])
+                })
+                .collect();
+            (strict, self.values[self.diag[i]] / self.col_scale[i])
+        })
+    }
+
+    /// Uᵀ (lower) and Lᵀ (unit upper), the factors of M⁻ᵀ r = L⁻ᵀ U⁻ᵀ r, stored explicitly
+    /// so the transposed solves run the same row kernels (no scattered column access).
+    pub fn transposed<T: Scalar>(&self) -> (TriFactor<T>, TriFactor<T>) {
+        // Column lists of the strict parts: (row, value) in increasing row order.
+        let mut upper_cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); self.n];
+        let mut lower_cols: Vec<Vec<(usize, f64)>> = vec![Vec::new(); self.n];
+        for i in 0..self.n {
+            for p in self.row_ptr[i]..self.row_ptr[i + 1] {
+                let j = self.col_idx[p];
+                // D_c⁻¹·Uᵀ (row j of Uᵀ scaled by 1/d_cj) and Lᵀ·D_r⁻¹ (column i by 1/d_ri).
+                if j > i {
+                    upper_cols[j].push((i, self.values[p] / self.col_scale[j]));
+                } else if j < i {
+                    lower_cols[j].push((i, self.values[p] / self.row_scale[i]));
+                }
+            }
+        }
+        let ut = TriFactor::from_rows(self.n, true, |i| {
+            (
+                upper_cols[i].clone(),
+                self.values[self.diag[i]] / self.col_scale[i],
+            )
+        });
+        let lt = TriFactor::from_rows(self.n, false, |i| {
+            (lower_cols[i].clone(), 1.0 / self.row_scale[i])
+        });
+        (ut, lt)
     }
 
     /// Order of the factored matrix.
@@ -105,7 +265,8 @@ impl Ilu0 {
         };
         let upper =
             |k: usize, j: usize| -> f64 { self.entry(k, j).filter(|_| k <= j).unwrap_or(0.0) };
-        (0..=i.min(j)).map(|k| lower(i, k) * upper(k, j)).sum()
+        let lu: f64 = (0..=i.min(j)).map(|k| lower(i, k) * upper(k, j)).sum();
+        lu / (self.row_scale[i] * self.col_scale[j])
     }
 
     fn entry(&self, i: usize, j: usize) -> Option<f64> {
@@ -116,10 +277,14 @@ impl Ilu0 {
             .map(|p| self.values[row.start + p])
     }
 
-    /// z = U⁻¹ L⁻¹ r: forward substitution with the unit-lower L, then back substitution
-    /// with U (computed in f64, stored in `T`).
+    /// z = D_c U⁻¹ L⁻¹ D_r r: forward substitution with the unit-lower L, then back
+    /// substitution with U (computed in f64, stored in `T`).
     pub fn apply<T: Scalar>(&self, r: &[T], z: &mut [T]) {
-        let mut y: Vec<f64> = r.iter().map(|v| v.as_f64()).collect();
+        let mut y: Vec<f64> = r
+            .iter()
+            .zip(&self.row_scale)
+            .map(|(v, d)| v.as_f64() * d)
+            .collect();
         for i in 0..self.n {
             let mut s = y[i];
             for p in self.row_ptr[i]..self.diag[i] {
@@ -134,15 +299,19 @@ impl Ilu0 {
             }
             y[i] = s / self.values[self.diag[i]];
         }
-        for (z, y) in z.iter_mut().zip(y) {
-            *z = T::from_f64(y);
+        for ((z, y), d) in z.iter_mut().zip(y).zip(&self.col_scale) {
+            *z = T::from_f64(y * d);
         }
     }
 
     /// z = L⁻ᵀ U⁻ᵀ r (BiCG's shadow system): forward substitution with Uᵀ, then back
     /// substitution with the unit-upper Lᵀ, both by columns of the stored rows.
     pub fn apply_transposed<T: Scalar>(&self, r: &[T], z: &mut [T]) {
-        let mut y: Vec<f64> = r.iter().map(|v| v.as_f64()).collect();
+        let mut y: Vec<f64> = r
+            .iter()
+            .zip(&self.col_scale)
+            .map(|(v, d)| v.as_f64() * d)
+            .collect();
         for i in 0..self.n {
             y[i] /= self.values[self.diag[i]];
             let yi = y[i];
@@ -156,10 +325,34 @@ impl Ilu0 {
                 y[self.col_idx[p]] -= self.values[p] * yi;
             }
         }
-        for (z, y) in z.iter_mut().zip(y) {
-            *z = T::from_f64(y);
+        for ((z, y), d) in z.iter_mut().zip(y).zip(&self.row_scale) {
+            *z = T::from_f64(y * d);
         }
     }
+}
+
+/// The power of two nearest to `v` (> 0) in the log scale: scaling by it is exact.
+fn pow2(v: f64) -> f64 {
+    2f64.powi(v.log2().round() as i32)
+}
+
+/// The first (i, j) with aᵢⱼ ≠ aⱼᵢ beyond 1e-12 relative (a missing entry counts as 0).
+fn asymmetry<T: Scalar>(a: &Csr<T>) -> Option<(usize, usize)> {
+    let t = a.transpose();
+    for i in 0..a.nrows() {
+        let (ca, va) = a.row(i);
+        let (ct, vt) = t.row(i);
+        let get = |c: &[u32], v: &[T], j: u32| -> f64 {
+            c.binary_search(&j).map_or(0.0, |p| v[p].as_f64())
+        };
+        for &j in ca.iter().chain(ct) {
+            let (x, y) = (get(ca, va, j), get(ct, vt, j));
+            if (x - y).abs() > 1e-12 * x.abs().max(y.abs()) {
+                return Some((i, j as usize));
+            }
+        }
+    }
+    None
 }
 
 /// A's pattern with every diagonal entry present, its values in f64 and the row maxima.
@@ -170,9 +363,48 @@ struct Pattern {
     values: Vec<f64>,
     diag: Vec<usize>,
     row_max: Vec<f64>,
+    row_scale: Vec<f64>,
+    col_scale: Vec<f64>,
 }
 
+/// Sweeps of Ruiz's equilibration (each brings every row and column maximum closer to 1).
+const EQUILIBRATION_SWEEPS: usize = 5;
+
 impl Pattern {
+    /// Ruiz equilibration: D_r, D_c with every row and column of D_r·A·D_c of largest
+    /// magnitude ≈ 1 (powers of two, so scaling is exact). A symmetric A keeps D_r = D_c.
+    /// Rows of very different scales otherwise make ILU(0)'s pivots meaningless (west0479).
+    fn equilibrate(&mut self) {
+        let n = self.n;
+        for _ in 0..EQUILIBRATION_SWEEPS {
+            let (mut rmax, mut cmax) = (vec![0.0f64; n], vec![0.0f64; n]);
+            for i in 0..n {
+                for p in self.row_ptr[i]..self.row_ptr[i + 1] {
+                    let v = self.values[p].abs();
+                    rmax[i] = rmax[i].max(v);
+                    cmax[self.col_idx[p]] = cmax[self.col_idx[p]].max(v);
+                }
+            }
+            let factor = |m: f64| if m > 0.0 { pow2(1.0 / m.sqrt()) } else { 1.0 };
+            let (fr, fc): (Vec<f64>, Vec<f64>) = (
+                rmax.iter().map(|&m| factor(m)).collect(),
+                cmax.iter().map(|&m| factor(m)).collect(),
+            );
+            for i in 0..n {
+                for p in self.row_ptr[i]..self.row_ptr[i + 1] {
+                    self.values[p] *= fr[i] * fc[self.col_idx[p]];
+                }
+                self.row_scale[i] *= fr[i];
+                self.col_scale[i] *= fc[i];
+            }
+        }
+        for i in 0..n {
+            self.row_max[i] = (self.row_ptr[i]..self.row_ptr[i + 1])
+                .map(|p| self.values[p].abs())
+                .fold(0.0, f64::max);
+        }
+    }
+
     fn of<T: Scalar>(a: &Csr<T>) -> Result<Self> {
         let n = a.nrows();
         let (mut row_ptr, mut col_idx, mut values, mut diag, mut row_max) = (
@@ -212,19 +444,23 @@ impl Pattern {
             }
             row_ptr.push(col_idx.len());
         }
-        Ok(Pattern {
+        let mut pattern = Pattern {
             n,
             row_ptr,
             col_idx,
             values,
             diag,
             row_max,
-        })
+            row_scale: vec![1.0; n],
+            col_scale: vec![1.0; n],
+        };
+        pattern.equilibrate();
+        Ok(pattern)
     }
 
     /// The IKJ ILU(0) of A + shift·diag(row_max); `Err(row)` at the first pivot that breaks
-    /// down.
-    fn factor(&self, shift: f64) -> std::result::Result<Vec<f64>, usize> {
+    /// down (tiny, non-finite, or — `positive` — not positive).
+    fn factor(&self, shift: f64, positive: bool) -> std::result::Result<Vec<f64>, usize> {
         let mut v = self.values.clone();
         for i in 0..self.n {
             v[self.diag[i]] += shift * self.row_max[i];
@@ -251,7 +487,8 @@ impl Pattern {
                 position[self.col_idx[p]] = usize::MAX;
             }
             let pivot = v[self.diag[i]];
-            if !(pivot.is_finite() && pivot.abs() > PIVOT_RTOL * self.row_max[i]) {
+            let signed = if positive { pivot } else { pivot.abs() };
+            if !(pivot.is_finite() && signed > PIVOT_RTOL * self.row_max[i]) {
                 return Err(i);
             }
         }

@@ -68,6 +68,7 @@ pub mod gmres;
 pub mod ilu;
 pub mod jacobi;
 pub mod precond;
+pub mod trisolve;
 
 pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
 pub use spmv::{spmv, spmv_f64, true_relative_residual};
@@ -100,6 +101,33 @@ pub const TRUE_RESIDUAL_SLACK: f64 = 1e-3;
 /// 1e16 — while a √n·ε threshold stops runs that still recover, such as BiCGStab with
 /// Jacobi on add32 one iteration before convergence.)
 pub const BREAKDOWN_FACTOR: f64 = 1.0;
+
+/// Restarts from the current x after the tracked residual met the threshold but the true
+/// residual did not (the recurrence drifted), before the solve reports `ResidualGap`.
+pub const MAX_GAP_RESTARTS: usize = 3;
+
+/// Restarts with a fresh shadow residual (r₀* := r) after a near-breakdown of BiCGStab or
+/// BiCG, before the breakdown is reported by name. A restart needs progress since the last
+/// one (a breakdown right at a restart would repeat).
+pub const MAX_BREAKDOWN_RESTARTS: usize = 10;
+
+/// The restart log's entry for a residual-gap restart.
+pub fn gap_restart_note(iteration: usize, true_rel: f64) -> String {
+    format!(
+        "residual gap at iteration {iteration} (true |b - Ax|/|b| = {true_rel:.3e}): \
+         restarted from x"
+    )
+}
+
+/// The restart log's entry for a near-breakdown restart.
+pub fn breakdown_restart_note(quantity: &str, iteration: usize) -> String {
+    format!("breakdown of {quantity} at iteration {iteration}: restarted from x with r0* := r")
+}
+
+/// Whether `method` restarts with a fresh shadow residual on a near-breakdown.
+pub fn restarts_on_breakdown(method: Method) -> bool {
+    matches!(method, Method::Bicgstab | Method::Bicg)
+}
 
 /// Residual growth (relative to the initial residual) beyond which a stationary iteration is
 /// declared [`StopReason::Diverged`].
@@ -293,7 +321,7 @@ pub(crate) fn run<T: Scalar>(
     opts: &SolveOptions,
     method: Method,
     variant: Variant,
-    core: impl FnOnce(&System<'_, T>, &mut [T], &mut Vec<f64>) -> Stop,
+    core: impl FnMut(&System<'_, T>, &mut [T], &mut Vec<f64>) -> Stop,
 ) -> Result<Solution<T>> {
     run_preconditioned(
         a,
@@ -302,7 +330,7 @@ pub(crate) fn run<T: Scalar>(
         opts,
         method,
         variant,
-        |a| precond::build(a, opts.precond),
+        |a| precond::build(a, opts.precond, opts.trisolve),
         core,
     )
 }
@@ -317,8 +345,8 @@ pub(crate) fn run_preconditioned<T: Scalar>(
     opts: &SolveOptions,
     method: Method,
     variant: Variant,
-    make_m: impl FnOnce(&Csr<T>) -> Box<dyn CpuPreconditioner<T>>,
-    core: impl FnOnce(&System<'_, T>, &mut [T], &mut Vec<f64>) -> Stop,
+    make_m: impl FnOnce(&Csr<T>) -> Result<Box<dyn CpuPreconditioner<T>>>,
+    core: impl FnMut(&System<'_, T>, &mut [T], &mut Vec<f64>) -> Stop,
 ) -> Result<Solution<T>> {
     let opts = SolveOptions {
         method,
@@ -353,9 +381,17 @@ pub(crate) fn run_preconditioned<T: Scalar>(
     let m: Box<dyn CpuPreconditioner<T>> = if method == Method::Jacobi {
         Box::new(precond::Identity)
     } else {
-        make_m(a)
+        make_m(a)?
     };
-    let sys = System {
+    report.preconditioner = m.info();
+    if let Some(notice) = report
+        .preconditioner
+        .as_ref()
+        .and_then(|i| i.shift_notice.clone())
+    {
+        report.notes.push(notice);
+    }
+    let mut sys = System {
         a,
         b,
         m,
@@ -368,15 +404,72 @@ pub(crate) fn run_preconditioned<T: Scalar>(
         Some(x0) => x0.to_vec(),
         None => vec![T::zero(); n],
     };
-    let mut history = Vec::new();
-    let stop = core(&sys, &mut x, &mut history);
+    // Runs of the core: the first, then restarts from x (the GPU driver's rules: after a
+    // residual gap, and for BiCGStab/BiCG after a near-breakdown), each with the iterations
+    // left. GMRES restarts itself (cycles) and the Jacobi iteration has nothing to refresh.
+    let mut history: Vec<f64> = Vec::new();
+    let (mut iterations, mut restarts, mut gaps, mut breakdowns) = (0, 0, 0, 0);
+    let mut restart_log = Vec::new();
+    let mut core = core;
+    let stop = loop {
+        let mut h = Vec::new();
+        sys.max_iter = opts.max_iter - iterations;
+        let stop = core(&sys, &mut x, &mut h);
+        if !history.is_empty() {
+            // The restart's r₀ replaces the entry of the iteration it restarted at.
+            history.pop();
+        }
+        history.extend(h);
+        iterations += stop.iterations;
+        restarts += stop.restarts;
+        let left = iterations < opts.max_iter;
+        let restartable = !matches!(method, Method::Gmres | Method::Jacobi);
+        let note = match &stop.reason {
+            StopReason::Converged
+                if restartable
+                    && left
+                    && gaps < MAX_GAP_RESTARTS
+                    && !confirms_convergence(
+                        true_relative_residual(a, b, &x) * b_norm,
+                        sys.tau,
+                    ) =>
+            {
+                gaps += 1;
+                gap_restart_note(iterations, true_relative_residual(a, b, &x))
+            }
+            StopReason::Breakdown { quantity }
+                if restarts_on_breakdown(method)
+                    && left
+                    && breakdowns < MAX_BREAKDOWN_RESTARTS
+                    && stop.iterations > 0 =>
+            {
+                breakdowns += 1;
+                breakdown_restart_note(quantity, iterations)
+            }
+            _ => break stop,
+        };
+        restart_log.push(note);
+        restarts += 1;
+    };
     report.seconds = start.elapsed().as_secs_f64();
 
     let true_rel = true_relative_residual(a, b, &x);
     report.relative_residual = true_rel;
     report.history = history;
-    report.iterations = stop.iterations;
-    report.restarts = stop.restarts;
+    report.iterations = iterations;
+    report.restarts = restarts;
+    report.restart_log = restart_log;
+    let stop = if restarts > stop.restarts {
+        Stop {
+            detail: format!(
+                "{} (counted from the last restart; {iterations} iterations in all)",
+                stop.detail
+            ),
+            ..stop
+        }
+    } else {
+        stop
+    };
     let true_abs = true_rel * b_norm;
     let (reason, detail) = match stop.reason {
         StopReason::Converged if !confirms_convergence(true_abs, sys.tau) => (
@@ -384,7 +477,7 @@ pub(crate) fn run_preconditioned<T: Scalar>(
             format!(
                 "residual gap at iteration {}: the tracked residual met the threshold {:.3e} \
                  but the true |b - Ax| = {true_abs:.3e} (|b - Ax|/|b| = {true_rel:.3e}) does not",
-                stop.iterations, sys.tau
+                iterations, sys.tau
             ),
         ),
         StopReason::Converged => (StopReason::Converged, stop.detail),

@@ -200,6 +200,8 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("blas", "xpay", true, 0, [BlasUpdate]),
     // Preconditioners applied as their own launch.
     kernel!("precond", "diag_scale", true),
+    kernel!("precond", "trisolve_levels", true),
+    kernel!("precond", "trisolve_sweep", true),
     // Bandwidth probes of `krylov bench`.
     kernel!("bench", "stream_triad", false),
     kernel!("bench", "stream_update4", false, 0, [Probe]),

@@ -47,4 +47,8 @@ impl<T: Scalar> GpuPreconditioner<T> for Jacobi {
         let bg = bufs.bind(engine, &kernel, params, &[(5, &self.dinv), (6, r), (7, z)]);
         Ok(Some(ApplyStep::new(vec![(kernel, bg, bufs.groups)])))
     }
+
+    fn info(&self) -> Option<crate::base::report::PrecondInfo> {
+        Some(crate::cpu::precond::diagonal_info())
+    }
 }

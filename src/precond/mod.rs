@@ -4,14 +4,15 @@
 //! pipelined kernels multiply by inside their vector updates, switched on by `Params.jacobi`)
 //! or as a **separate step** ([`ApplyStep`], what the classical variants launch).
 //!
-//! One file per preconditioner: [`jacobi`] (M = D); none (M = I) is [`Identity`]. Their CPU
-//! twins are in [`crate::cpu::precond`]. Adding one (ILU(0), say) means a file here that
-//! implements [`GpuPreconditioner`] (its kernels in `shaders/precond/`), an arm in
-//! [`build`], its twin in `cpu/precond.rs` and a value of [`Precond`]; no solver changes,
-//! because solvers only ask for [`GpuPreconditioner::inverse_diagonal`] and
-//! [`GpuPreconditioner::bind_apply`]. (A preconditioner without a diagonal form returns
-//! `None` from the first; the fused pipelined kernels then need an apply step between their
-//! launches — the ILU issue adds that path.)
+//! One file per preconditioner: [`jacobi`] (M = D), [`ilu`] (M = LU: ILU(0) and IC(0), with
+//! the triangular solves of [`trisolve`]); none (M = I) is [`Identity`]. Their CPU twins are
+//! in [`crate::cpu::precond`]. Adding one means a file here that implements
+//! [`GpuPreconditioner`] (its kernels in `shaders/precond/`), an arm in [`build`], its twin in
+//! `cpu/precond.rs` and a value of [`Precond`]; no solver changes, because solvers only ask
+//! for [`GpuPreconditioner::inverse_diagonal`] and [`GpuPreconditioner::bind_apply`]. A
+//! preconditioner without a diagonal form returns `None` from the first; the solver then
+//! records its apply step (the classical variants; a pipelined variant whose fused kernels
+//! only know D⁻¹ runs its classical twin and says so in the report's `notes`).
 //!
 //! ```no_run
 //! use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
@@ -20,22 +21,26 @@
 //! use krylov_wgpu::solvers::Precond;
 //! let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
 //! let a = poisson_2d_fd::<f32>(8);
-//! let m = precond::build(&engine, &a, Precond::Jacobi)?;
+//! let m = precond::build(&engine, &a, Precond::Jacobi, Default::default())?;
 //! assert_eq!(m.kind(), Precond::Jacobi);
 //! assert!(m.inverse_diagonal().is_some());
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
+pub mod ilu;
 pub mod jacobi;
+pub mod trisolve;
 
 use crate::base::error::Result;
-use crate::base::options::Precond;
+use crate::base::options::{Precond, Trisolve};
+use crate::base::report::PrecondInfo;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::SolverBuffers;
 use crate::gpu::{Batch, Engine, Kernel, ShaderConfig};
 use crate::matrix::Csr;
 use wgpu::Buffer;
 
+pub use ilu::Ilu;
 pub use jacobi::Jacobi;
 
 /// A preconditioner resident on the GPU, as the solvers use it.
@@ -57,6 +62,10 @@ pub trait GpuPreconditioner<T> {
         z: &Buffer,
     ) -> Result<Option<ApplyStep>> {
         self.bind_apply(at, r, z)
+    }
+    /// What M is and costs, for the report (`None` for M = I).
+    fn info(&self) -> Option<PrecondInfo> {
+        None
     }
 }
 
@@ -110,15 +119,18 @@ impl<T: Scalar> GpuPreconditioner<T> for Identity {
     }
 }
 
-/// Sets up preconditioner `kind` for A on `engine` (host set-up, then upload).
+/// Sets up preconditioner `kind` for A on `engine` (host set-up, then upload); `how`: the
+/// triangular solves of ILU(0)/IC(0).
 pub fn build<T: Scalar>(
     engine: &Engine,
     a: &Csr<T>,
     kind: Precond,
+    how: Trisolve,
 ) -> Result<Box<dyn GpuPreconditioner<T>>> {
     Ok(match kind {
         Precond::None => Box::new(Identity),
         Precond::Jacobi => Box::new(Jacobi::new(engine, a)?),
+        Precond::Ilu0 | Precond::Ic0 => Box::new(Ilu::new(engine, a, kind, how)?),
     })
 }
 
@@ -132,8 +144,8 @@ pub struct SolverPrecond<T> {
 
 impl<T: Scalar> SolverPrecond<T> {
     /// [`build`]s preconditioner `kind` for A, with the dummy D⁻¹ when M has no diagonal.
-    pub fn build(engine: &Engine, a: &Csr<T>, kind: Precond) -> Result<Self> {
-        let m = build(engine, a, kind)?;
+    pub fn build(engine: &Engine, a: &Csr<T>, kind: Precond, how: Trisolve) -> Result<Self> {
+        let m = build(engine, a, kind, how)?;
         let unused_dinv = match m.inverse_diagonal() {
             Some(_) => None,
             None => Some(engine.storage_zeroed::<T>("dinv (unused)", 1)?),

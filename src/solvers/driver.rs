@@ -5,12 +5,17 @@ use std::time::Instant;
 
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
+use crate::cpu::{breakdown_restart_note, gap_restart_note};
 use crate::gpu::kernels::{GpuStatus, SolverBuffers};
 use crate::gpu::{Batch, Engine};
 use crate::solvers::{CheckMode, Monitor, SolveOptions, SolveReport, StopReason, WorkCounts};
 
 /// Restarts from the current x allowed when the true residual misses the tolerance.
-pub const MAX_RESTARTS: usize = 3;
+pub const MAX_RESTARTS: usize = crate::cpu::MAX_GAP_RESTARTS;
+
+/// Restarts after a near-breakdown before it is reported by name (see
+/// [`crate::cpu::MAX_BREAKDOWN_RESTARTS`]).
+pub const MAX_BREAKDOWN_RESTARTS: usize = crate::cpu::MAX_BREAKDOWN_RESTARTS;
 
 /// Relative slack between the threshold and the recomputed true residual (last-digit
 /// disagreement only; see `cpu::TRUE_RESIDUAL_SLACK`).
@@ -264,6 +269,11 @@ pub(crate) trait GpuIterative<T: Scalar> {
 pub(crate) trait StopCheck {
     /// The true ‖b − Ax‖₂/‖b‖₂ in f64 for the current x.
     fn true_relative(&self, engine: &Engine) -> Result<f64>;
+    /// Whether a breakdown is a reason to restart from x with a fresh shadow residual
+    /// (r₀* := r; BiCGStab and BiCG) rather than to stop.
+    fn restarts_on_breakdown(&self) -> bool {
+        false
+    }
     /// The reason for a status word the GPU stopped with.
     fn stop_reason(&self, status: GpuStatus) -> LoopEnd {
         match status {
@@ -344,6 +354,10 @@ pub(crate) fn drive<T: Scalar>(
     };
     let mut run = Run::new(monitor);
     let mut restarts = 0;
+    let (mut gap_restarts, mut breakdown_restarts) = (0, 0);
+    let mut restart_log = Vec::new();
+    // The iteration of the last restart: a breakdown restart needs progress since then.
+    let mut restarted_at = None;
     let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
     bufs.reset(engine, 0, tol2_gpu);
     let times0 = engine.kernel_times();
@@ -399,14 +413,20 @@ pub(crate) fn drive<T: Scalar>(
                 break (StopReason::Converged, true_rel);
             }
             LoopEnd::Converged
-                if restarts < MAX_RESTARTS && run.iterations() < opts_loop.max_iter =>
+                if gap_restarts < MAX_RESTARTS && run.iterations() < opts_loop.max_iter =>
             {
                 // The recurrence drifted from b − Ax: start again from x (setup recomputes r).
-                restarts += 1;
-                let it = run.iterations();
-                run.history.pop();
-                bufs.reset(engine, it as u32, tol2_gpu);
-                setup_rr = solver.setup(engine, &mut run, opts.check_mode)?;
+                gap_restarts += 1;
+                restart_log.push(gap_restart_note(run.iterations(), true_rel));
+            }
+            LoopEnd::Breakdown(ref quantity)
+                if check.restarts_on_breakdown()
+                    && breakdown_restarts < MAX_BREAKDOWN_RESTARTS
+                    && restarted_at != Some(run.iterations())
+                    && run.iterations() < opts_loop.max_iter =>
+            {
+                breakdown_restarts += 1;
+                restart_log.push(breakdown_restart_note(quantity, run.iterations()));
             }
             LoopEnd::Converged => break (StopReason::ResidualGap, true_rel),
             LoopEnd::MaxIterations => break (StopReason::MaxIterations, true_rel),
@@ -422,6 +442,13 @@ pub(crate) fn drive<T: Scalar>(
                 );
             }
         }
+        // A restart: from the current x, setup recomputes r (and r₀* := r, p := r).
+        restarts += 1;
+        let it = run.iterations();
+        restarted_at = Some(it);
+        run.history.pop();
+        bufs.reset(engine, it as u32, tol2_gpu);
+        setup_rr = solver.setup(engine, &mut run, opts.check_mode)?;
     };
     report.seconds = start.elapsed().as_secs_f64();
     report.loop_seconds = loop_seconds;
@@ -431,6 +458,7 @@ pub(crate) fn drive<T: Scalar>(
         other => format!("{other} at iteration {}", run.iterations()),
     };
     run.close(report, reason, detail, true_rel, restarts);
+    report.restart_log = restart_log;
     report.counts = engine.counters().snapshot().since(counts0);
     Ok(())
 }

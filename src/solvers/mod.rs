@@ -15,9 +15,11 @@ pub(crate) use driver::kernel_times_since;
 // The vocabulary lives in the ground floor (`crate::base`); solver users find it here too.
 pub use crate::base::monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use crate::base::options::{
-    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant,
+    CheckMode, Format, GramSchmidt, Method, Precond, Side, SolveOptions, Trisolve, Variant,
 };
-pub use crate::base::report::{KernelTime, Solution, SolveReport, StopReason, WorkCounts};
+pub use crate::base::report::{
+    KernelTime, PrecondInfo, Solution, SolveReport, StopReason, WorkCounts,
+};
 pub use crate::matrix::validate_system;
 
 use crate::base::error::{KrylovError, Result};
@@ -33,6 +35,29 @@ pub fn on_gpu(method: Method, _variant: Variant) -> bool {
     )
 }
 
+/// Why the GPU solvers cannot run `opts` yet (`None` when they can): GMRES with a factored
+/// preconditioner, and left preconditioning, run on the CPU reference only so far. The CLI
+/// and the studio route such solves to the CPU and say why.
+pub fn gpu_gap(opts: &SolveOptions) -> Option<String> {
+    let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
+    if factored && opts.method == Method::Gmres {
+        return Some(format!(
+            "GMRES with {} does not run on the GPU yet (bicgstab and bicg do)",
+            opts.precond
+        ));
+    }
+    if opts.side == Side::Left
+        && opts.precond != Precond::None
+        && matches!(opts.method, Method::Gmres | Method::Bicgstab)
+    {
+        return Some(format!(
+            "left preconditioning of {} runs on the CPU reference only so far",
+            opts.method
+        ));
+    }
+    None
+}
+
 /// Solves A x = b on the GPU with the method of `opts` (see [`cg::solve`]).
 /// Methods not yet on the GPU return [`KrylovError::Unsupported`]; use [`crate::cpu::solve`].
 pub fn solve_gpu<T: Scalar>(
@@ -43,6 +68,32 @@ pub fn solve_gpu<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
+    // The fused pipelined kernels only know a diagonal M (they scale by D⁻¹ inside their
+    // updates); a factored M needs its apply step between launches, which the classical
+    // variants record.
+    let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
+    if factored
+        && opts.variant == Variant::Pipelined
+        && matches!(opts.method, Method::Cg | Method::Bicgstab | Method::Bicg)
+    {
+        let classical = SolveOptions {
+            variant: Variant::Classical,
+            ..opts.clone()
+        };
+        let mut sol = solve_gpu(engine, a, b, x0, &classical, monitor)?;
+        sol.report.notes.insert(
+            0,
+            format!(
+                "pipelined {} fuses only a diagonal preconditioner into its kernels: ran the \
+                 classical variant, which launches the {} apply between its steps",
+                opts.method, opts.precond
+            ),
+        );
+        return Ok(sol);
+    }
+    if let Some(why) = gpu_gap(opts) {
+        return Err(KrylovError::Unsupported(why));
+    }
     match opts.method {
         Method::Cg => cg::solve(engine, a, b, x0, opts, monitor),
         Method::Bicgstab => bicgstab::solve(engine, a, b, x0, opts, monitor),

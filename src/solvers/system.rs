@@ -132,7 +132,9 @@ impl<T: Scalar> GpuSystem<T> {
         report: &mut SolveReport,
     ) -> Result<Self> {
         let gpu_a = upload_matrix(engine, a, opts, report)?;
-        Self::upload_with(engine, a, gpu_a, b, x0, opts)
+        let sys = Self::upload_with(engine, a, gpu_a, b, x0, opts)?;
+        record_precond(report, &sys.m);
+        Ok(sys)
     }
 
     /// [`Self::upload`] with A already on the device.
@@ -149,7 +151,7 @@ impl<T: Scalar> GpuSystem<T> {
             Some(x0) => engine.storage_from("x", x0)?,
             None => engine.storage_zeroed::<T>("x", n)?,
         };
-        let m = SolverPrecond::build(engine, a, opts.precond)?;
+        let m = SolverPrecond::build(engine, a, opts.precond, opts.trisolve)?;
         Ok(GpuSystem {
             a: gpu_a,
             b: engine.storage_from("b", b)?,
@@ -199,6 +201,18 @@ pub(crate) fn solver_buffers<T: Scalar>(
 ) -> Result<SolverBuffers> {
     let history_len = opts.max_iter.min(1 << 24) + 2;
     SolverBuffers::new::<T>(engine, engine.reduction_groups(n), slots, history_len)
+}
+
+/// Records what M is and costs in the report, and its shift notice among the notes.
+pub(crate) fn record_precond<T: Scalar>(report: &mut SolveReport, m: &SolverPrecond<T>) {
+    report.preconditioner = m.info();
+    if let Some(notice) = report
+        .preconditioner
+        .as_ref()
+        .and_then(|i| i.shift_notice.clone())
+    {
+        report.notes.push(notice);
+    }
 }
 
 /// Reads the solution x back and closes the report's transfer counts.

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine};
 use krylov_wgpu::matrix::{Csr, market, samples};
 use krylov_wgpu::solvers::{
-    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, SolveReport, Variant, on_gpu,
-    solve_on,
+    CheckMode, Format, GramSchmidt, Method, Precond, Side, SolveOptions, SolveReport, Trisolve,
+    Variant, on_gpu, solve_on,
 };
 use krylov_wgpu::{KrylovError, Result, Scalar};
 
@@ -41,8 +41,18 @@ pub struct SolveArgs {
     /// GMRES restart length m.
     #[arg(long, default_value_t = 30)]
     restart: usize,
+    /// Preconditioner: none, jacobi, ilu0 (incomplete LU, general matrices) or ic0
+    /// (incomplete Cholesky, symmetric matrices).
     #[arg(long, default_value = "none", value_parser = parse_enum::<Precond>)]
     precond: Precond,
+    /// Side of the preconditioner for GMRES and BiCGStab: right (the method monitors the true
+    /// residual) or left (the preconditioned one; the true residual still guards convergence).
+    #[arg(long, default_value = "right", value_parser = parse_enum::<Side>)]
+    side: Side,
+    /// Triangular solves of ilu0/ic0: levels (exact, level-scheduled), sweeps:K (K Jacobi
+    /// sweeps per factor) or auto (levels unless they need many dispatches).
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<Trisolve>)]
+    trisolve: Trisolve,
     /// Orthogonalisation of classical GMRES.
     #[arg(long, default_value = "cgs", value_parser = parse_enum::<GramSchmidt>)]
     gs: GramSchmidt,
@@ -96,6 +106,8 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         max_iter: args.max_iter,
         restart: args.restart,
         precond: args.precond,
+        side: args.side,
+        trisolve: args.trisolve,
         gs: args.gs,
         check_mode: args.check_mode,
         batch: args.batch,
@@ -107,7 +119,8 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         .precision(args.matrix.precision)
         .cpu_only(
             (!on_gpu(args.method, args.variant))
-                .then(|| format!("{} does not run on the GPU yet", args.method)),
+                .then(|| format!("{} does not run on the GPU yet", args.method))
+                .or_else(|| krylov_wgpu::solvers::gpu_gap(&opts)),
         )
         .resolve()?;
     let task = RunSolve {

@@ -195,6 +195,11 @@ impl Updates {
         for bg in &self.bg_axpy {
             batch.dispatch(&self.axpy, bg, groups);
         }
+        self.record_rho(batch, groups);
+    }
+
+    /// Lines 1, 2a and 9a: ‖r‖², z = M⁻¹r, z̃ = M⁻ᵀr̃, the first stages of ρ and its norms.
+    fn record_rho(&self, batch: &mut Batch<'_>, groups: u32) {
         batch.dispatch(&self.dot, &self.bg_dot_rr, groups);
         for step in self.apply_z.iter().flatten() {
             step.record(batch);
@@ -250,7 +255,8 @@ struct Finishes {
 }
 
 impl Finishes {
-    fn new<T: Scalar>(b: &Binder<'_, T>) -> Result<Self> {
+    /// `with_z`: ⟨z,z⟩ is its own inner product (any M ≠ I; `Params.jacobi` tells the kernel).
+    fn new<T: Scalar>(b: &Binder<'_, T>, with_z: bool) -> Result<Self> {
         let kernel = b.kernel("bicg_finish")?;
         let bind = |slot, dst, flags, comp| {
             let p = Params {
@@ -259,6 +265,7 @@ impl Finishes {
                 flags,
                 comp,
                 num: S_RHO,
+                jacobi: with_z as u32,
                 ..b.base
             };
             b.bind(&kernel, p, &[])
@@ -300,7 +307,7 @@ impl<'a, T: Scalar> Classical<'a, T> {
             products: Products::new(&b, &dot)?,
             updates: Updates::new(&b, &dot, z.as_ref())?,
             directions: Directions::new(&b, z.as_ref())?,
-            finishes: Finishes::new(&b)?,
+            finishes: Finishes::new(&b, z.is_some())?,
             z,
             pending: Cell::new(None),
         })
@@ -326,6 +333,33 @@ impl<T: Scalar> GpuIterative<T> for Classical<'_, T> {
     /// mode; on the host in `paper` mode, which sends it up and tests it).
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         self.pending.set(None);
+        if let (Some((z, zt)), false) = (&self.z, self.c.sys.jacobi()) {
+            // M without a diagonal form: bicg_init's packed ρ₀ is ⟨r, r̃⟩, so ρ₀ = ⟨z, r̃⟩ is
+            // formed as in an iteration (z = M⁻¹r, z̃ = M⁻ᵀr̃, then p = z, p̃ = z̃).
+            let sys = self.c.sys;
+            let bytes = (sys.n * std::mem::size_of::<T>()) as u64;
+            let g = self.c.groups();
+            let mut batch = self.c.begin_setup(engine, |b| {
+                self.updates.record_rho(b, g);
+                b.copy(z, 0, &sys.p[0], 0, bytes);
+                b.copy(zt, 0, &sys.pt[0], 0, bytes);
+            });
+            return match mode {
+                CheckMode::Device => {
+                    self.finishes.record(&mut batch, &self.finishes.rho);
+                    self.c.read_first_residual(batch, run)
+                }
+                CheckMode::Paper => {
+                    let parts = self.c.read_slots(batch, SLOT_RHO, 4)?;
+                    let s = |slot| sum_component(&parts, g as usize, slot, 0);
+                    let rho = s(0);
+                    engine.write(&self.c.bufs.scalars, S_RHO as usize, &[T::from_f64(rho)]);
+                    run.last_rz = rho;
+                    self.pending.set(check_rho::<T>(rho, s(1), s(2)));
+                    Ok(Some(s(3)))
+                }
+            };
+        }
         let mut batch = self
             .c
             .begin_setup(engine, |b| self.record_first_directions(b));

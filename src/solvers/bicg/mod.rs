@@ -253,6 +253,11 @@ impl<'a, T: Scalar> Common<'a, T> {
 }
 
 impl<T: Scalar> StopCheck for Common<'_, T> {
+    /// A near-breakdown restarts from x with r₀* := r (the driver bounds the restarts).
+    fn restarts_on_breakdown(&self) -> bool {
+        true
+    }
+
     fn true_relative(&self, engine: &Engine) -> Result<f64> {
         self.guard
             .relative(engine, &|batch| self.record_init(batch))

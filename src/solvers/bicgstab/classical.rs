@@ -13,8 +13,8 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{FLAG_NEGATE, Params, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuOperator, Kernel, Spmv};
 use crate::precond::{ApplySite, ApplyStep};
-use crate::solvers::CheckMode;
 use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run};
+use crate::solvers::{CheckMode, Precond};
 
 /// Classical BiCGStab (paper 000, Alg. 3) written the way a BLAS-based library runs it.
 pub struct ClassicalBicgstab<'a, T> {
@@ -75,13 +75,13 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
         let spmv = Spmv::<T>::with_config(engine, &sys.a, blas)?;
         // With M: p̂ = M⁻¹p has its own vector and ŝ = M⁻¹s lives in `s`. Without: p̂ = p
         // and ŝ = s, which lives in r (s = r − αAp in place).
-        let phat = if sys.jacobi() {
+        let phat = if sys.m.kind() != Precond::None {
             Some(sys.vector(engine, "p^")?)
         } else {
             None
         };
         let phat_or_p = phat.as_ref().unwrap_or(&sys.p);
-        let shat_or_s = if sys.jacobi() { &sys.s } else { &sys.r };
+        let shat_or_s = if phat.is_some() { &sys.s } else { &sys.r };
         let apply = |v, out| {
             sys.m.bind_apply(
                 &ApplySite {
@@ -98,7 +98,7 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
             Some(phat) => apply(&sys.p, phat)?,
             None => None,
         };
-        let apply_s = if sys.jacobi() {
+        let apply_s = if phat.is_some() {
             apply(&sys.r, &sys.s)?
         } else {
             None

@@ -312,6 +312,11 @@ enum SetupEnd<T> {
 }
 
 impl<T: Scalar> StopCheck for Common<'_, T> {
+    /// A near-breakdown restarts from x with r₀* := r (the driver bounds the restarts).
+    fn restarts_on_breakdown(&self) -> bool {
+        true
+    }
+
     /// ‖b − Ax‖₂/‖b‖₂ in f64: `bicgstab_init` recomputes r and ⟨r,r⟩ (f64 solves).
     fn true_relative(&self, engine: &Engine) -> Result<f64> {
         self.guard

@@ -9,7 +9,7 @@ use crate::gpu::kernels::{
 };
 use crate::gpu::{Batch, Engine, Kernel, ShaderConfig, Spmv};
 use crate::precond::{ApplySite, ApplyStep};
-use crate::solvers::CheckMode;
+use crate::solvers::{CheckMode, Precond};
 
 use super::super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, add, sum_component};
 use super::{System, cg_init_bind_group};
@@ -111,7 +111,7 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
         };
         let bg_axpy_x = bind(&axpy, &coef(0), &[(5, &sys.p), (6, &sys.x)]);
         let bg_axpy_r = bind(&axpy, &coef(FLAG_NEGATE), &[(5, &sys.ap), (6, &sys.r)]);
-        let z = if sys.jacobi() {
+        let z = if sys.m.kind() != Precond::None {
             Some(engine.storage_zeroed::<T>("z", sys.n)?)
         } else {
             None
@@ -135,7 +135,7 @@ impl<'a, T: Scalar> ClassicalCg<'a, T> {
             .as_ref()
             .map(|_| bind(&dot, &dot_params(SLOT_RR), &[(5, &sys.r), (6, &sys.r)]));
         // Without Jacobi ⟨r,z⟩ = ⟨r,r⟩: one finish stores it and records it.
-        let rz_flags = if sys.jacobi() {
+        let rz_flags = if z.is_some() {
             FLAG_SHIFT
         } else {
             FLAG_SHIFT | FLAG_MONITOR
@@ -209,6 +209,41 @@ impl<T: Scalar> GpuIterative<T> for ClassicalCg<'_, T> {
         let g = self.bufs.groups;
         let mut batch = engine.begin("cg setup");
         batch.dispatch(&self.init, &self.bg_init, g);
+        if !self.sys.jacobi()
+            && let (Some(apply), Some(z)) = (&self.apply_m, &self.z)
+        {
+            // M without a diagonal form: cg_init left p = r; z = M⁻¹r, p = z, then ⟨r,z⟩
+            // and ⟨r,r⟩ as in an iteration.
+            apply.record(&mut batch);
+            batch.copy(
+                z,
+                0,
+                &self.sys.p,
+                0,
+                (self.sys.n * std::mem::size_of::<T>()) as u64,
+            );
+            batch.dispatch(&self.dot, &self.bg_dot_rz, g);
+            let rr = self.bg_dot_rr.as_ref().expect("a z buffer has its ⟨r,r⟩");
+            batch.dispatch(&self.dot, rr, g);
+            return match mode {
+                CheckMode::Device => {
+                    batch.dispatch(&self.finish, &self.bg_finish_rz, 1);
+                    let rr = self.bg_finish_rr.as_ref().expect("with z");
+                    batch.dispatch(&self.finish, rr, 1);
+                    let v: Vec<T> =
+                        batch.submit_and_read(&self.bufs.history, run.history.len(), 1)?;
+                    Ok((v[0] >= T::zero() || v[0].is_nan()).then(|| v[0].as_f64()))
+                }
+                CheckMode::Paper => {
+                    let parts: Vec<T> =
+                        batch.submit_and_read(&self.bufs.partials, 0, 4 * 3 * g as usize)?;
+                    let rz = sum_component(&parts, g as usize, 0, 0);
+                    engine.write(&self.bufs.scalars, S_RZ as usize, &[T::from_f64(rz)]);
+                    run.last_rz = rz;
+                    Ok(Some(sum_component(&parts, g as usize, 2, 0)))
+                }
+            };
+        }
         match mode {
             CheckMode::Device => {
                 batch.dispatch(&self.finish, &self.bg_finish_init, 1);

@@ -184,7 +184,8 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         init[H_TRUNC] = T::from_f64(T::PRECISION.epsilon().cbrt());
         init[H_EPS] = T::from_f64(T::PRECISION.epsilon());
         let slots = SLOT_DOTS as usize + m.div_ceil(4) + 1;
-        let precond = SolverPrecond::build(engine, a, opts.precond)?;
+        let precond = SolverPrecond::build(engine, a, opts.precond, opts.trisolve)?;
+        crate::solvers::system::record_precond(report, &precond);
         let dots = solver_kernel::<T>(engine, "gmres_basis_dots", gpu_a.shader_config(engine))?;
         let sys = GmresSystem {
             engine,

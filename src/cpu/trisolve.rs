@@ -1,0 +1,389 @@
+//! Sparse triangular solves x = T⁻¹ rhs, the apply half of ILU(0)/IC(0): the factor layout
+//! the GPU kernels read ([`TriFactor`]), its level schedule ([`Levels`], [`Stage`]) and the
+//! CPU twins of the two GPU strategies — the exact solve (what the level-scheduled kernel
+//! `trisolve_levels` computes, row by row in dependency order) and K Jacobi sweeps (what
+//! `trisolve_sweep` computes, one sweep per launch).
+//!
+//! ```
+//! use krylov_wgpu::cpu::trisolve::TriFactor;
+//! // T = [[2, 0], [1, 4]]: lower, x = T⁻¹ [2, 9] = [1, 2].
+//! let t = TriFactor::<f64>::from_rows(2, true, |i| match i {
+//!     0 => (vec![], 2.0),
+//!     _ => (vec![(0, 1.0)], 4.0),
+//! });
+//! let mut x = vec![0.0; 2];
+//! t.solve(&[2.0, 9.0], &mut x);
+//! assert_eq!(x, vec![1.0, 2.0]);
+//! assert_eq!(t.levels().count(), 2);
+//! # let mut y = vec![0.0; 2];
+//! # t.sweeps(&[2.0, 9.0], &mut y, 2);
+//! # assert_eq!(y, x);
+//! ```
+
+use crate::base::options::Trisolve;
+use crate::base::scalar::Scalar;
+
+/// Rows per level above which a level gets a dispatch of its own (many workgroups); runs of
+/// narrower levels are swept by one workgroup in one dispatch, with a barrier per level.
+/// (A launch costs about as much as ~16 barrier-separated passes of one workgroup.)
+pub const WIDE_LEVEL_ROWS: usize = 4096;
+
+/// A sparse triangular matrix T (lower or upper, diagonal non-zero) stored the way the GPU
+/// kernels read it: row i holds its strictly triangular entries at `ptr[i] .. ptr[i+1] − 1`
+/// and 1/tᵢᵢ at `ptr[i+1] − 1` (column i), so one row solves as
+/// xᵢ = (rhsᵢ − Σⱼ tᵢⱼ xⱼ) · (1/tᵢᵢ).
+#[derive(Debug, Clone)]
+pub struct TriFactor<T> {
+    n: usize,
+    lower: bool,
+    pub(crate) ptr: Vec<u32>,
+    pub(crate) col: Vec<u32>,
+    pub(crate) val: Vec<T>,
+}
+
+impl<T: Scalar> TriFactor<T> {
+    /// Builds T from `row(i) = (strict entries (j, tᵢⱼ), tᵢᵢ)`; `lower` says which side the
+    /// strict entries are on (debug-checked).
+    pub fn from_rows(
+        n: usize,
+        lower: bool,
+        row: impl Fn(usize) -> (Vec<(usize, f64)>, f64),
+    ) -> Self {
+        let (mut ptr, mut col, mut val) = (vec![0u32], Vec::new(), Vec::new());
+        for i in 0..n {
+            let (strict, diag) = row(i);
+            for (j, v) in strict {
+                debug_assert!(if lower { j < i } else { j > i });
+                col.push(j as u32);
+                val.push(T::from_f64(v));
+            }
+            col.push(i as u32);
+            val.push(T::from_f64(1.0 / diag));
+            ptr.push(col.len() as u32);
+        }
+        TriFactor {
+            n,
+            lower,
+            ptr,
+            col,
+            val,
+        }
+    }
+
+    /// Order of T.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Whether T is lower triangular.
+    pub fn is_lower(&self) -> bool {
+        self.lower
+    }
+
+    /// Stored entries (strict part plus one inverse diagonal per row).
+    pub fn stored(&self) -> usize {
+        self.val.len()
+    }
+
+    fn strict(&self, i: usize) -> std::ops::Range<usize> {
+        self.ptr[i] as usize..self.ptr[i + 1] as usize - 1
+    }
+
+    fn inv_diag(&self, i: usize) -> T {
+        self.val[self.ptr[i + 1] as usize - 1]
+    }
+
+    /// xᵢ = (rhsᵢ − Σⱼ tᵢⱼ xⱼ)/tᵢᵢ with the xⱼ of `x`: one row, as both kernels compute it.
+    fn row_solve(&self, i: usize, rhs: T, x: &[T]) -> T {
+        let mut s = rhs;
+        for p in self.strict(i) {
+            s -= self.val[p] * x[self.col[p] as usize];
+        }
+        s * self.inv_diag(i)
+    }
+
+    /// x = T⁻¹ rhs exactly (forward or back substitution, in `T`): the twin of the
+    /// level-scheduled kernel, which solves the same rows with the same operations.
+    pub fn solve(&self, rhs: &[T], x: &mut [T]) {
+        if self.lower {
+            for i in 0..self.n {
+                x[i] = self.row_solve(i, rhs[i], x);
+            }
+        } else {
+            for i in (0..self.n).rev() {
+                x[i] = self.row_solve(i, rhs[i], x);
+            }
+        }
+    }
+
+    /// x ≈ T⁻¹ rhs by `k` Jacobi sweeps x⁽¹⁾ = D⁻¹rhs, x⁽ˢ⁺¹⁾ = D⁻¹(rhs − (T − D)x⁽ˢ⁾): the
+    /// twin of `k` launches of `trisolve_sweep`. Exact once `k` ≥ the level count (T − D is
+    /// nilpotent on the levels).
+    pub fn sweeps(&self, rhs: &[T], x: &mut [T], k: u32) {
+        let zero = vec![T::zero(); self.n];
+        let mut prev = zero.clone();
+        for s in 0..k.max(1) {
+            let from: &[T] = if s == 0 { &zero } else { &prev };
+            for (i, xi) in x.iter_mut().enumerate() {
+                *xi = self.row_solve(i, rhs[i], from);
+            }
+            prev.copy_from_slice(x);
+        }
+    }
+
+    /// x ≈ T⁻¹ rhs by the strategy `how` (`Auto` must have been resolved: it solves exactly).
+    pub fn apply(&self, how: Trisolve, rhs: &[T], x: &mut [T]) {
+        match how {
+            Trisolve::Sweeps(k) => self.sweeps(rhs, x, k),
+            Trisolve::Levels | Trisolve::Auto => self.solve(rhs, x),
+        }
+    }
+
+    /// The level sets: level(i) = 1 + max level(j) over the tᵢⱼ ≠ 0 (j solved before i), so
+    /// the rows of one level are independent of each other.
+    pub fn levels(&self) -> Levels {
+        let mut level = vec![0u32; self.n];
+        let order: Box<dyn Iterator<Item = usize>> = if self.lower {
+            Box::new(0..self.n)
+        } else {
+            Box::new((0..self.n).rev())
+        };
+        let mut count = 0u32;
+        for i in order {
+            let l = self
+                .strict(i)
+                .map(|p| level[self.col[p] as usize] + 1)
+                .max()
+                .unwrap_or(0);
+            level[i] = l;
+            count = count.max(l + 1);
+        }
+        let mut ptr = vec![0u32; count as usize + 1];
+        for &l in &level {
+            ptr[l as usize + 1] += 1;
+        }
+        for l in 0..count as usize {
+            ptr[l + 1] += ptr[l];
+        }
+        let mut next = ptr.clone();
+        let mut rows = vec![0u32; self.n];
+        // Rows of a level in increasing (lower) or decreasing (upper) order: the order the
+        // substitution visits them, so neighbouring threads read neighbouring rows.
+        let visit: Box<dyn Iterator<Item = usize>> = if self.lower {
+            Box::new(0..self.n)
+        } else {
+            Box::new((0..self.n).rev())
+        };
+        for i in visit {
+            let l = level[i] as usize;
+            rows[next[l] as usize] = i as u32;
+            next[l] += 1;
+        }
+        Levels { ptr, rows }
+    }
+}
+
+/// The level sets of a triangular factor: the rows of level l are
+/// `rows[ptr[l] .. ptr[l+1]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Levels {
+    pub ptr: Vec<u32>,
+    pub rows: Vec<u32>,
+}
+
+impl Levels {
+    /// Number of levels.
+    pub fn count(&self) -> usize {
+        self.ptr.len() - 1
+    }
+
+    /// Rows in level `l`.
+    pub fn size(&self, l: usize) -> usize {
+        (self.ptr[l + 1] - self.ptr[l]) as usize
+    }
+
+    /// The dispatches of one level-scheduled solve: each level wider than
+    /// [`WIDE_LEVEL_ROWS`] alone, each run of narrower ones merged into one single-workgroup
+    /// stage.
+    pub fn stages(&self) -> Vec<Stage> {
+        let mut stages = Vec::new();
+        let mut l = 0;
+        while l < self.count() {
+            if self.size(l) > WIDE_LEVEL_ROWS {
+                stages.push(Stage {
+                    levels: l..l + 1,
+                    wide: true,
+                });
+                l += 1;
+            } else {
+                let start = l;
+                while l < self.count() && self.size(l) <= WIDE_LEVEL_ROWS {
+                    l += 1;
+                }
+                stages.push(Stage {
+                    levels: start..l,
+                    wide: false,
+                });
+            }
+        }
+        stages
+    }
+}
+
+/// One dispatch of a level-scheduled solve: a wide level (many workgroups) or a run of
+/// narrow levels swept by one workgroup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stage {
+    pub levels: std::ops::Range<usize>,
+    pub wide: bool,
+}
+
+/// The strategy `how` resolves to for factors with these level schedules: `Auto` takes
+/// levels when no solve needs more than [`Trisolve::AUTO_MAX_DISPATCHES`] dispatches, else
+/// [`Trisolve::AUTO_SWEEPS`] sweeps. Explicit choices are kept.
+pub fn resolve(how: Trisolve, schedules: &[&Levels]) -> Trisolve {
+    match how {
+        Trisolve::Auto => {
+            let most = schedules
+                .iter()
+                .map(|l| l.stages().len())
+                .max()
+                .unwrap_or(0);
+            if most <= Trisolve::AUTO_MAX_DISPATCHES {
+                Trisolve::Levels
+            } else {
+                Trisolve::Sweeps(Trisolve::AUTO_SWEEPS)
+            }
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A random lower (or upper) factor with a dominant diagonal.
+    fn random(n: usize, lower: bool, seed: u64) -> TriFactor<f64> {
+        let mut s = seed;
+        let mut next = move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 33) as f64 / (1u64 << 31) as f64
+        };
+        let rows: Vec<(Vec<(usize, f64)>, f64)> = (0..n)
+            .map(|i| {
+                let mut strict = Vec::new();
+                for _ in 0..3 {
+                    let span = if lower { i } else { n - 1 - i };
+                    if span > 0 {
+                        let d = 1 + (next() * span as f64) as usize % span;
+                        let j = if lower { i - d } else { i + d };
+                        if !strict.iter().any(|&(c, _)| c == j) {
+                            strict.push((j, next() - 0.5));
+                        }
+                    }
+                }
+                strict.sort_by_key(|e| e.0);
+                (strict, 2.0 + next())
+            })
+            .collect();
+        TriFactor::from_rows(n, lower, |i| rows[i].clone())
+    }
+
+    fn dense_solve(t: &TriFactor<f64>, rhs: &[f64]) -> Vec<f64> {
+        // Independent oracle: build the dense matrix and substitute.
+        let n = t.n();
+        let mut m = vec![vec![0.0; n]; n];
+        for (i, row) in m.iter_mut().enumerate() {
+            for p in t.strict(i) {
+                row[t.col[p] as usize] = t.val[p];
+            }
+            row[i] = 1.0 / t.inv_diag(i);
+        }
+        let mut x = vec![0.0; n];
+        let order: Vec<usize> = if t.is_lower() {
+            (0..n).collect()
+        } else {
+            (0..n).rev().collect()
+        };
+        for i in order {
+            let s: f64 = (0..n).filter(|&j| j != i).map(|j| m[i][j] * x[j]).sum();
+            x[i] = (rhs[i] - s) / m[i][i];
+        }
+        x
+    }
+
+    #[test]
+    fn exact_and_enough_sweeps_match_a_dense_substitution() {
+        for (lower, seed) in [(true, 1), (false, 2), (true, 3)] {
+            let t = random(60, lower, seed);
+            let rhs: Vec<f64> = (0..60).map(|i| (i as f64 * 0.7).cos()).collect();
+            let want = dense_solve(&t, &rhs);
+            let mut x = vec![f64::NAN; 60];
+            t.solve(&rhs, &mut x);
+            for (a, b) in x.iter().zip(&want) {
+                assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+            }
+            let levels = t.levels().count() as u32;
+            let mut y = vec![f64::NAN; 60];
+            t.sweeps(&rhs, &mut y, levels);
+            for (a, b) in y.iter().zip(&want) {
+                assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} vs {b}");
+            }
+            // Fewer sweeps than levels is an approximation, not the solve.
+            if levels > 2 {
+                t.sweeps(&rhs, &mut y, 1);
+                assert!(y.iter().zip(&want).any(|(a, b)| (a - b).abs() > 1e-6));
+            }
+        }
+    }
+
+    #[test]
+    fn levels_respect_every_dependency_and_cover_each_row_once() {
+        let t = random(200, false, 7);
+        let lv = t.levels();
+        let mut level_of = vec![usize::MAX; 200];
+        for l in 0..lv.count() {
+            for &r in &lv.rows[lv.ptr[l] as usize..lv.ptr[l + 1] as usize] {
+                assert_eq!(level_of[r as usize], usize::MAX, "row {r} twice");
+                level_of[r as usize] = l;
+            }
+        }
+        for i in 0..200 {
+            for p in t.strict(i) {
+                assert!(level_of[t.col[p] as usize] < level_of[i]);
+            }
+        }
+    }
+
+    #[test]
+    fn narrow_levels_merge_and_wide_ones_stand_alone() {
+        // Diagonal (one level of n rows) vs a chain (n levels of one row).
+        let n = WIDE_LEVEL_ROWS + 10;
+        let diag = TriFactor::<f64>::from_rows(n, true, |_| (vec![], 2.0));
+        assert_eq!(
+            diag.levels().stages(),
+            vec![Stage {
+                levels: 0..1,
+                wide: true
+            }]
+        );
+        let chain = TriFactor::<f64>::from_rows(50, true, |i| {
+            (if i > 0 { vec![(i - 1, 1.0)] } else { vec![] }, 2.0)
+        });
+        assert_eq!(chain.levels().count(), 50);
+        assert_eq!(
+            chain.levels().stages(),
+            vec![Stage {
+                levels: 0..50,
+                wide: false
+            }]
+        );
+        assert_eq!(
+            resolve(Trisolve::Auto, &[&chain.levels()]),
+            Trisolve::Levels
+        );
+    }
+}

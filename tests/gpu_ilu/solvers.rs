@@ -1,0 +1,125 @@
+//! ILU-preconditioned BiCGStab, BiCG and IC(0)-preconditioned CG on the GPU against the CPU
+//! reference: converged (the true residual), iteration counts within 5 %, on the shipped
+//! nonsymmetric matrices.
+
+use super::common;
+use common::solve::assert_converged;
+use krylov_wgpu::matrix::Csr;
+use krylov_wgpu::solvers::{self, CheckMode, Method, Precond, SolveOptions, Trisolve, Variant};
+use krylov_wgpu::{Precision, Scalar, cpu};
+
+const MATRICES: [&str; 5] = ["sherman4", "pores_1", "jpwh_991", "add32", "pde2961"];
+
+/// GPU and CPU iteration counts agree within 5 % (at least one iteration of slack).
+fn assert_close_counts(gpu: usize, cpu: usize, tag: &str) {
+    let slack = (cpu as f64 * 0.05).ceil().max(1.0) as usize;
+    assert!(
+        gpu.abs_diff(cpu) <= slack,
+        "{tag}: GPU {gpu} vs CPU {cpu} iterations"
+    );
+}
+
+fn run<T: Scalar>(a: &Csr<T>, b: &[T], opts: &SolveOptions, tag: &str) {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    if T::PRECISION == Precision::F64 && !engine.context().summary.shader_f64 {
+        return;
+    }
+    let gpu = solvers::solve_gpu(&engine, a, b, None, opts, &mut ()).unwrap();
+    let cpu = cpu::solve(a, b, None, opts).unwrap();
+    assert_converged(&gpu, a, b, opts.rtol, &format!("{tag} GPU"));
+    assert_converged(&cpu, a, b, opts.rtol, &format!("{tag} CPU"));
+    assert_close_counts(gpu.report.iterations, cpu.report.iterations, tag);
+    let info = gpu.report.preconditioner.as_ref().expect("reported");
+    assert_eq!(info.kind, opts.precond, "{tag}");
+    let host = cpu.report.preconditioner.as_ref().expect("reported");
+    assert_eq!(
+        (
+            info.trisolve,
+            info.levels,
+            info.dispatches_per_apply,
+            info.shift
+        ),
+        (
+            host.trisolve,
+            host.levels,
+            host.dispatches_per_apply,
+            host.shift
+        ),
+        "{tag}: the same preconditioner on both"
+    );
+    // A factored M runs the classical variant on the GPU, and says so.
+    if opts.variant == Variant::Pipelined && opts.method != Method::Gmres {
+        assert_eq!(gpu.report.variant, Variant::Classical, "{tag}");
+        assert!(gpu.report.notes[0].contains("classical"), "{tag}");
+    }
+}
+
+fn opts(method: Method, precond: Precond, trisolve: Trisolve, rtol: f64) -> SolveOptions {
+    SolveOptions {
+        method,
+        precond,
+        trisolve,
+        rtol,
+        max_iter: 3000,
+        check_mode: CheckMode::Device,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn ilu0_bicgstab_and_bicg_converge_on_the_shipped_matrices_f64() {
+    for name in MATRICES {
+        let (a, b) = common::problems::shipped_system(name, &["sherman4"]);
+        for method in [Method::Bicgstab, Method::Bicg] {
+            let o = opts(method, Precond::Ilu0, Trisolve::Levels, 1e-8);
+            run(&a, &b, &o, &format!("{name} {method} ilu0 f64"));
+        }
+    }
+}
+
+#[test]
+fn ilu0_with_sweeps_and_in_f32_matches_the_cpu() {
+    for name in ["sherman4", "pores_1"] {
+        let (a, b) = common::problems::shipped_system(name, &["sherman4"]);
+        let o = opts(Method::Bicgstab, Precond::Ilu0, Trisolve::Sweeps(4), 1e-8);
+        run(&a, &b, &o, &format!("{name} sweeps:4 f64"));
+    }
+    // f32: sherman4's condition number is ~2e3, so f32 attains about ε·κ ≈ 1e-4.
+    let (a, b) = common::problems::shipped_system("sherman4", &["sherman4"]);
+    let (a32, b32) = common::problems::cast::<f32>(&a, &b);
+    for mode in [CheckMode::Paper, CheckMode::Device] {
+        let o = SolveOptions {
+            check_mode: mode,
+            ..opts(Method::Bicgstab, Precond::Ilu0, Trisolve::Levels, 1e-4)
+        };
+        run(&a32, &b32, &o, &format!("sherman4 levels f32 {mode}"));
+    }
+}
+
+#[test]
+fn ic0_cg_converges_faster_than_jacobi() {
+    let (a, b) = common::problems::shipped_system("nos6", &[]);
+    let ic = opts(Method::Cg, Precond::Ic0, Trisolve::Auto, 1e-8);
+    run(&a, &b, &ic, "nos6 cg ic0");
+    let with = |p| {
+        cpu::solve(
+            &a,
+            &b,
+            None,
+            &SolveOptions {
+                precond: p,
+                ..ic.clone()
+            },
+        )
+        .unwrap()
+    };
+    let (ic0, jac) = (with(Precond::Ic0), with(Precond::Jacobi));
+    assert!(
+        ic0.report.iterations * 2 < jac.report.iterations,
+        "IC(0) {} vs Jacobi {}",
+        ic0.report.iterations,
+        jac.report.iterations
+    );
+}
