@@ -19,7 +19,7 @@ use krylov_wgpu::Precision;
 use krylov_wgpu::gpu::AdapterSummary;
 use krylov_wgpu::matrix::samples;
 use krylov_wgpu::solvers::{
-    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant,
+    CheckMode, Format, GramSchmidt, Method, Precond, Side, SolveOptions, Trisolve, Variant,
 };
 
 mod actions;
@@ -59,6 +59,53 @@ impl RunMode {
     }
 }
 
+/// The triangular-solve strategy of ILU(0)/IC(0) as the Solver panel offers it: the sweep
+/// count K has a field of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrisolveMode {
+    Auto,
+    Levels,
+    Sweeps,
+}
+
+impl TrisolveMode {
+    pub const ALL: &'static [TrisolveMode] = &[
+        TrisolveMode::Auto,
+        TrisolveMode::Levels,
+        TrisolveMode::Sweeps,
+    ];
+
+    /// The name the combo box shows (the library's, without `:K`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrisolveMode::Auto => "auto",
+            TrisolveMode::Levels => "levels",
+            TrisolveMode::Sweeps => "sweeps",
+        }
+    }
+
+    /// The library's strategy, with `sweeps` K Jacobi sweeps.
+    pub fn with_sweeps(self, sweeps: u32) -> Trisolve {
+        match self {
+            TrisolveMode::Auto => Trisolve::Auto,
+            TrisolveMode::Levels => Trisolve::Levels,
+            TrisolveMode::Sweeps => Trisolve::Sweeps(sweeps),
+        }
+    }
+
+    /// The mode and the sweep count of `t` (the library's `auto` count when `t` has none).
+    pub fn split(t: Trisolve) -> (TrisolveMode, u32) {
+        match t {
+            Trisolve::Auto => (TrisolveMode::Auto, Trisolve::AUTO_SWEEPS),
+            Trisolve::Levels => (TrisolveMode::Levels, Trisolve::AUTO_SWEEPS),
+            Trisolve::Sweeps(k) => (TrisolveMode::Sweeps, k),
+        }
+    }
+}
+
+/// The most Jacobi sweeps the Solver panel (and `--trisolve sweeps:K`) takes.
+pub const MAX_SWEEPS: u32 = 100;
+
 /// What the command line asks for at start-up.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StartupArgs {
@@ -76,6 +123,8 @@ pub struct StartupArgs {
     pub precision: Option<Precision>,
     pub check_mode: Option<CheckMode>,
     pub precond: Option<Precond>,
+    pub side: Option<Side>,
+    pub trisolve: Option<Trisolve>,
     pub profile: bool,
     /// The device to open first (`Auto` unless `--device` says otherwise).
     pub device: DeviceSelection,
@@ -101,6 +150,10 @@ pub struct StudioApp {
     run_mode: RunMode,
     precision_choice: Option<Precision>,
     precond: Precond,
+    side: Side,
+    trisolve: TrisolveMode,
+    /// K of `sweeps` (kept while another strategy is selected).
+    sweeps: u32,
     check_mode: CheckMode,
     format: Format,
     rtol_text: String,
@@ -148,6 +201,7 @@ impl StudioApp {
         let precision = args.precision.unwrap_or(Precision::F64);
         let worker = Worker::spawn(selection, precision, move || wake_ctx.request_repaint());
         let family = Family::Poisson2dFd;
+        let (trisolve, sweeps) = TrisolveMode::split(args.trisolve.unwrap_or_default());
         let size = family.default_size();
         let mut app = StudioApp {
             worker,
@@ -164,6 +218,9 @@ impl StudioApp {
             run_mode: args.run.or(args.preselect).unwrap_or(RunMode::Both),
             precision_choice: args.precision,
             precond: args.precond.unwrap_or(Precond::None),
+            side: args.side.unwrap_or(Side::Right),
+            trisolve,
+            sweeps: sweeps.clamp(1, MAX_SWEEPS),
             check_mode: args.check_mode.unwrap_or(CheckMode::Device),
             format: Format::Auto,
             rtol_text: "1e-6".into(),
@@ -204,6 +261,12 @@ impl StudioApp {
     /// Whether a load or a solve is in progress.
     pub fn is_busy(&self) -> bool {
         self.loading.is_some() || self.running_job.is_some()
+    }
+
+    /// The options the next solve would run with (the Solver panel's settings), or why they
+    /// are refused.
+    pub fn next_options(&self) -> Result<SolveOptions, String> {
+        self.options()
     }
 
     /// The runs of the last solve.

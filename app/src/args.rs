@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use krylov_wgpu::Precision;
 use krylov_wgpu::matrix::samples;
-use krylov_wgpu::solvers::{CheckMode, Method, Precond};
+use krylov_wgpu::solvers::{CheckMode, Method, Precond, Side, Trisolve};
 
-use crate::app::{RunMode, StartupArgs};
+use crate::app::{MAX_SWEEPS, RunMode, StartupArgs};
 
 /// The `--help` text.
 pub const USAGE: &str = "\
@@ -28,7 +28,10 @@ Options:
   --device D            auto | gpu | cpu | N (an adapter index): auto takes a hardware GPU with
                         the features the solve needs, else the CPU; gpu any adapter, software too
   --check-mode C        device | paper
-  --precond P           none | jacobi
+  --precond P           none | jacobi | ilu0 | ic0
+  --side S              left | right: the side of the preconditioner (GMRES, BiCGStab)
+  --trisolve T          auto | levels | sweeps:K (K = 1..100): the triangular solves of
+                        ilu0 and ic0
   --profile             GPU time per kernel (timestamps)
   -h, --help            this text
 
@@ -92,6 +95,18 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
             "--precision" => out.precision = Some(value("--precision")?.parse::<Precision>()?),
             "--check-mode" => out.check_mode = Some(value("--check-mode")?.parse::<CheckMode>()?),
             "--precond" => out.precond = Some(value("--precond")?.parse::<Precond>()?),
+            "--side" => out.side = Some(value("--side")?.parse::<Side>()?),
+            "--trisolve" => {
+                let t = value("--trisolve")?.parse::<Trisolve>()?;
+                if let Trisolve::Sweeps(k) = t
+                    && k > MAX_SWEEPS
+                {
+                    return Err(format!(
+                        "--trisolve sweeps:{k}: the app takes K up to {MAX_SWEEPS}"
+                    ));
+                }
+                out.trisolve = Some(t);
+            }
             "--profile" => out.profile = true,
             s if s.starts_with('-') => return Err(format!("unknown option `{s}` (see --help)")),
             path => {
@@ -156,5 +171,23 @@ mod tests {
         assert_eq!(p("--sample help").unwrap(), Parsed::SampleHelp);
         assert!(p("--sample nope").unwrap_err().contains("bcsstk01"));
         assert!(p("--sample bcsstk01 --generate poisson2d:8").is_err());
+        let Parsed::Run(a) = p("--precond ilu0 --side left --trisolve sweeps:8").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (a.precond, a.side, a.trisolve),
+            (
+                Some(Precond::Ilu0),
+                Some(Side::Left),
+                Some(Trisolve::Sweeps(8))
+            )
+        );
+        let Parsed::Run(a) = p("--trisolve levels").unwrap() else {
+            panic!()
+        };
+        assert_eq!((a.side, a.trisolve), (None, Some(Trisolve::Levels)));
+        assert!(p("--side up").unwrap_err().contains("up"));
+        assert!(p("--trisolve sweeps:0").unwrap_err().contains("sweeps:K"));
+        assert!(p("--trisolve sweeps:101").unwrap_err().contains("100"));
     }
 }

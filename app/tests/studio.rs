@@ -19,7 +19,7 @@ use egui_kittest::{Harness, SnapshotOptions};
 use krylov_studio::device::adapter_label;
 use krylov_studio::{DeviceSelection, StartupArgs, StudioApp};
 use krylov_wgpu::gpu::DeviceKind;
-use krylov_wgpu::solvers::{Method, StopReason, Variant};
+use krylov_wgpu::solvers::{Method, Precond, Side, StopReason, Trisolve, Variant};
 
 /// The app on any adapter, lavapipe included (auto would take the CPU reference there, unless
 /// KRYLOV_REQUIRE_GPU=1): the same device whether or not CI's variables are set. Returns once
@@ -470,5 +470,60 @@ fn the_sample_menu_opens_an_embedded_matrix() {
     assert!(
         h.query_by_label("the matrix is not symmetric: switched the method to gmres")
             .is_some()
+    );
+}
+
+#[test]
+fn the_solver_panel_sets_the_side_and_the_triangular_solve_and_the_table_shows_their_cost() {
+    let mut h = harness();
+    generate(&mut h, "poisson2d:16");
+    choose(&mut h, "Method", "bicgstab");
+    choose(&mut h, "Preconditioner", "ilu0");
+    choose(&mut h, "Triangular solve", "sweeps");
+    h.get_by_label("K").set_value_accesskit(4.0);
+    h.run();
+    let opts = h.state().next_options().unwrap();
+    assert_eq!(
+        (opts.precond, opts.side, opts.trisolve),
+        (Precond::Ilu0, Side::Right, Trisolve::Sweeps(4))
+    );
+    let rep = solve_pipelined(&mut h);
+    assert_eq!(rep.method, Method::Bicgstab);
+    let p = rep
+        .preconditioner
+        .clone()
+        .expect("the report describes ilu0");
+    assert_eq!(p.kind, Precond::Ilu0);
+    assert_eq!(p.trisolve, Some(Trisolve::Sweeps(4)));
+
+    // The preconditioner table: kind and strategy, levels, launches per apply, factor, shift.
+    assert_eq!(row_texts(&h, "kind / trisolve"), vec!["ilu0 / sweeps:4"]);
+    let levels = p.levels.map_or("–".into(), |[l, u]| format!("{l} / {u}"));
+    assert_eq!(row_texts(&h, "levels L / U"), vec![levels]);
+    let per_apply = if rep.device.is_gpu() {
+        p.dispatches_per_apply.to_string()
+    } else {
+        "CPU".into()
+    };
+    assert_eq!(row_texts(&h, "dispatches / apply"), vec![per_apply]);
+    assert_eq!(
+        row_texts(&h, "factor nnz / shift"),
+        vec![format!("{} / 0", p.factor_nnz)]
+    );
+    // (The preconditioner table to the right may share the restarts row's height.)
+    assert_eq!(row_texts(&h, "restarts")[0], rep.restarts.to_string());
+    for note in &rep.notes {
+        assert!(h.query_by_label(&format!("• {note}")).is_some(), "{note}");
+    }
+
+    // The side, and K kept while another strategy is chosen.
+    choose(&mut h, "Side", "left");
+    choose(&mut h, "Triangular solve", "levels");
+    let opts = h.state().next_options().unwrap();
+    assert_eq!((opts.side, opts.trisolve), (Side::Left, Trisolve::Levels));
+    choose(&mut h, "Triangular solve", "sweeps");
+    assert_eq!(
+        h.state().next_options().unwrap().trisolve,
+        Trisolve::Sweeps(4)
     );
 }

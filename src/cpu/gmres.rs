@@ -36,29 +36,47 @@
 //! Poisson problem stalls at |r|/|b| ≈ 3e-8 (the true residual of the iterate then grows
 //! to O(1)) and with CGS2 returns an x whose residual is 1e54.
 //!
-//! With Jacobi (right) preconditioning every `A v` is `A D⁻¹ v` and the update is
-//! `x_k = x0 + D⁻¹(…)`. At each restart the true residual b − Ax is recomputed; a cycle whose
-//! estimate met the threshold ends the solve only if that true residual confirms it
-//! (otherwise GMRES restarts, at most [`MAX_GAP_RESTARTS`] times, then stops and the driver
-//! reports a residual gap).
+//! **Side of the preconditioner** (`opts.side`, see [`super::side`]):
+//!
+//! * `Side::Right`, the default: GMRES runs on `A M⁻¹`: every `A v` above is `A (M⁻¹v)`,
+//!   the update is `x_k = x0 + M⁻¹(…)`, and r is the true residual b − Ax, so the estimate
+//!   (and the history) monitors the true residual against max(rtol·‖b‖, atol).
+//! * `Side::Left`: GMRES runs on `M⁻¹A x = M⁻¹b`: r0 = M⁻¹(b − A x0), every `A v` above is
+//!   `M⁻¹(A v)`, the update is `x_k = x0 + (…)` without M⁻¹, and the Walker–Zhou estimate
+//!   (and the history) tracks the preconditioned residual ‖M⁻¹r‖ against
+//!   τ_L = max(rtol·‖M⁻¹b‖, atol) — SciPy's and PETSc's GMRES convention. A claim is
+//!   confirmed with the true ‖b − Ax‖; if that misses the threshold, τ_L is tightened and
+//!   GMRES restarts from the current x (at most [`MAX_GAP_RESTARTS`] times, counted in the
+//!   report's restarts; then the driver reports the residual gap).
+//!
+//! With M = I (`Precond::None`) both sides are the same run, bit for bit.
+//!
+//! At each restart the residual of the side (b − Ax, or M⁻¹(b − Ax)) is recomputed; a cycle
+//! whose estimate met the threshold ends the solve only if that recomputed residual confirms
+//! it (otherwise GMRES restarts, at most [`MAX_GAP_RESTARTS`] times, then stops and the
+//! driver reports a residual gap, unless for left the true residual confirms it).
 //!
 //! Breakdown: `"R_ii"` when the new Krylov vector vanishes after Gram–Schmidt,
 //! R_{i,i} ≤ ε·‖A v_{i−1}‖ (the Krylov space is invariant: the exact solution was already
 //! found, or A is singular); the cycle is closed with the i−1 columns it has, and unless the
-//! true residual then meets the threshold the solve stops with that breakdown.
+//! recomputed residual of the side then meets the threshold the solve stops with that
+//! breakdown.
 
+use super::side::{Target, on_side};
 use super::{Stop, System, dot, is_breakdown};
 use crate::base::scalar::Scalar;
-use crate::base::{GramSchmidt, Variant};
+use crate::base::{GramSchmidt, Side, Variant};
 
-/// Cycles whose Walker–Zhou estimate met the threshold while the recomputed true residual did
-/// not, before GMRES gives up (the driver then reports `ResidualGap`).
+/// Cycles whose Walker–Zhou estimate met the threshold while the recomputed residual (the true
+/// one for right preconditioning) did not, before GMRES gives up (the driver then reports
+/// `ResidualGap`). Also the bound of the left-preconditioning guard,
+/// [`MAX_GUARD_RESTARTS`](super::side::MAX_GUARD_RESTARTS).
 pub const MAX_GAP_RESTARTS: usize = 3;
 
 entry_point! {
     /// Classical GMRES(m) (Alg. 5) with `opts.gs` (MGS, CGS or CGS2) and `opts.restart` = m.
     pub fn classical(opts) => Gmres, Classical, move |sys, x, h| {
-        gmres_core(sys, x, h, Variant::Classical, opts.gs)
+        gmres_core(sys, x, h, Variant::Classical, opts.gs, opts.side, opts.rtol, opts.atol)
     }
 }
 
@@ -70,7 +88,7 @@ entry_point! {
             GramSchmidt::Cgs2 => GramSchmidt::Cgs2,
             _ => GramSchmidt::Cgs,
         };
-        gmres_core(sys, x, h, Variant::Pipelined, gs)
+        gmres_core(sys, x, h, Variant::Pipelined, gs, opts.side, opts.rtol, opts.atol)
     }
 }
 
@@ -101,26 +119,36 @@ fn orthogonalize<T: Scalar>(gs: GramSchmidt, v: &[Vec<T>], i: usize, w: &mut [T]
     }
 }
 
+/// GMRES(m) on the side `side` (see [`on_side`]; `rtol`, `atol` give the left threshold).
+#[allow(clippy::too_many_arguments)]
 fn gmres_core<T: Scalar>(
     sys: &System<'_, T>,
     x: &mut [T],
     hist: &mut Vec<f64>,
     variant: Variant,
     gs: GramSchmidt,
+    side: Side,
+    rtol: f64,
+    atol: f64,
 ) -> Stop {
-    // Restarts after a cycle whose estimate converged but whose true residual did not.
-    let mut gap_restarts = 0;
-    let mut stop = gmres_cycles(sys, x, hist, variant, gs, &mut gap_restarts);
-    stop.restarts = gap_restarts;
-    stop
+    on_side(sys, x, hist, side, rtol, atol, |x, hist, target| {
+        // Restarts after a cycle whose estimate converged but whose restart residual did not.
+        let mut gap_restarts = 0;
+        let mut stop = gmres_cycles(sys, x, hist, variant, gs, target, &mut gap_restarts);
+        stop.restarts = gap_restarts;
+        stop
+    })
 }
 
+/// The cycles of GMRES(m) on the preconditioned system of `target` (A M⁻¹ or M⁻¹A), from
+/// iteration `target.first_iter`, until the monitored residual meets `target.tau`.
 fn gmres_cycles<T: Scalar>(
     sys: &System<'_, T>,
     x: &mut [T],
     hist: &mut Vec<f64>,
     variant: Variant,
     gs: GramSchmidt,
+    target: Target,
     gap_restarts: &mut usize,
 ) -> Stop {
     let n = sys.n();
@@ -133,23 +161,24 @@ fn gmres_cycles<T: Scalar>(
     let mut r = vec![T::zero(); n];
     let mut tmp = vec![T::zero(); n];
     let mut w = vec![T::zero(); n];
-    let mut total = 0usize;
+    let mut total = target.first_iter;
     let mut gap_cycles = 0usize;
 
-    // l.2: r0 = b − A x0;  l.3: ρ0 = ‖r0‖₂.
-    sys.residual(x, &mut r);
+    // l.2: r0 = b − A x0 (left: M⁻¹(b − A x0));  l.3: ρ0 = ‖r0‖₂. A resumed run (after the
+    // left guard) replaces the last history entry with ρ0 and runs at least one cycle.
+    target.residual(sys, x, &mut r, &mut tmp);
     let mut rho0 = dot(&r, &r).sqrt();
-    hist.push(rho0.as_f64());
+    target.record_start(hist, rho0.as_f64());
     if !rho0.is_finite() {
-        return Stop::non_finite(0, "<r, r>", rho0.as_f64());
+        return Stop::non_finite(total, "<r, r>", rho0.as_f64());
     }
-    if sys.done(rho0.as_f64()) {
-        return Stop::converged(0, rho0.as_f64(), sys.b_norm);
+    if !target.resumed && target.done(rho0.as_f64()) {
+        return Stop::converged(total, rho0.as_f64(), target.scale);
     }
 
     loop {
         if total >= sys.max_iter {
-            return Stop::max_iterations(total, rho0.as_f64(), sys.b_norm);
+            return Stop::max_iterations(total, rho0.as_f64(), target.scale);
         }
         // l.4: v0 = r0/ρ0 (r keeps the unnormalised residual).
         for (vj, &rj) in v[0].iter_mut().zip(&r) {
@@ -169,9 +198,8 @@ fn gmres_cycles<T: Scalar>(
         let mut breakdown: Option<(usize, f64, f64)> = None;
         // l.6: for i = 1 to m.
         for i in 1..=m {
-            // l.7: v_i = A v_{i−1} (A D⁻¹ v_{i−1} with right preconditioning).
-            sys.m.apply(&v[i - 1], &mut tmp);
-            sys.spmv(&tmp, &mut w);
+            // l.7: v_i = A v_{i−1} (A M⁻¹ v_{i−1} right-, M⁻¹A v_{i−1} left-preconditioned).
+            target.operator(sys, &v[i - 1], &mut w, &mut tmp);
             let w_norm = dot(&w, &w).sqrt().as_f64();
             if !w_norm.is_finite() {
                 return Stop::non_finite(total, "A v", w_norm);
@@ -212,7 +240,7 @@ fn gmres_cycles<T: Scalar>(
             if !est.is_finite() {
                 return Stop::non_finite(total, "xi", xi[i].as_f64());
             }
-            if sys.done(est) || total >= sys.max_iter || est <= truncate {
+            if target.done(est) || total >= sys.max_iter || est <= truncate {
                 break;
             }
         }
@@ -225,7 +253,8 @@ fn gmres_cycles<T: Scalar>(
             }
             eta[i] = s / rmat[i][i];
         }
-        // l.22: the update, in the preconditioned space (z), then x += D⁻¹ z.
+        // l.22: the update, in the space of the Krylov basis (z), then x += M⁻¹ z (right)
+        // or x += z (left).
         if k >= 1 {
             let z = &mut w;
             if classical {
@@ -245,19 +274,24 @@ fn gmres_cycles<T: Scalar>(
                     super::axpy(eta[i], &v[i - 1], z);
                 }
             }
-            sys.m.apply(z, &mut tmp);
-            super::axpy(T::one(), &tmp, x);
+            if target.left {
+                super::axpy(T::one(), z, x);
+            } else {
+                sys.m.apply(z, &mut tmp);
+                super::axpy(T::one(), &tmp, x);
+            }
         }
-        // Restart: the true residual r = b − A x, ρ0 = ‖r‖.
-        sys.residual(x, &mut r);
+        // Restart: the recomputed residual r = b − A x (the true one; left: M⁻¹(b − A x)),
+        // ρ0 = ‖r‖.
+        target.residual(sys, x, &mut r, &mut tmp);
         rho0 = dot(&r, &r).sqrt();
-        let true_res = rho0.as_f64();
-        if !true_res.is_finite() {
-            return Stop::non_finite(total, "<r, r>", true_res);
+        let restart_res = rho0.as_f64();
+        if !restart_res.is_finite() {
+            return Stop::non_finite(total, "<r, r>", restart_res);
         }
         if let Some((i, rii, w_norm)) = breakdown {
-            if sys.done(true_res) {
-                return Stop::converged(total, true_res, sys.b_norm);
+            if target.done(restart_res) {
+                return Stop::converged(total, restart_res, target.scale);
             }
             let mut s = Stop::breakdown(total, "R_ii", rii, w_norm);
             s.detail = format!(
@@ -267,20 +301,119 @@ fn gmres_cycles<T: Scalar>(
             );
             return s;
         }
-        if sys.done(est) {
-            if sys.done(true_res) {
-                return Stop::converged(total, true_res, sys.b_norm);
+        if target.done(est) {
+            if target.done(restart_res) {
+                return Stop::converged(total, restart_res, target.scale);
             }
             // A cycle whose estimate is optimistic (lost orthogonality makes Σξ² overshoot)
             // but that still cut the true residual at least in half is progress, not a gap.
-            if true_res > 0.5 * cycle_start {
+            if restart_res > 0.5 * cycle_start {
                 gap_cycles += 1;
             }
             if gap_cycles >= MAX_GAP_RESTARTS || total >= sys.max_iter {
                 // The estimate converged, the true residual did not: the driver reports it.
-                return Stop::converged(total, est, sys.b_norm);
+                return Stop::converged(total, est, target.scale);
             }
             *gap_restarts += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::base::{Method, Precond, Side};
+    use crate::cpu::side::testing::{
+        VARIANTS, assert_same_run, jacobi_residual, options, rhs, row_scaled, solve_converged,
+    };
+    use crate::matrix::generators::{
+        ConvectionField, convection_diffusion_3d, random_nonsymmetric,
+    };
+
+    #[test]
+    fn left_jacobi_converges_on_nonsymmetric_matrices() {
+        let convection = convection_diffusion_3d::<f64>(8, 0.1, ConvectionField::Circular);
+        let random = random_nonsymmetric::<f64>(400, 7, 11);
+        for a in [&convection, &random] {
+            let b = rhs::<f64>(a.nrows());
+            for variant in VARIANTS {
+                let opts = options(Method::Gmres, variant, Precond::Jacobi, Side::Left);
+                solve_converged(a, &b, &opts);
+            }
+        }
+    }
+
+    #[test]
+    fn left_jacobi_rescues_small_restart_on_row_scaled_matrix() {
+        // Rows scaled by 1e-3..1e3: GMRES(5) stagnates without preconditioner and with right
+        // Jacobi (A D⁻¹ keeps the row scaling), while D⁻¹A has unit rows again.
+        let a = row_scaled(&random_nonsymmetric::<f64>(300, 6, 7));
+        let b = rhs::<f64>(a.nrows());
+        for variant in VARIANTS {
+            let with = |precond, side| crate::base::SolveOptions {
+                restart: 5,
+                ..options(Method::Gmres, variant, precond, side)
+            };
+            let left = solve_converged(&a, &b, &with(Precond::Jacobi, Side::Left));
+            assert!(left.report.iterations < 200, "{}", left.report.iterations);
+            for (precond, side) in [(Precond::None, Side::Right), (Precond::Jacobi, Side::Right)] {
+                let other = crate::cpu::solve(&a, &b, None, &with(precond, side)).unwrap();
+                assert!(
+                    !other.report.converged && other.report.iterations > 5 * left.report.iterations,
+                    "{variant} {precond} {side}: {}",
+                    other.report.reason_detail
+                );
+            }
+            // ‖D⁻¹r‖/‖D⁻¹b‖ meets rtol before ‖r‖/‖b‖ does here: the true residual guard
+            // tightened the left threshold and restarted.
+            assert!(left.report.restarts >= 1, "{variant}");
+        }
+    }
+
+    #[test]
+    fn left_equals_right_without_preconditioner() {
+        let a = random_nonsymmetric::<f64>(300, 6, 5);
+        let b = rhs::<f64>(a.nrows());
+        for variant in VARIANTS {
+            let right = options(Method::Gmres, variant, Precond::None, Side::Right);
+            let left = options(Method::Gmres, variant, Precond::None, Side::Left);
+            let right = solve_converged(&a, &b, &right);
+            let left = solve_converged(&a, &b, &left);
+            assert_same_run(&left, &right);
+        }
+    }
+
+    #[test]
+    fn left_history_is_the_preconditioned_residual() {
+        let a = random_nonsymmetric::<f64>(400, 7, 3);
+        let b = rhs::<f64>(a.nrows());
+        for variant in VARIANTS {
+            let opts = options(Method::Gmres, variant, Precond::Jacobi, Side::Left);
+            let sol = solve_converged(&a, &b, &opts);
+            let h = &sol.report.history;
+            assert_eq!(h.len(), sol.report.iterations + 1);
+            // x0 = 0: ‖D⁻¹(b − A·0)‖ = ‖D⁻¹b‖.
+            let h0 = jacobi_residual(&a, &b, &vec![0.0; b.len()]);
+            assert!((h[0] - h0).abs() <= 1e-12 * h0, "{} vs {h0}", h[0]);
+            // The last Walker–Zhou estimate is ‖D⁻¹(b − A x)‖ of the returned x.
+            let last = *h.last().unwrap();
+            let recomputed = jacobi_residual(&a, &b, &sol.x);
+            assert!(
+                (last - recomputed).abs() <= 1e-2 * recomputed,
+                "{variant}: history {last:.6e} vs recomputed {recomputed:.6e}"
+            );
+        }
+    }
+
+    #[test]
+    fn left_jacobi_converges_in_f32() {
+        let a = convection_diffusion_3d::<f32>(8, 0.1, ConvectionField::Circular);
+        let b = rhs::<f32>(a.nrows());
+        for variant in VARIANTS {
+            let opts = crate::base::SolveOptions {
+                rtol: 1e-4,
+                ..options(Method::Gmres, variant, Precond::Jacobi, Side::Left)
+            };
+            solve_converged(&a, &b, &opts);
         }
     }
 }

@@ -378,10 +378,10 @@ impl Pattern {
         let n = self.n;
         for _ in 0..EQUILIBRATION_SWEEPS {
             let (mut rmax, mut cmax) = (vec![0.0f64; n], vec![0.0f64; n]);
-            for i in 0..n {
+            for (i, rmax) in rmax.iter_mut().enumerate() {
                 for p in self.row_ptr[i]..self.row_ptr[i + 1] {
                     let v = self.values[p].abs();
-                    rmax[i] = rmax[i].max(v);
+                    *rmax = rmax.max(v);
                     cmax[self.col_idx[p]] = cmax[self.col_idx[p]].max(v);
                 }
             }

@@ -68,6 +68,7 @@ pub mod gmres;
 pub mod ilu;
 pub mod jacobi;
 pub mod precond;
+pub mod side;
 pub mod trisolve;
 
 pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
@@ -462,7 +463,8 @@ pub(crate) fn run_preconditioned<T: Scalar>(
     let stop = if restarts > stop.restarts {
         Stop {
             detail: format!(
-                "{} (counted from the last restart; {iterations} iterations in all)",
+                "at iteration {iterations} in all, after {} restart(s): {}",
+                restarts - stop.restarts,
                 stop.detail
             ),
             ..stop

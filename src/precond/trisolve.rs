@@ -138,7 +138,7 @@ impl GpuTriangular {
                 let kernel = solver_kernel::<T>(at.engine, "trisolve_sweep", at.config)?;
                 let k = k.max(1);
                 // The last sweep writes x; earlier ones alternate with `spare`.
-                let out = |s: u32| if (k - s) % 2 == 0 { x } else { spare };
+                let out = |s: u32| if (k - s).is_multiple_of(2) { x } else { spare };
                 Ok((1..=k)
                     .map(|s| {
                         let prev = if s == 1 { rhs } else { out(s - 1) };

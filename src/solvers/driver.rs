@@ -356,8 +356,9 @@ pub(crate) fn drive<T: Scalar>(
     let mut restarts = 0;
     let (mut gap_restarts, mut breakdown_restarts) = (0, 0);
     let mut restart_log = Vec::new();
-    // The iteration of the last restart: a breakdown restart needs progress since then.
-    let mut restarted_at = None;
+    // The iteration of the last restart: a breakdown restart needs progress since then (a
+    // breakdown before any iteration would repeat from the same x).
+    let mut restarted_at: Option<usize> = None;
     let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
     bufs.reset(engine, 0, tol2_gpu);
     let times0 = engine.kernel_times();
@@ -422,7 +423,7 @@ pub(crate) fn drive<T: Scalar>(
             LoopEnd::Breakdown(ref quantity)
                 if check.restarts_on_breakdown()
                     && breakdown_restarts < MAX_BREAKDOWN_RESTARTS
-                    && restarted_at != Some(run.iterations())
+                    && run.iterations() > restarted_at.unwrap_or(0)
                     && run.iterations() < opts_loop.max_iter =>
             {
                 breakdown_restarts += 1;

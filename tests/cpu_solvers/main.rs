@@ -154,7 +154,9 @@ fn combos(spd: bool, rtol: f64) -> Vec<SolveOptions> {
     };
     for &m in methods {
         for &var in Variant::ALL {
-            for &pc in Precond::ALL {
+            // IC(0) needs a symmetric matrix, which `combos(true, …)` callers do not all pass (it
+            // is tested in tests/gpu_ilu).
+            for &pc in Precond::ALL.iter().filter(|&&p| p != Precond::Ic0) {
                 let gs: &[GramSchmidt] = if m == Method::Gmres && var == Variant::Classical {
                     GramSchmidt::ALL
                 } else {

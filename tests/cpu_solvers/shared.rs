@@ -101,28 +101,27 @@ fn shared_nonsymmetric_matrices() {
 #[test]
 fn shared_matrices_failures_are_honest() {
     // jpwh_991 with b = A·1: r0 = b is a left eigenvector of A (constant column sums), so
-    // ⟨r1, r0*⟩ = 0 exactly after one BiCGStab step, and BiCG's r̃1 = 0.
+    // ⟨r1, r0*⟩ = 0 exactly after one BiCGStab step, and BiCG's r̃1 = 0. The breakdown is
+    // a reason to restart (r0* := r from the new x), not to stop: both then converge, and
+    // the restart is logged by name.
     let a = load("jpwh_991");
     let b = a.mul_vec(&vec![1.0; a.nrows()]).unwrap();
-    for v in [Variant::Classical, Variant::Pipelined] {
-        let s = cpu_solve(&a, &b, &opts(Method::Bicgstab, v, Precond::None, 1e-8));
-        assert_eq!(
-            s.report.reason,
-            StopReason::Breakdown {
-                quantity: "<r, r0*>".into()
-            },
-            "{}",
-            s.report.reason_detail
+    for (m, v) in [
+        (Method::Bicgstab, Variant::Classical),
+        (Method::Bicgstab, Variant::Pipelined),
+        (Method::Bicg, Variant::Classical),
+    ] {
+        let s = cpu_solve(&a, &b, &opts(m, v, Precond::None, 1e-8));
+        let r = &s.report;
+        assert!(r.converged, "{m} {v}: {}", r.reason_detail);
+        assert!(r.restarts >= 1, "{m} {v}");
+        assert!(
+            r.restart_log[0].starts_with("breakdown of <r, r")
+                && r.restart_log[0].contains("at iteration 1:"),
+            "{m} {v}: {:?}",
+            r.restart_log
         );
-        assert_eq!(s.report.iterations, 1);
-        assert!(!s.report.converged);
     }
-    let s = cpu_solve(
-        &a,
-        &b,
-        &opts(Method::Bicg, Variant::Classical, Precond::None, 1e-8),
-    );
-    assert_eq!(s.report.reason.name(), "breakdown");
     // west0479 unpreconditioned: GMRES(30) stagnates, BiCGStab does not converge either.
     let a = load("west0479");
     let b = rhs(&a);
@@ -167,7 +166,7 @@ fn survey_shared_matrices_never_claims_false_convergence() {
         };
         for &m in methods {
             for &v in Variant::ALL {
-                for &pc in Precond::ALL {
+                for &pc in Precond::ALL.iter().filter(|&&p| spd || p != Precond::Ic0) {
                     for restart in [30, 100] {
                         if m != Method::Gmres && restart != 30 {
                             continue;

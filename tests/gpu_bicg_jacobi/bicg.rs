@@ -145,7 +145,8 @@ fn bicg_breakdowns_are_reported_by_name() {
     let jb = ones_rhs(&jpwh);
     // (matrix, rhs, preconditioner, the quantity that breaks down, at which iteration)
     type Case<'a> = (&'a Csr<f64>, Vec<f64>, Precond, &'static str, usize);
-    let cases: [Case<'_>; 3] = [
+    // (Breakdowns before any iteration: a restart from the same x would repeat them.)
+    let cases: [Case<'_>; 2] = [
         (&skew, vec![1.0; n], Precond::None, bicg::BREAKDOWN_PTQ, 0),
         (
             &mixed,
@@ -154,8 +155,26 @@ fn bicg_breakdowns_are_reported_by_name() {
             bicg::BREAKDOWN_RHO,
             0,
         ),
-        (&jpwh, jb, Precond::None, bicg::BREAKDOWN_RHO, 1),
     ];
+    // jpwh_991's breakdown comes after one iteration: BiCG restarts with r̃ := r and
+    // converges, GPU as CPU, with the restart logged by name.
+    for (variant, mode) in variants_and_modes() {
+        let o = bicg_opts(variant, mode, Precond::None, 1e-8);
+        let cpu_r = cpu::solve(&jpwh, &jb, None, &o).unwrap().report;
+        let gpu_r = bicg::solve(&engine, &jpwh, &jb, None, &o, &mut ())
+            .unwrap()
+            .report;
+        for (r, who) in [(&cpu_r, "CPU"), (&gpu_r, "GPU")] {
+            let tag = format!("jpwh_991 {variant} {mode} {who}");
+            assert!(r.converged, "{tag}: {}", r.reason_detail);
+            assert!(
+                r.restart_log[0].starts_with(&format!("breakdown of {}", bicg::BREAKDOWN_RHO))
+                    && r.restart_log[0].contains("at iteration 1:"),
+                "{tag}: {:?}",
+                r.restart_log
+            );
+        }
+    }
     for (a, b, precond, quantity, at) in cases {
         let o = bicg_opts(Variant::Pipelined, CheckMode::Device, precond, 1e-8);
         let cpu_r = cpu::solve(a, &b, None, &o).unwrap().report;

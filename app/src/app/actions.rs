@@ -123,7 +123,7 @@ impl StudioApp {
     }
 
     /// The Solver panel's settings, checked.
-    fn options(&self) -> Result<SolveOptions, String> {
+    pub(super) fn options(&self) -> Result<SolveOptions, String> {
         let parse = |name: &str, s: &str| -> Result<f64, String> {
             s.trim()
                 .parse::<f64>()
@@ -137,6 +137,8 @@ impl StudioApp {
             max_iter: self.max_iter,
             restart: self.restart,
             precond: self.precond,
+            side: self.side,
+            trisolve: self.trisolve.with_sweeps(self.sweeps),
             gs: self.gs,
             check_mode: self.check_mode,
             batch: self.batch,
@@ -192,5 +194,78 @@ impl StudioApp {
 
     pub(super) fn stop(&mut self) {
         self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use krylov_wgpu::solvers::{Precond, Side, Trisolve};
+
+    use super::super::{StartupArgs, TrisolveMode};
+    use super::*;
+
+    /// The app on the CPU reference (nothing to open), started with `args`.
+    fn app(args: StartupArgs) -> StudioApp {
+        StudioApp::new(
+            &egui::Context::default(),
+            StartupArgs {
+                device: DeviceSelection::Cpu,
+                ..args
+            },
+        )
+    }
+
+    #[test]
+    fn options_carry_the_side_and_the_triangular_solve() {
+        let mut a = app(StartupArgs::default());
+        let opts = a.options().unwrap();
+        assert_eq!((opts.side, opts.trisolve), (Side::Right, Trisolve::Auto));
+        assert_eq!(opts.precond, Precond::None);
+        // What the Solver panel's combo boxes and the K field set.
+        a.side = Side::Left;
+        a.trisolve = TrisolveMode::Sweeps;
+        a.sweeps = 9;
+        let opts = a.options().unwrap();
+        assert_eq!(
+            (opts.side, opts.trisolve),
+            (Side::Left, Trisolve::Sweeps(9))
+        );
+        a.trisolve = TrisolveMode::Levels;
+        assert_eq!(a.options().unwrap().trisolve, Trisolve::Levels);
+
+        // From the command line.
+        let a = app(StartupArgs {
+            precond: Some(Precond::Ilu0),
+            side: Some(Side::Left),
+            trisolve: Some(Trisolve::Sweeps(4)),
+            ..Default::default()
+        });
+        let opts = a.options().unwrap();
+        assert_eq!(
+            (opts.precond, opts.side, opts.trisolve),
+            (Precond::Ilu0, Side::Left, Trisolve::Sweeps(4))
+        );
+        assert_eq!((a.trisolve, a.sweeps), (TrisolveMode::Sweeps, 4));
+    }
+
+    #[test]
+    fn trisolve_modes_round_trip() {
+        for t in [
+            Trisolve::Auto,
+            Trisolve::Levels,
+            Trisolve::Sweeps(1),
+            Trisolve::Sweeps(100),
+        ] {
+            let (mode, k) = TrisolveMode::split(t);
+            assert_eq!(mode.with_sweeps(k), t);
+            assert_eq!(t.to_string().split(':').next(), Some(mode.as_str()));
+        }
+        // Strategies without K start `sweeps` from the count `auto` would take.
+        let (mode, k) = TrisolveMode::split(Trisolve::Levels);
+        assert_eq!(mode.with_sweeps(k), Trisolve::Levels);
+        assert_eq!(
+            TrisolveMode::Sweeps.with_sweeps(k),
+            Trisolve::Sweeps(Trisolve::AUTO_SWEEPS)
+        );
     }
 }

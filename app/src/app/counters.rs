@@ -1,8 +1,9 @@
-//! The counter table: launches, transfers, iterations and times of the runs shown, side by
-//! side, with the GPU time per kernel next to it.
+//! The counter table: launches, transfers, iterations, restarts and times of the runs shown,
+//! side by side; next to it what the preconditioner costs, each run's notes (decisions the
+//! solver took) and restart log, and the GPU time per kernel.
 
 use egui::{RichText, Ui};
-use krylov_wgpu::solvers::{SolveReport, Variant};
+use krylov_wgpu::solvers::{PrecondInfo, SolveReport, Variant};
 
 use super::{RunView, StudioApp, variant_color};
 use crate::problem::human_bytes;
@@ -51,11 +52,7 @@ impl StudioApp {
                 .show(ui, |ui| {
                     header_row(ui, "counter", &self.runs);
                     let row = |ui: &mut Ui, name: &str, f: &dyn Fn(&RunView) -> String| {
-                        ui.label(name);
-                        for run in &self.runs {
-                            ui.label(f(run));
-                        }
-                        ui.end_row();
+                        text_cells(ui, name, &self.runs, f)
                     };
                     ui.label("device");
                     for run in &self.runs {
@@ -75,6 +72,7 @@ impl StudioApp {
                     row(ui, "iterations", &|v| {
                         rep_cell(v, |r| r.iterations.to_string())
                     });
+                    row(ui, "restarts", &|v| rep_cell(v, |r| r.restarts.to_string()));
                     row(ui, "true |b-Ax|/|b|", &|v| {
                         rep_cell(v, |r| format!("{:.3e}", r.relative_residual))
                     });
@@ -144,8 +142,88 @@ impl StudioApp {
                     });
                 });
             ui.separator();
-            ui.vertical(|ui| self.kernel_times(ui));
+            ui.vertical(|ui| {
+                self.precond_table(ui);
+                self.run_notes(ui);
+                self.kernel_times(ui);
+            });
         });
+    }
+
+    /// What the preconditioner of each run is and costs (nothing when no run has one).
+    fn precond_table(&self, ui: &mut Ui) {
+        let preconditioned = self
+            .runs
+            .iter()
+            .filter_map(RunView::report)
+            .any(|r| r.preconditioner.is_some());
+        if !preconditioned {
+            return;
+        }
+        egui::Grid::new("preconditioner")
+            .striped(true)
+            .num_columns(self.runs.len() + 1)
+            .show(ui, |ui| {
+                header_row(ui, "preconditioner", &self.runs);
+                let row = |ui: &mut Ui, name: &str, f: &dyn Fn(&RunView) -> String| {
+                    text_cells(ui, name, &self.runs, f)
+                };
+                row(ui, "kind / trisolve", &|v| precond_cell(v, precond_kind));
+                row(ui, "levels L / U", &|v| precond_cell(v, precond_levels));
+                row(ui, "dispatches / apply", &|v| {
+                    gpu_cell(v, |r| {
+                        r.preconditioner
+                            .as_ref()
+                            .map_or("none".into(), |p| p.dispatches_per_apply.to_string())
+                    })
+                });
+                row(ui, "factor nnz / shift", &|v| {
+                    precond_cell(v, precond_factor)
+                });
+                row(ui, "set-up", &|v| {
+                    precond_cell(v, |p| format!("{:.1} ms", p.setup_seconds * 1e3))
+                });
+            });
+        ui.add_space(6.0);
+    }
+
+    /// Each finished run's notes (decisions the solver took, the preconditioner's shift) and
+    /// its restart log, under a header in the run's colour; nothing for runs without any.
+    fn run_notes(&self, ui: &mut Ui) {
+        for run in &self.runs {
+            let Some(rep) = run.report() else { continue };
+            let notes = note_lines(&rep.notes, rep.preconditioner.as_ref());
+            if notes.is_empty() && rep.restart_log.is_empty() {
+                continue;
+            }
+            let title = format!(
+                "{} run: {} note{}, {} restart{}",
+                run.variant,
+                notes.len(),
+                if notes.len() == 1 { "" } else { "s" },
+                rep.restarts,
+                if rep.restarts == 1 { "" } else { "s" },
+            );
+            egui::CollapsingHeader::new(RichText::new(title).color(variant_color(run.variant)))
+                .id_salt(("run-notes", run.variant.as_str()))
+                .default_open(true)
+                .show(ui, |ui| {
+                    for note in &notes {
+                        ui.label(format!("• {note}"));
+                    }
+                    if !rep.restart_log.is_empty() {
+                        let n = rep.restart_log.len();
+                        egui::CollapsingHeader::new(format!("restart log ({n})"))
+                            .id_salt(("restart-log", run.variant.as_str()))
+                            .default_open(n <= 5)
+                            .show(ui, |ui| {
+                                for (i, line) in rep.restart_log.iter().enumerate() {
+                                    ui.label(format!("{}. {line}", i + 1));
+                                }
+                            });
+                    }
+                });
+        }
     }
 
     /// GPU time per kernel (timestamps), per iteration recorded, one column per run.
@@ -212,6 +290,15 @@ fn header_row(ui: &mut Ui, title: &str, runs: &[RunView]) {
     ui.end_row();
 }
 
+/// A grid row: `name`, then `f` of each run.
+fn text_cells(ui: &mut Ui, name: &str, runs: &[RunView], f: &dyn Fn(&RunView) -> String) {
+    ui.label(name);
+    for run in runs {
+        ui.label(f(run));
+    }
+    ui.end_row();
+}
+
 /// The device a run solves on (GPU or CPU reference); the report's device and the reason
 /// it was chosen in the tooltip.
 fn device_cell(ui: &mut Ui, run: &RunView) {
@@ -246,5 +333,109 @@ fn gpu_cell(run: &RunView, f: impl Fn(&SolveReport) -> String) -> String {
         Some(rep) if rep.device.is_gpu() => f(rep),
         Some(_) => "CPU".into(),
         None => "–".into(),
+    }
+}
+
+/// A preconditioner cell: `f` of the run's preconditioner, `none` without one, a dash while
+/// there is no report.
+fn precond_cell(run: &RunView, f: impl Fn(&PrecondInfo) -> String) -> String {
+    rep_cell(run, |r| r.preconditioner.as_ref().map_or("none".into(), &f))
+}
+
+/// `ilu0 / levels`, `ic0 / sweeps:6`, `jacobi / –`.
+fn precond_kind(p: &PrecondInfo) -> String {
+    match p.trisolve {
+        Some(t) => format!("{} / {t}", p.kind),
+        None => format!("{} / –", p.kind),
+    }
+}
+
+/// The level counts of the L and U solves: `12 / 12`, or a dash without levels.
+fn precond_levels(p: &PrecondInfo) -> String {
+    match p.levels {
+        Some([l, u]) => format!("{l} / {u}"),
+        None => "–".into(),
+    }
+}
+
+/// The factors' stored entries and the diagonal shift: `4992 / 0`, `4992 / 1.00e-3 (3 tries)`;
+/// a dash for a preconditioner without a factorisation.
+fn precond_factor(p: &PrecondInfo) -> String {
+    if p.factor_attempts == 0 {
+        return "–".into();
+    }
+    if p.shift == 0.0 {
+        format!("{} / 0", p.factor_nnz)
+    } else {
+        format!(
+            "{} / {:.2e} ({} tries)",
+            p.factor_nnz, p.shift, p.factor_attempts
+        )
+    }
+}
+
+/// What a run's notes section lists: the solver's notes, then the preconditioner's shift
+/// notice.
+fn note_lines(notes: &[String], p: Option<&PrecondInfo>) -> Vec<String> {
+    let shift = p
+        .and_then(|p| p.shift_notice.as_ref())
+        .map(|n| format!("shift: {n}"));
+    notes.iter().cloned().chain(shift).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use krylov_wgpu::solvers::{Precond, Trisolve};
+
+    use super::*;
+
+    fn ilu0() -> PrecondInfo {
+        PrecondInfo {
+            kind: Precond::Ilu0,
+            shift: 0.0,
+            factor_attempts: 1,
+            shift_notice: None,
+            factor_nnz: 4992,
+            trisolve: Some(Trisolve::Levels),
+            levels: Some([63, 63]),
+            dispatches_per_apply: 8,
+            setup_seconds: 0.002,
+        }
+    }
+
+    #[test]
+    fn preconditioner_cells() {
+        let p = ilu0();
+        assert_eq!(precond_kind(&p), "ilu0 / levels");
+        assert_eq!(precond_levels(&p), "63 / 63");
+        assert_eq!(precond_factor(&p), "4992 / 0");
+        let shifted = PrecondInfo {
+            shift: 1e-3,
+            factor_attempts: 3,
+            shift_notice: Some("zero pivot in row 7".into()),
+            trisolve: Some(Trisolve::Sweeps(6)),
+            levels: None,
+            ..ilu0()
+        };
+        assert_eq!(precond_kind(&shifted), "ilu0 / sweeps:6");
+        assert_eq!(precond_levels(&shifted), "–");
+        assert_eq!(precond_factor(&shifted), "4992 / 1.00e-3 (3 tries)");
+        let notes = vec!["ran the classical variant because …".to_string()];
+        assert_eq!(
+            note_lines(&notes, Some(&shifted)),
+            vec![notes[0].clone(), "shift: zero pivot in row 7".to_string()]
+        );
+        assert_eq!(note_lines(&notes, Some(&p)), notes);
+        assert!(note_lines(&[], None).is_empty());
+        let jacobi = PrecondInfo {
+            kind: Precond::Jacobi,
+            factor_attempts: 0,
+            factor_nnz: 0,
+            trisolve: None,
+            levels: None,
+            ..ilu0()
+        };
+        assert_eq!(precond_kind(&jacobi), "jacobi / –");
+        assert_eq!(precond_factor(&jacobi), "–");
     }
 }

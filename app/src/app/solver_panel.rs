@@ -3,10 +3,10 @@
 
 use egui::{RichText, Ui};
 use krylov_wgpu::Precision;
-use krylov_wgpu::solvers::{CheckMode, Format, GramSchmidt, Method, Precond};
+use krylov_wgpu::solvers::{CheckMode, Format, GramSchmidt, Method, Precond, Side, Trisolve};
 
 use super::widgets::{enum_combo, labelled};
-use super::{RunMode, StudioApp};
+use super::{MAX_SWEEPS, RunMode, StudioApp, TrisolveMode};
 use crate::device_panel::DeviceState;
 
 impl StudioApp {
@@ -87,6 +87,57 @@ impl StudioApp {
                         Precond::as_str,
                     )
                 });
+                ui.end_row();
+
+                let sided = matches!(self.method, Method::Gmres | Method::Bicgstab);
+                labelled(ui, "Side", |ui| {
+                    ui.add_enabled_ui(sided, |ui| {
+                        enum_combo(ui, "side", &mut self.side, Side::ALL, Side::as_str)
+                    })
+                    .inner
+                })
+                .on_hover_text(
+                    "the side of the preconditioner (GMRES and BiCGStab)\n\
+                     left: M⁻¹A x = M⁻¹b, monitors the preconditioned residual |M⁻¹r|\n\
+                     right: A M⁻¹ y = b, monitors the true residual |b - Ax|",
+                )
+                .on_disabled_hover_text("GMRES and BiCGStab only");
+                ui.end_row();
+
+                let factored = matches!(self.precond, Precond::Ilu0 | Precond::Ic0);
+                labelled(ui, "Triangular solve", |ui| {
+                    ui.add_enabled_ui(factored, |ui| {
+                        ui.horizontal(|ui| {
+                            let combo = enum_combo(
+                                ui,
+                                "trisolve",
+                                &mut self.trisolve,
+                                TrisolveMode::ALL,
+                                TrisolveMode::as_str,
+                            );
+                            let k = ui.label("K");
+                            ui.add_enabled(
+                                self.trisolve == TrisolveMode::Sweeps,
+                                egui::DragValue::new(&mut self.sweeps).range(1..=MAX_SWEEPS),
+                            )
+                            .labelled_by(k.id)
+                            .on_hover_text("Jacobi sweeps per triangular solve");
+                            combo
+                        })
+                        .inner
+                    })
+                    .inner
+                })
+                .on_hover_text(format!(
+                    "how ilu0 and ic0 apply their triangular factors\n\
+                     levels: exact solves by level scheduling (about a dispatch per level)\n\
+                     sweeps: K Jacobi sweeps, a dispatch each (exact once K reaches the \
+                     level count, approximate before)\n\
+                     auto: levels when a solve needs at most {} dispatches, else {} sweeps",
+                    Trisolve::AUTO_MAX_DISPATCHES,
+                    Trisolve::AUTO_SWEEPS
+                ))
+                .on_disabled_hover_text("ilu0 and ic0 only");
                 ui.end_row();
 
                 labelled(ui, "Check mode", |ui| {
