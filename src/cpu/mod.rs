@@ -425,20 +425,16 @@ pub(crate) fn run_preconditioned<T: Scalar>(
         restarts += stop.restarts;
         let left = iterations < opts.max_iter;
         let restartable = !matches!(method, Method::Gmres | Method::Jacobi);
-        let note = match &stop.reason {
-            StopReason::Converged
-                if restartable
-                    && left
-                    && gaps < MAX_GAP_RESTARTS
-                    && !confirms_convergence(
-                        true_relative_residual(a, b, &x) * b_norm,
-                        sys.tau,
-                    ) =>
-            {
+        // The guard's true residual, only where a restart could follow.
+        let gap = (stop.reason == StopReason::Converged && restartable && left)
+            .then(|| true_relative_residual(a, b, &x))
+            .filter(|&rel| !confirms_convergence(rel * b_norm, sys.tau));
+        let note = match (&stop.reason, gap) {
+            (StopReason::Converged, Some(rel)) if gaps < MAX_GAP_RESTARTS => {
                 gaps += 1;
-                gap_restart_note(iterations, true_relative_residual(a, b, &x))
+                gap_restart_note(iterations, rel)
             }
-            StopReason::Breakdown { quantity }
+            (StopReason::Breakdown { quantity }, _)
                 if restarts_on_breakdown(method)
                     && left
                     && breakdowns < MAX_BREAKDOWN_RESTARTS
