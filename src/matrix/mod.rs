@@ -7,6 +7,7 @@ mod dia;
 mod ell;
 pub mod generators;
 pub mod market;
+pub mod matching;
 pub mod samples;
 mod sell;
 mod stats;
