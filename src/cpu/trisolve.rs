@@ -19,6 +19,11 @@
 //! # t.sweeps(&[2.0, 9.0], &mut y, 2);
 //! # assert_eq!(y, x);
 //! ```
+//!
+//! Two factors of one orientation **stack** into the block-diagonal diag(T₁, T₂)
+//! ([`TriFactor::stack`]): one solve of it on [rhs₁; rhs₂] is the two solves side by side, its
+//! level ℓ the union of both factors' levels ℓ, so a level-scheduled or swept solve of both
+//! costs the dispatches of one (BiCG's concurrent M⁻¹r and M⁻ᵀr̃, paper 004 §3).
 
 use crate::base::options::Trisolve;
 use crate::base::scalar::Scalar;
@@ -39,6 +44,9 @@ pub struct TriFactor<T> {
     pub(crate) ptr: Vec<u32>,
     pub(crate) col: Vec<u32>,
     pub(crate) val: Vec<T>,
+    /// First rows of the diagonal blocks, then n: `[0, n]` for a factor, one more entry per
+    /// factor stacked ([`TriFactor::stack`]).
+    blocks: Vec<u32>,
 }
 
 impl<T: Scalar> TriFactor<T> {
@@ -67,7 +75,55 @@ impl<T: Scalar> TriFactor<T> {
             ptr,
             col,
             val,
+            blocks: vec![0, n as u32],
         }
+    }
+
+    /// The block-diagonal factor diag(`a`, `b`) (both lower or both upper): rows of `b`
+    /// follow those of `a`, their columns shifted by `a.n()`. Solving it on [rhs_a; rhs_b]
+    /// gives [a⁻¹rhs_a; b⁻¹rhs_b] with the same operations as the two separate solves (by
+    /// either strategy); its level ℓ holds the rows of level ℓ of both, so its level count
+    /// is the larger of theirs. Stacks of stacks keep every block.
+    ///
+    /// ```
+    /// use krylov_wgpu::cpu::trisolve::TriFactor;
+    /// let a = TriFactor::<f64>::from_rows(2, true, |i| (if i == 1 { vec![(0, 1.0)] } else { vec![] }, 2.0));
+    /// let b = TriFactor::<f64>::from_rows(1, true, |_| (vec![], 4.0));
+    /// let s = TriFactor::stack(&a, &b);
+    /// let mut x = vec![0.0; 3];
+    /// s.solve(&[2.0, 5.0, 8.0], &mut x);
+    /// assert_eq!(x, vec![1.0, 2.0, 2.0]);
+    /// assert_eq!((s.n(), s.levels().count()), (3, 2));
+    /// ```
+    ///
+    /// Panics when one factor is lower and the other upper.
+    pub fn stack(a: &TriFactor<T>, b: &TriFactor<T>) -> TriFactor<T> {
+        assert_eq!(
+            a.lower, b.lower,
+            "stacked factors must both be lower or both upper"
+        );
+        let (na, nnz_a) = (a.n as u32, a.val.len() as u32);
+        let mut ptr = a.ptr.clone();
+        ptr.extend(b.ptr[1..].iter().map(|&p| p + nnz_a));
+        let mut col = a.col.clone();
+        col.extend(b.col.iter().map(|&c| c + na));
+        let mut val = a.val.clone();
+        val.extend_from_slice(&b.val);
+        let mut blocks = a.blocks.clone();
+        blocks.extend(b.blocks[1..].iter().map(|&r| r + na));
+        TriFactor {
+            n: a.n + b.n,
+            lower: a.lower,
+            ptr,
+            col,
+            val,
+            blocks,
+        }
+    }
+
+    /// Diagonal blocks: 1 for a factor, 2 for diag(T₁, T₂).
+    pub fn blocks(&self) -> usize {
+        self.blocks.len() - 1
     }
 
     /// Order of T.
@@ -181,6 +237,27 @@ impl<T: Scalar> TriFactor<T> {
         }
         Levels { ptr, rows }
     }
+
+    /// The dispatches of one level-scheduled solve of this factor with its `levels`: as
+    /// [`Levels::stages`], a level standing alone when it is wide, but for a stacked factor
+    /// "wide" means wider than [`WIDE_LEVEL_ROWS`] in one of its blocks. The stacked solve
+    /// then merges the blocks' schedules level by level — a wide level of either factor is a
+    /// wide stage of the stack, a run of levels narrow in both one single-workgroup stage —
+    /// and never needs more dispatches than the two solves (each stage boundary is one of
+    /// theirs), usually as many as the longer one. For one block it is `levels.stages()`.
+    pub fn stages(&self, levels: &Levels) -> Vec<Stage> {
+        if self.blocks() == 1 {
+            return levels.stages();
+        }
+        let widest_block = |l: usize| {
+            let mut count = vec![0usize; self.blocks()];
+            for &r in &levels.rows[levels.ptr[l] as usize..levels.ptr[l + 1] as usize] {
+                count[self.blocks.partition_point(|&b| b <= r) - 1] += 1;
+            }
+            count.into_iter().max().unwrap_or(0)
+        };
+        levels.stages_by(|l| widest_block(l) > WIDE_LEVEL_ROWS)
+    }
 }
 
 /// The level sets of a triangular factor: the rows of level l are
@@ -206,10 +283,16 @@ impl Levels {
     /// [`WIDE_LEVEL_ROWS`] alone, each run of narrower ones merged into one single-workgroup
     /// stage.
     pub fn stages(&self) -> Vec<Stage> {
+        self.stages_by(|l| self.size(l) > WIDE_LEVEL_ROWS)
+    }
+
+    /// The stages when level l is wide iff `wide(l)`: each wide level alone, each run of
+    /// narrow ones merged.
+    fn stages_by(&self, wide: impl Fn(usize) -> bool) -> Vec<Stage> {
         let mut stages = Vec::new();
         let mut l = 0;
         while l < self.count() {
-            if self.size(l) > WIDE_LEVEL_ROWS {
+            if wide(l) {
                 stages.push(Stage {
                     levels: l..l + 1,
                     wide: true,
@@ -217,7 +300,7 @@ impl Levels {
                 l += 1;
             } else {
                 let start = l;
-                while l < self.count() && self.size(l) <= WIDE_LEVEL_ROWS {
+                while l < self.count() && !wide(l) {
                     l += 1;
                 }
                 stages.push(Stage {
@@ -385,5 +468,140 @@ mod tests {
             resolve(Trisolve::Auto, &[&chain.levels()]),
             Trisolve::Levels
         );
+    }
+
+    /// [a⁻¹ ra; b⁻¹ rb] by the two separate solves of `how`.
+    fn separate(a: &TriFactor<f64>, b: &TriFactor<f64>, how: Trisolve, r: &[f64]) -> Vec<f64> {
+        let (mut xa, mut xb) = (vec![f64::NAN; a.n()], vec![f64::NAN; b.n()]);
+        a.apply(how, &r[..a.n()], &mut xa);
+        b.apply(how, &r[a.n()..], &mut xb);
+        xa.extend(xb);
+        xa
+    }
+
+    #[test]
+    fn a_stacked_solve_is_the_two_separate_solves() {
+        // BiCG's pairs: diag(L, Uᵀ) (both lower) and diag(U, Lᵀ) (both upper), orders and
+        // level counts unequal.
+        for (lower, na, nb) in [(true, 60, 45), (false, 37, 80)] {
+            let (a, b) = (random(na, lower, 11), random(nb, lower, 12));
+            let s = TriFactor::stack(&a, &b);
+            assert_eq!((s.n(), s.is_lower(), s.blocks()), (na + nb, lower, 2));
+            assert_eq!(s.stored(), a.stored() + b.stored());
+            let r: Vec<f64> = (0..na + nb).map(|i| (i as f64 * 0.37).sin()).collect();
+            let (la, lb) = (a.levels().count(), b.levels().count());
+            for how in [
+                Trisolve::Levels,
+                Trisolve::Sweeps(1),
+                Trisolve::Sweeps(3),
+                Trisolve::Sweeps(la.max(lb) as u32),
+            ] {
+                let mut x = vec![f64::NAN; na + nb];
+                s.apply(how, &r, &mut x);
+                // The same operations row by row: bit-identical, not just close.
+                assert_eq!(x, separate(&a, &b, how, &r), "lower={lower} {how}");
+            }
+            // Merged by level: level ℓ of the stack is level ℓ of both.
+            let ls = s.levels();
+            assert_eq!(ls.count(), la.max(lb));
+            let (lva, lvb) = (a.levels(), b.levels());
+            for l in 0..ls.count() {
+                let mut rows: Vec<u32> =
+                    ls.rows[ls.ptr[l] as usize..ls.ptr[l + 1] as usize].to_vec();
+                rows.sort_unstable();
+                let mut want: Vec<u32> = Vec::new();
+                if l < la {
+                    want.extend(&lva.rows[lva.ptr[l] as usize..lva.ptr[l + 1] as usize]);
+                }
+                if l < lb {
+                    let from = &lvb.rows[lvb.ptr[l] as usize..lvb.ptr[l + 1] as usize];
+                    want.extend(from.iter().map(|&r| r + na as u32));
+                }
+                want.sort_unstable();
+                assert_eq!(rows, want, "level {l}");
+            }
+            // Narrow levels only: one single-workgroup stage, as each solve alone.
+            assert_eq!(s.stages(&ls).len(), 1);
+        }
+    }
+
+    #[test]
+    fn stacked_stages_classify_levels_per_block_and_never_exceed_the_two_solves() {
+        // Each block: a wide level (all rows independent) then a chain of narrow ones.
+        let w = WIDE_LEVEL_ROWS + 5;
+        let block = |chain: usize| {
+            TriFactor::<f64>::from_rows(w + chain, true, move |i| {
+                if i < w {
+                    (vec![], 2.0)
+                } else {
+                    (vec![(i - 1, 0.5)], 2.0)
+                }
+            })
+        };
+        let (a, b) = (block(30), block(12));
+        let stages = |t: &TriFactor<f64>| t.stages(&t.levels());
+        assert_eq!(stages(&a), a.levels().stages());
+        assert_eq!(stages(&a).len(), 2);
+        let s = TriFactor::stack(&a, &b);
+        // Stage k of the stack is stage k of both: the wide level 0, then every chain level.
+        assert_eq!(
+            stages(&s),
+            vec![
+                Stage {
+                    levels: 0..1,
+                    wide: true
+                },
+                Stage {
+                    levels: 1..31,
+                    wide: false
+                }
+            ]
+        );
+        // Levels narrow in each block stay narrow even when both together exceed the width
+        // (Levels::stages of the merged widths would split the run into wide levels).
+        let half = |n: usize| {
+            TriFactor::<f64>::from_rows(n, true, move |i| {
+                (
+                    if i % 2 == 1 {
+                        vec![(i - 1, 0.5)]
+                    } else {
+                        vec![]
+                    },
+                    2.0,
+                )
+            })
+        };
+        let (c, d) = (
+            half(2 * (WIDE_LEVEL_ROWS - 1)),
+            half(2 * (WIDE_LEVEL_ROWS - 1)),
+        );
+        let cd = TriFactor::stack(&c, &d);
+        assert_eq!(stages(&c).len(), 1);
+        assert_eq!(stages(&cd).len(), 1);
+        assert_eq!(
+            cd.levels().stages().len(),
+            2,
+            "merged widths alone would split"
+        );
+        // Wide levels at different places: never more than the two solves together.
+        let tail = TriFactor::<f64>::from_rows(w + 20, true, move |i| {
+            if i < 20 {
+                (if i > 0 { vec![(i - 1, 0.5)] } else { vec![] }, 2.0)
+            } else {
+                (vec![(19, 0.5)], 2.0)
+            }
+        });
+        let mixed = TriFactor::stack(&a, &tail);
+        assert!(stages(&mixed).len() <= stages(&a).len() + stages(&tail).len());
+        let r: Vec<f64> = (0..mixed.n()).map(|i| 1.0 + (i % 7) as f64).collect();
+        let mut x = vec![0.0; mixed.n()];
+        mixed.solve(&r, &mut x);
+        assert_eq!(x, separate(&a, &tail, Trisolve::Levels, &r));
+    }
+
+    #[test]
+    #[should_panic(expected = "must both be lower or both upper")]
+    fn a_lower_and_an_upper_factor_do_not_stack() {
+        TriFactor::stack(&random(5, true, 1), &random(5, false, 2));
     }
 }
