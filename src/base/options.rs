@@ -133,6 +133,22 @@ impl serde::Serialize for Trisolve {
 }
 
 cli_enum!(
+    /// Row reordering of the system before a solve (`matrix::reorder`): P·A x = P·b has the
+    /// same solution and the same residual norms, and a diagonal fit for Jacobi and ILU(0).
+    Reorder {
+        /// A maximum-product matching when the method is not CG, M is Jacobi or ILU(0) (or
+        /// the method is the Jacobi iteration) and A's diagonal has a zero entry
+        /// (`matrix::reorder::auto_reason`); otherwise none.
+        Auto = "auto",
+        /// Never reorder.
+        None = "none",
+        /// Always permute by a maximum-product matching (MC64 job 5); an error when A is
+        /// structurally singular.
+        Matching = "matching",
+    }
+);
+
+cli_enum!(
     /// Orthogonalisation used by classical GMRES.
     GramSchmidt {
         /// Modified Gram–Schmidt: one inner product at a time.

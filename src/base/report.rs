@@ -132,6 +132,9 @@ pub struct SolveReport {
     pub restart_log: Vec<String>,
     /// What the preconditioner is and costs (`null` without one).
     pub preconditioner: Option<PrecondInfo>,
+    /// The row reordering applied before the solve (`matrix::reorder`: P·A x = P·b, same x
+    /// and residual norms), in words; `null` when the rows were left as they are.
+    pub reordering: Option<String>,
     /// Decisions the solver took that the user should know about (a variant replaced, a
     /// strategy chosen), one sentence each.
     pub notes: Vec<String>,
@@ -189,6 +192,7 @@ impl SolveReport {
             restarts: 0,
             restart_log: Vec::new(),
             preconditioner: None,
+            reordering: None,
             notes: Vec::new(),
             kernel_times: Vec::new(),
             seconds: 0.0,

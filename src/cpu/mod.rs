@@ -75,6 +75,7 @@ pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
 pub use spmv::{spmv, spmv_f64, true_relative_residual};
 
 use crate::base::error::Result;
+use crate::base::options::Reorder;
 use crate::base::scalar::Scalar;
 use crate::base::{Method, Solution, SolveOptions, SolveReport, StopReason, Variant};
 use crate::matrix::Csr;
@@ -291,7 +292,35 @@ impl<T: Scalar> System<'_, T> {
 /// The report's `relative_residual` is the true ‖b − Ax‖₂/‖b‖₂ recomputed in f64; a solve
 /// is `converged` only if the tracked residual met `opts.threshold(‖b‖)` and the true
 /// residual confirms it (else [`StopReason::ResidualGap`]).
+///
+/// Rows are reordered first under [`Reorder::Auto`] ([`crate::matrix::reorder`]: a
+/// maximum-product matching when a non-CG method with Jacobi or ILU(0) meets a zero diagonal
+/// entry); x, the residuals and the report are those of A x = b, and the report's
+/// `reordering` says what was done. [`solve_with_reorder`] chooses the reordering.
 pub fn solve<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Solution<T>> {
+    solve_with_reorder(a, b, x0, opts, Reorder::Auto)
+}
+
+/// [`solve`] with the row reordering `how` ([`Reorder::None`]: A x = b exactly as given;
+/// [`Reorder::Matching`]: always by a maximum-product matching, an error when A is
+/// structurally singular).
+pub fn solve_with_reorder<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    how: Reorder,
+) -> Result<Solution<T>> {
+    crate::matrix::reorder::solve_reordered(a, b, opts, how, |a, b| solve_as_given(a, b, x0, opts))
+}
+
+/// The dispatch of [`solve`] on the system as given.
+fn solve_as_given<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
     x0: Option<&[T]>,

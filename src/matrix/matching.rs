@@ -335,11 +335,8 @@ pub fn max_product_matching<T: Scalar>(a: &Csr<T>) -> Result<Matching> {
         && diag_log.is_finite()
         && diag_log >= log_product - 1e-13 * scale
     {
-        for j in 0..n {
-            row_of_col[j] = j;
-        }
         return Ok(Matching {
-            row_perm: row_of_col,
+            row_perm: (0..n).collect(),
             row_dual: u,
             col_dual: v,
             col_max,
@@ -399,9 +396,9 @@ mod tests {
             }
         }
         let mut e = Vec::new();
-        for i in 0..n {
-            if perm[i] != i {
-                e.push((i, perm[i], rng.random_range(0.1..10.0)));
+        for (i, &pi) in perm.iter().enumerate() {
+            if pi != i {
+                e.push((i, pi, rng.random_range(0.1..10.0)));
             }
             for _ in 0..per_row {
                 let j = rng.random_range(0..n);
@@ -512,10 +509,10 @@ mod tests {
             let a = random_zero_diagonal(200, 4, 100 + seed);
             let m = max_product_matching(&a).unwrap();
             let (r, s) = m.scaling(false);
-            for i in 0..a.nrows() {
+            for (i, ri) in r.iter().enumerate() {
                 let (cols, vals) = a.row(i);
                 for (&c, &x) in cols.iter().zip(vals) {
-                    let scaled = (r[i] * x * s[c as usize]).abs();
+                    let scaled = (ri * x * s[c as usize]).abs();
                     assert!(scaled <= 1.0 + 1e-9, "entry ({i}, {c}) scales to {scaled}");
                 }
             }

@@ -1,0 +1,359 @@
+//! Row reordering of a linear system before a solve: P·A x = P·b.
+//!
+//! A row permutation changes neither the solution x nor any residual norm
+//! (‖P r‖₂ = ‖r‖₂ for r = b − A x), so a solve of the reordered system is a solve of the
+//! original one, reported the same way. What it changes is the diagonal, and with it the
+//! preconditioners built from the diagonal: Jacobi needs every aᵢᵢ ≠ 0, ILU(0) eliminates
+//! with the diagonal as pivots. A maximum-product matching
+//! ([`max_product_matching`](super::matching::max_product_matching), MC64 job 5) puts the
+//! largest possible product of entries on the diagonal, zero-free whenever A is structurally
+//! nonsingular.
+//!
+//! [`solve_reordered`] is the one call a solve entry wraps itself in; [`Reorder::Auto`]
+//! applies the matching when [`auto_reason`] says so:
+//!
+//! * the method is not CG (a row permutation destroys symmetry) and not the Jacobi
+//!   iteration (a matched diagonal does not make it converge), and
+//! * M is Jacobi or ILU(0) (the preconditioners that read the diagonal; IC(0) is for
+//!   symmetric matrices, none does not care), and
+//! * A's diagonal has a zero entry (stored as zero or missing).
+//!
+//! A nonzero diagonal, however small, is left alone: on the matrices of `tests/data` with a
+//! full diagonal (sherman4, pores_1, jpwh_991, add32, pde2961) a matching either keeps the
+//! identity or — where a tiny diagonal would allow it — did not make ILU(0) or Jacobi
+//! converge in fewer iterations in our measurements (issue #14), so the rule stays the
+//! conservative one.
+//!
+//! ```
+//! use krylov_wgpu::matrix::{Csr, reorder::reorder_rows};
+//! // [[0, 2], [3, 1]] x = [2, 4]: x = (1, 1).
+//! let a = Csr::<f64>::new(2, 2, vec![0, 1, 3], vec![1, 0, 1], vec![2.0, 3.0, 1.0])?;
+//! let r = reorder_rows(&a, &[2.0, 4.0])?;
+//! assert_eq!(r.a.diagonal(), vec![3.0, 2.0]);
+//! assert_eq!(r.b, vec![4.0, 2.0]);
+//! assert_eq!(r.a.mul_vec(&[1.0, 1.0])?, r.b);
+//! # Ok::<(), krylov_wgpu::KrylovError>(())
+//! ```
+
+use super::matching::max_product_matching;
+use crate::base::error::Result;
+pub use crate::base::options::Reorder;
+use crate::base::options::{Method, Precond, SolveOptions};
+use crate::base::report::Solution;
+use crate::base::scalar::Scalar;
+use crate::matrix::Csr;
+
+/// A system with its rows permuted: `a` = P·A, `b` = P·b.
+#[derive(Debug, Clone)]
+pub struct Reordered<T> {
+    /// P·A.
+    pub a: Csr<T>,
+    /// P·b.
+    pub b: Vec<T>,
+    /// `row_perm[i]` = the row of the original system now at row i.
+    pub row_perm: Vec<usize>,
+    /// Rows P moves.
+    pub moved: usize,
+    /// One sentence for the report (`SolveReport::reordering`).
+    pub description: String,
+}
+
+/// What A's diagonal looks like to Jacobi and ILU(0).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DiagonalHealth {
+    /// Diagonal entries that are zero (stored as zero or missing).
+    pub zeros: usize,
+    /// The first of them.
+    pub first_zero: Option<usize>,
+    /// minᵢ |aᵢᵢ| / maxⱼ |aᵢⱼ| over rows with a nonzero entry (0 with a zero diagonal
+    /// entry; 1 for a diagonal that dominates every row's largest entry).
+    pub min_ratio: f64,
+}
+
+/// The zero count and the smallest diagonal-to-row-maximum ratio of a square `a`.
+pub fn diagonal_health<T: Scalar>(a: &Csr<T>) -> DiagonalHealth {
+    let n = a.nrows().min(a.ncols());
+    let (mut zeros, mut first_zero, mut min_ratio) = (0, None, 1.0f64);
+    for i in 0..n {
+        let (cols, vals) = a.row(i);
+        let max = vals.iter().fold(0.0f64, |m, v| m.max(v.as_f64().abs()));
+        let d = cols
+            .binary_search(&(i as u32))
+            .map_or(0.0, |k| vals[k].as_f64().abs());
+        if d == 0.0 {
+            zeros += 1;
+            first_zero.get_or_insert(i);
+        }
+        if max > 0.0 {
+            min_ratio = min_ratio.min(d / max);
+        }
+    }
+    DiagonalHealth {
+        zeros,
+        first_zero,
+        min_ratio,
+    }
+}
+
+/// Why [`Reorder::Auto`] reorders the rows of `a` for a solve with `opts` (`None`: it does
+/// not): the rule in the module docs.
+pub fn auto_reason<T: Scalar>(a: &Csr<T>, opts: &SolveOptions) -> Option<String> {
+    if matches!(opts.method, Method::Cg | Method::Jacobi)
+        || !matches!(opts.precond, Precond::Jacobi | Precond::Ilu0)
+        || !a.is_square()
+    {
+        return None;
+    }
+    let health = diagonal_health(a);
+    (health.zeros > 0).then(|| {
+        format!(
+            "A's diagonal has {} zero entr{} (first at row {}), which {} cannot use",
+            health.zeros,
+            if health.zeros == 1 { "y" } else { "ies" },
+            health.first_zero.unwrap_or(0),
+            if opts.precond == Precond::Jacobi {
+                "Jacobi"
+            } else {
+                "ILU(0)"
+            }
+        )
+    })
+}
+
+/// P·A and P·b for the maximum-product matching of `a` (always computed, even when it is
+/// the identity), with a description such as "rows permuted by a maximum-product matching
+/// (MC64-style): 471 of 479 rows moved, diagonal now zero-free".
+///
+/// # Errors
+/// Those of [`max_product_matching`] (not square, non-finite, structurally singular) and a
+/// `DimensionMismatch` when `b` does not have a row's length.
+pub fn reorder_rows<T: Scalar>(a: &Csr<T>, b: &[T]) -> Result<Reordered<T>> {
+    if b.len() != a.nrows() {
+        return Err(crate::base::error::KrylovError::DimensionMismatch {
+            what: "right-hand side length vs matrix rows",
+            expected: a.nrows(),
+            found: b.len(),
+        });
+    }
+    let m = max_product_matching(a)?;
+    let pa = m.permute_rows(a);
+    let pb = m.permute_vec(b);
+    let moved = m.moved();
+    let n = a.nrows();
+    let zero_free = pa.diagonal().iter().all(|d| *d != T::zero());
+    let description = if moved == 0 {
+        format!(
+            "rows kept by a maximum-product matching (MC64-style): 0 of {n} rows moved, the \
+             diagonal already has the largest product"
+        )
+    } else {
+        format!(
+            "rows permuted by a maximum-product matching (MC64-style): {moved} of {n} rows \
+             moved, diagonal now {}",
+            if zero_free {
+                "zero-free".to_string()
+            } else {
+                // Only when a matched entry underflows in T (f32).
+                format!(
+                    "with {} zero entries",
+                    pa.diagonal().iter().filter(|d| **d == T::zero()).count()
+                )
+            }
+        )
+    };
+    Ok(Reordered {
+        a: pa,
+        b: pb,
+        row_perm: m.row_perm,
+        moved,
+        description,
+    })
+}
+
+/// The reordering a solve with `opts` gets under `how` (`None`: solve A x = b as it is).
+///
+/// [`Reorder::Auto`] reorders when [`auto_reason`] gives a reason and the matching exists
+/// (a structurally singular A, or input that validation will refuse anyway — wrong sizes,
+/// non-finite values — is left as it is, for the solve to report); [`Reorder::Matching`]
+/// always reorders and passes the matching's errors on.
+pub fn reorder_for_solve<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    opts: &SolveOptions,
+    how: Reorder,
+) -> Result<Option<Reordered<T>>> {
+    match how {
+        Reorder::None => Ok(None),
+        Reorder::Matching => reorder_rows(a, b).map(Some),
+        Reorder::Auto => {
+            let Some(why) = auto_reason(a, opts) else {
+                return Ok(None);
+            };
+            if b.len() != a.nrows() || b.iter().any(|v| !v.is_finite()) {
+                return Ok(None);
+            }
+            Ok(reorder_rows(a, b).ok().map(|mut r| {
+                r.description = format!("{} ({why})", r.description);
+                r
+            }))
+        }
+    }
+}
+
+/// Runs `solve` on the system a solve with `opts` should see under `how`: on P·A, P·b when
+/// [`reorder_for_solve`] reorders (recording the description in the report's `reordering`
+/// and first note), else on `a`, `b` unchanged. x (and an initial guess) need no change, and
+/// the residuals `solve` reports are those of the original system.
+///
+/// ```
+/// use krylov_wgpu::matrix::{Csr, reorder::{Reorder, solve_reordered}};
+/// use krylov_wgpu::solvers::{Method, Precond, SolveOptions};
+/// let a = Csr::<f64>::new(2, 2, vec![0, 1, 3], vec![1, 0, 1], vec![2.0, 3.0, 1.0])?;
+/// let opts = SolveOptions { method: Method::Gmres, precond: Precond::Jacobi, rtol: 1e-12, ..Default::default() };
+/// let sol = solve_reordered(&a, &[2.0, 4.0], &opts, Reorder::Auto, |a, b| {
+///     krylov_wgpu::cpu::solve_with_reorder(a, b, None, &opts, Reorder::None)
+/// })?;
+/// assert!(sol.report.converged && sol.report.reordering.is_some());
+/// assert!((sol.x[0] - 1.0).abs() < 1e-12 && (sol.x[1] - 1.0).abs() < 1e-12);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn solve_reordered<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    opts: &SolveOptions,
+    how: Reorder,
+    solve: impl FnOnce(&Csr<T>, &[T]) -> Result<Solution<T>>,
+) -> Result<Solution<T>> {
+    match reorder_for_solve(a, b, opts, how)? {
+        None => solve(a, b),
+        Some(r) => {
+            let mut sol = solve(&r.a, &r.b)?;
+            sol.report.notes.insert(0, r.description.clone());
+            sol.report.reordering = Some(r.description);
+            Ok(sol)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::Coo;
+
+    fn csr(n: usize, entries: &[(usize, usize, f64)]) -> Csr<f64> {
+        let mut coo = Coo::new(n, n);
+        for &(i, j, v) in entries {
+            coo.push(i, j, v).unwrap();
+        }
+        coo.to_csr().unwrap()
+    }
+
+    fn opts(method: Method, precond: Precond) -> SolveOptions {
+        SolveOptions {
+            method,
+            precond,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn reordered_system_has_the_same_solution_and_residual_norms() {
+        let a = csr(
+            3,
+            &[
+                (0, 1, 2.0),
+                (0, 2, 1.0),
+                (1, 2, 3.0),
+                (2, 0, 4.0),
+                (2, 1, 1.0),
+            ],
+        );
+        let b = [1.0, 2.0, 3.0];
+        let r = reorder_rows(&a, &b).unwrap();
+        assert_eq!(r.moved, 3);
+        assert!(
+            r.description
+                .contains("3 of 3 rows moved, diagonal now zero-free")
+        );
+        let x = [0.3, -1.0, 2.0];
+        let res = |a: &Csr<f64>, b: &[f64]| -> Vec<f64> {
+            let ax = a.mul_vec(&x).unwrap();
+            b.iter().zip(ax).map(|(b, ax)| b - ax).collect()
+        };
+        let (r0, r1) = (res(&a, &b), res(&r.a, &r.b));
+        let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert_eq!(norm(&r0), norm(&r1));
+        for (i, &p) in r.row_perm.iter().enumerate() {
+            assert_eq!(r1[i], r0[p]);
+        }
+    }
+
+    #[test]
+    fn auto_rule() {
+        let zero = csr(2, &[(0, 1, 2.0), (1, 0, 3.0), (1, 1, 1.0)]);
+        let full = csr(2, &[(0, 0, 1e-9), (0, 1, 2.0), (1, 0, 3.0), (1, 1, 1.0)]);
+        for precond in [Precond::Jacobi, Precond::Ilu0] {
+            for method in [Method::Gmres, Method::Bicgstab, Method::Bicg] {
+                let why = auto_reason(&zero, &opts(method, precond)).unwrap();
+                assert!(why.contains("1 zero entry (first at row 0)"), "{why}");
+                assert!(auto_reason(&full, &opts(method, precond)).is_none());
+            }
+            assert!(auto_reason(&zero, &opts(Method::Cg, precond)).is_none());
+        }
+        for precond in [Precond::None, Precond::Ic0] {
+            assert!(auto_reason(&zero, &opts(Method::Gmres, precond)).is_none());
+        }
+        assert!(auto_reason(&zero, &opts(Method::Jacobi, Precond::None)).is_none());
+        let o = opts(Method::Gmres, Precond::Jacobi);
+        assert!(
+            reorder_for_solve(&zero, &[1.0, 1.0], &o, Reorder::Auto)
+                .unwrap()
+                .is_some()
+        );
+        assert!(
+            reorder_for_solve(&zero, &[1.0, 1.0], &o, Reorder::None)
+                .unwrap()
+                .is_none()
+        );
+        // Explicit matching on a matrix whose diagonal is already best: identity, said so.
+        let kept = reorder_for_solve(&full, &[1.0, 1.0], &o, Reorder::Auto).unwrap();
+        assert!(kept.is_none());
+        let dd = csr(2, &[(0, 0, 4.0), (0, 1, 1.0), (1, 0, 1.0), (1, 1, 4.0)]);
+        let kept = reorder_for_solve(&dd, &[1.0, 1.0], &o, Reorder::Matching)
+            .unwrap()
+            .unwrap();
+        assert_eq!(kept.moved, 0);
+        assert!(kept.description.contains("0 of 2 rows moved"));
+    }
+
+    #[test]
+    fn auto_leaves_bad_input_to_validation_and_matching_reports_singularity() {
+        let o = opts(Method::Gmres, Precond::Jacobi);
+        let singular = csr(2, &[(0, 0, 1.0), (1, 0, 1.0)]);
+        assert!(
+            reorder_for_solve(&singular, &[1.0, 1.0], &o, Reorder::Auto)
+                .unwrap()
+                .is_none()
+        );
+        let e = reorder_for_solve(&singular, &[1.0, 1.0], &o, Reorder::Matching).unwrap_err();
+        assert!(e.to_string().contains("structurally singular"), "{e}");
+        let zero = csr(2, &[(0, 1, 2.0), (1, 0, 3.0)]);
+        assert!(
+            reorder_for_solve(&zero, &[1.0], &o, Reorder::Auto)
+                .unwrap()
+                .is_none()
+        );
+        assert!(reorder_for_solve(&zero, &[1.0], &o, Reorder::Matching).is_err());
+    }
+
+    #[test]
+    fn diagonal_health_counts() {
+        let a = csr(3, &[(0, 0, 1.0), (0, 1, 4.0), (1, 0, 1.0), (2, 2, 2.0)]);
+        let h = diagonal_health(&a);
+        assert_eq!(h.zeros, 1);
+        assert_eq!(h.first_zero, Some(1));
+        assert_eq!(h.min_ratio, 0.0);
+        let h = diagonal_health(&csr(2, &[(0, 0, 1.0), (0, 1, 4.0), (1, 1, 2.0)]));
+        assert_eq!((h.zeros, h.min_ratio), (0, 0.25));
+    }
+}
