@@ -9,7 +9,14 @@
 // residual (η_r = η_1/ρ0, η_1 → 0, η_i → η̃_i). The basis v_0 … v_{k−1} is vectors 0 … k−1 of
 // the pool, r is vector `params.num`, x is vector `params.dst`.
 //
+// With a factored M (ILU(0)/IC(0)) the update is x += M⁻¹u, u = η_r·r + Σ η_i·v_{i−1}: a
+// first launch with GM_FLAG_STORE writes u into pool vector `dst` (= z) instead of adding it,
+// the host records z = M⁻¹z (triangular solves), and a second launch adds z to x (k = 0,
+// η_r = 1, `num` = z).
+//
 // No status test: this applies the previous cycle, whatever stopped it.
+
+const GM_FLAG_STORE: u32 = 1u;
 
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
@@ -37,6 +44,10 @@ fn main(ids: Ids) {
         if params.jacobi != 0u {
             s = dinv[row] * s;
         }
-        pool[x_off + row] = pool[x_off + row] + s;
+        if (params.flags & GM_FLAG_STORE) != 0u {
+            pool[x_off + row] = s;
+        } else {
+            pool[x_off + row] = pool[x_off + row] + s;
+        }
     }
 }

@@ -97,6 +97,16 @@ impl<'e> Batch<'e> {
             .copy_buffer_to_buffer(src, src_offset, dst, dst_offset, bytes);
     }
 
+    /// Zeroes `bytes` bytes of `buffer` from `offset` on the GPU (no host transfer; both
+    /// multiples of 4).
+    pub fn clear(&mut self, buffer: &wgpu::Buffer, offset: u64, bytes: u64) {
+        self.end_pass();
+        self.encoder
+            .as_mut()
+            .expect("batch not yet submitted")
+            .clear_buffer(buffer, offset, Some(bytes));
+    }
+
     /// Submits the batch (one counted submit) without waiting (profiling waits for the
     /// timestamps).
     pub fn submit(mut self) -> Result<()> {

@@ -6,10 +6,11 @@
 
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
+use crate::gpu::kernels::SolverBuffers;
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
-use crate::precond::SolverPrecond;
+use crate::precond::{ApplySite, ApplyStep, SolverPrecond};
 use crate::solvers::driver::sum_component;
 use crate::solvers::system::upload_matrix;
 use crate::solvers::{CheckMode, GramSchmidt, SolveOptions, SolveReport, Variant};
@@ -73,7 +74,10 @@ impl Pool {
 ///
 /// `[header (8) | step record ×2 (g + 4 each) | η: k, η_r, η_1…η_m | per step j = 0…m: ξ_j,
 /// estimate_j, ‖A v_{j−1}‖², – | R (m+1)², R_{j,i} at j + (m+1)i | coefficients (m+1) |
-/// R column being accumulated (m+1)]`.
+/// R column being accumulated (m+1) | the constants [0, 1]]`.
+///
+/// The constants are the coefficients `[k, η_r]` with which `gmres_update_x` adds one pool
+/// vector to x (the last launch of the update with a factored M).
 ///
 /// The step records (`[‖A v_{i−1}‖², R_{i,i}, –, –, ξ_i partials…]`, step i in record i mod 2)
 /// come right after the header, so that `paper` mode reads header + record in one readback.
@@ -87,6 +91,7 @@ pub(super) struct CycleLayout {
     pub(super) r: usize,
     pub(super) tmp: usize,
     pub(super) acc: usize,
+    pub(super) add: usize,
     len: usize,
 }
 
@@ -98,6 +103,7 @@ impl CycleLayout {
         let r = steps + 4 * (m + 1);
         let tmp = r + (m + 1) * (m + 1);
         let acc = tmp + m + 1;
+        let add = acc + m + 1;
         CycleLayout {
             m,
             g,
@@ -107,7 +113,8 @@ impl CycleLayout {
             r,
             tmp,
             acc,
-            len: acc + m + 1,
+            add,
+            len: add + 2,
         }
     }
     /// Step i's record (ring of two).
@@ -130,6 +137,16 @@ impl CycleLayout {
     }
 }
 
+/// z = M⁻¹v on pool vectors for a factored M (ILU(0)/IC(0)). Its apply step binds whole
+/// buffers, so the source vector is copied out of the pool into `input` and the result from
+/// `output` back in: two buffer-to-buffer copies on the GPU (no host transfer) beside the
+/// triangular solves' launches.
+struct PoolApply {
+    input: wgpu::Buffer,
+    output: wgpu::Buffer,
+    step: ApplyStep,
+}
+
 /// Everything resident on the GPU for one solve: A, M, the pool, the cycle buffer, the
 /// status word and the partial sums, and the batched inner-product kernel every variant uses.
 pub(super) struct GmresSystem<'e, T> {
@@ -144,6 +161,8 @@ pub(super) struct GmresSystem<'e, T> {
     pub(super) gs: GramSchmidt,
     a: GpuMatrix<T>,
     precond: SolverPrecond<T>,
+    /// The apply of a factored M (`None` for M = I and Jacobi, which the kernels fuse).
+    factored: Option<PoolApply>,
     pub(super) pool: wgpu::Buffer,
     state: wgpu::Buffer,
     partials: wgpu::Buffer,
@@ -183,10 +202,48 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         init[H_THR] = T::from_f64(threshold);
         init[H_TRUNC] = T::from_f64(T::PRECISION.epsilon().cbrt());
         init[H_EPS] = T::from_f64(T::PRECISION.epsilon());
+        init[lay.add + 1] = T::one();
         let slots = SLOT_DOTS as usize + m.div_ceil(4) + 1;
         let precond = SolverPrecond::build(engine, a, opts.precond, opts.trisolve)?;
         crate::solvers::system::record_precond(report, &precond);
         let dots = solver_kernel::<T>(engine, "gmres_basis_dots", gpu_a.shader_config(engine))?;
+        let state = engine.storage_zeroed::<u32>("gmres state", 4)?;
+        let partials = engine.storage_zeroed::<[T; 4]>("gmres partials", slots * g as usize)?;
+        let cyc = engine.storage_from("gmres cycle buffer", &init)?;
+        // A factored M's launches bind the GMRES state (they stop with the cycle) and take
+        // n and the workgroup count from a params uniform of their own.
+        let bufs = SolverBuffers {
+            state: state.clone(),
+            partials: partials.clone(),
+            scalars: cyc.clone(),
+            history: engine.storage_zeroed::<T>("gmres history (unused)", 1)?,
+            groups: g,
+            history_len: 0,
+        };
+        let params = engine.uniform_from(
+            "gmres apply params",
+            &Params {
+                n: n as u32,
+                groups: g,
+                ..Default::default()
+            },
+        );
+        let site = ApplySite {
+            engine,
+            config: gpu_a.shader_config(engine),
+            bufs: &bufs,
+            params: &params,
+        };
+        let input = engine.storage_zeroed::<T>("gmres M⁻¹ input", n)?;
+        let output = engine.storage_zeroed::<T>("gmres M⁻¹ output", n)?;
+        let factored = match precond.bind_apply(&site, &input, &output)? {
+            Some(step) if !precond.fused_diagonal() => Some(PoolApply {
+                input,
+                output,
+                step,
+            }),
+            _ => None,
+        };
         let sys = GmresSystem {
             engine,
             n,
@@ -198,10 +255,11 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             gs: opts.gs,
             a: gpu_a,
             precond,
+            factored,
             pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
-            state: engine.storage_zeroed::<u32>("gmres state", 4)?,
-            partials: engine.storage_zeroed::<[T; 4]>("gmres partials", slots * g as usize)?,
-            cyc: engine.storage_from("gmres cycle buffer", &init)?,
+            state,
+            partials,
+            cyc,
             dots,
         };
         // b and x0 into the pool (one upload each; x0 = 0 is already there).
@@ -215,6 +273,34 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
     /// Whether the kernels apply D⁻¹ (Jacobi right preconditioning, `Params.jacobi`).
     pub(super) fn jacobi(&self) -> bool {
         self.precond.fused_diagonal()
+    }
+
+    /// Whether M is factored (applied by [`Self::record_apply`] between launches).
+    pub(super) fn factored(&self) -> bool {
+        self.factored.is_some()
+    }
+
+    /// Whether M ≠ I (the steps multiply A by z = M⁻¹v_{i−1}).
+    pub(super) fn preconditioned(&self) -> bool {
+        self.jacobi() || self.factored()
+    }
+
+    /// Sets the status word to running (0) on the GPU: the update of x is recorded before
+    /// `gmres_residual` reopens the next cycle, but its triangular solves, like every solver
+    /// kernel, skip their work while the previous cycle's stop is in the status word.
+    pub(super) fn record_reopen(&self, batch: &mut Batch<'_>) {
+        batch.clear(&self.state, 0, 4);
+    }
+
+    /// Records pool vector `dst` = M⁻¹ · pool vector `src` for a factored M: copy out, the
+    /// triangular solves, copy back (`dst` may equal `src`). Nothing without a factored M.
+    pub(super) fn record_apply(&self, batch: &mut Batch<'_>, src: u32, dst: u32) {
+        if let Some(f) = &self.factored {
+            let bytes = (self.n * std::mem::size_of::<T>()) as u64;
+            batch.copy(&self.pool, src as u64 * bytes, &f.input, 0, bytes);
+            f.step.record(batch);
+            batch.copy(&f.output, 0, &self.pool, dst as u64 * bytes, bytes);
+        }
     }
 
     fn dinv(&self) -> &wgpu::Buffer {

@@ -26,6 +26,8 @@ const FINISH_PASS2: u32 = 16;
 
 /// Step i's launches bound to their buffers.
 struct Step {
+    /// v_{i−1}: the vector l.7 multiplies (through z = M⁻¹v_{i−1} when M ≠ I).
+    prev: u32,
     /// l.7 with Jacobi: z = D⁻¹v_{i−1} (bound either way).
     diag: wgpu::BindGroup,
     /// l.7: w = A v_{i−1} (A z).
@@ -151,8 +153,9 @@ impl<'a, T: Scalar> Classical<'a, T> {
                     xi: fin(FINISH_XI, i, SLOT_DOT, lay.step(i), 0, 0),
                 }
             });
-            let spmv_src = if sys.jacobi() { zv } else { prev };
+            let spmv_src = if sys.preconditioned() { zv } else { prev };
             steps.push(Step {
+                prev,
                 diag: op(&diag, zv, prev, 0, 0),
                 spmv: op(&spmv, wv, spmv_src, 0, 0),
                 cgs: cgs.then(|| (sys.bind_dots(wv, 1, i, SLOT_DOTS), ax(wv, 1, i, lay.tmp))),
@@ -191,13 +194,15 @@ impl<'a, T: Scalar> Classical<'a, T> {
         batch.dispatch(&self.finish, bg, 1);
     }
 
-    /// l.7: w = A v_{i−1} (A D⁻¹v_{i−1} with Jacobi), then the first stage of ‖w‖² (the scale
-    /// of the breakdown test).
+    /// l.7: w = A v_{i−1} (A M⁻¹v_{i−1} with M ≠ I: `gmres_basis_diag` for Jacobi, the
+    /// triangular solves for a factored M), then the first stage of ‖w‖² (the scale of the
+    /// breakdown test).
     fn record_av(&self, batch: &mut Batch<'_>, st: &Step) {
         let sys = self.sys;
         if sys.jacobi() {
             sys.dispatch(batch, &self.diag, &st.diag);
         }
+        sys.record_apply(batch, st.prev, sys.at.z());
         sys.dispatch(batch, &self.spmv, &st.spmv);
         sys.dispatch(batch, &sys.dots, &self.bg_dot_ww);
     }

@@ -66,7 +66,12 @@ pub(super) struct Gmres<'a, T> {
     /// l.22: `gmres_update_x`, x += D⁻¹(…) with the coefficients in the cycle buffer.
     update: Kernel,
     bg_update: wgpu::BindGroup,
+    /// With a factored M: u = Σ… stored into z, and x += z after z = M⁻¹z.
+    bg_factored_update: Option<(wgpu::BindGroup, wgpu::BindGroup)>,
 }
+
+/// `gmres_update_x` writes pool[dst] = u instead of adding (`GM_FLAG_STORE`).
+const UPDATE_STORE: u32 = 1;
 
 impl<'a, T: Scalar> Gmres<'a, T> {
     pub(super) fn new(
@@ -95,6 +100,22 @@ impl<'a, T: Scalar> Gmres<'a, T> {
                 ..base
             },
         );
+        let bg_factored_update = sys.factored().then(|| {
+            let store = Params {
+                comp: sys.lay.eta as u32,
+                num: at.r(),
+                dst: at.z(),
+                flags: UPDATE_STORE,
+                ..base
+            };
+            let add = Params {
+                comp: sys.lay.add as u32,
+                num: at.z(),
+                dst: at.x(),
+                ..base
+            };
+            (sys.bind(&update, store), sys.bind(&update, add))
+        });
         Ok(Gmres {
             sys,
             variant,
@@ -102,13 +123,24 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             bg_residual,
             update,
             bg_update,
+            bg_factored_update,
         })
     }
 
-    /// x += D⁻¹(…) with the coefficients `eta` uploaded first.
+    /// x += M⁻¹(…) with the coefficients `eta` uploaded first: one launch with M = I or
+    /// Jacobi; with a factored M, u into z, z = M⁻¹z, x += z.
     fn record_update(&self, batch: &mut Batch<'_>, eta: &[T]) {
-        self.sys.engine.write(&self.sys.cyc, self.sys.lay.eta, eta);
-        self.sys.dispatch(batch, &self.update, &self.bg_update);
+        let sys = self.sys;
+        sys.engine.write(&sys.cyc, sys.lay.eta, eta);
+        match &self.bg_factored_update {
+            None => sys.dispatch(batch, &self.update, &self.bg_update),
+            Some((store, add)) => {
+                sys.dispatch(batch, &self.update, store);
+                sys.record_reopen(batch);
+                sys.record_apply(batch, sys.at.z(), sys.at.z());
+                sys.dispatch(batch, &self.update, add);
+            }
+        }
     }
 
     /// Applies a pending update on its own (the last one of a solve): 1 upload, 1 launch.

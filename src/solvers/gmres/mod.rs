@@ -1,6 +1,7 @@
 //! Restarted GMRES(m) on the GPU — the "simpler GMRES" of Walker & Zhou as in paper 000
 //! §3.3 — classical ([`Variant::Classical`], Alg. 5) and pipelined ([`Variant::Pipelined`],
-//! Alg. 6), in f32 and f64, with or without Jacobi right preconditioning. It mirrors the CPU
+//! Alg. 6), in f32 and f64, with or without right preconditioning (Jacobi fused into the
+//! kernels; ILU(0)/IC(0) applied between launches by the classical variant). It mirrors the CPU
 //! reference [`crate::cpu::gmres`] step by step (same basis, same R and ξ, same Walker–Zhou
 //! estimate, same cycle truncation, breakdown rule and restarts).
 //!
@@ -72,7 +73,7 @@
 //!
 //! | | launches (`device`) | launches / readbacks / uploads (`paper`) |
 //! |---|---|---|
-//! | w = A v_{i−1} (+ `gmres_basis_diag` with Jacobi) | 1 (+1) | 1 (+1) / 0 / 0 |
+//! | w = A v_{i−1} (+ `gmres_basis_diag` with Jacobi; + the apply's `a` launches with ILU) | 1 (+1, +a) | 1 (+1, +a) / 0 / 0 |
 //! | ‖w‖² (for the breakdown test): dot + finish | 2 | 1 / 1 / 0 |
 //! | MGS, per j < i: dot + finish + axpy | 3 | 2 / 1 / 1 |
 //! | CGS (i ≥ 2): all dots + finish + update (GEMV) | 3 | 2 / 1 / 1 |
@@ -87,6 +88,15 @@
 //! (device) finish of ρ0 + v_0 = r/ρ0 (paper: 1 readback + 1 upload of ρ0 instead of the
 //! finish) + the update of the previous cycle. In `device` mode R and ξ are read back once per
 //! cycle with the same fused submit as above; in `paper` mode the host already has them.
+//!
+//! **With a factored M** (ILU(0)/IC(0), right preconditioning: x = x0 + M⁻¹V η) the steps
+//! multiply A by z = M⁻¹v_{i−1}: the apply's triangular solves bind whole buffers, so v_{i−1}
+//! is copied out of the pool and z back in (two buffer copies on the GPU, no host transfer)
+//! around its `a` launches (the report's `preconditioner.dispatches_per_apply`). The update of
+//! x becomes u = η_r r + Σ η_i v_{i−1} into z (`gmres_update_x` storing), z = M⁻¹u, x += z (a
+//! second `gmres_update_x`): 2 + a launches and two copies per cycle. A pipelined request
+//! with a factored M runs this classical variant (the fused kernels know only D⁻¹) and says
+//! so in the report's `notes`.
 //!
 //! # Common to both
 //!
