@@ -35,17 +35,10 @@ pub fn on_gpu(method: Method, _variant: Variant) -> bool {
     )
 }
 
-/// Why the GPU solvers cannot run `opts` yet (`None` when they can): GMRES with a factored
-/// preconditioner, and left preconditioning, run on the CPU reference only so far. The CLI
+/// Why the GPU solvers cannot run `opts` yet (`None` when they can): left preconditioning
+/// runs on the CPU reference only so far. The CLI
 /// and the studio route such solves to the CPU and say why.
 pub fn gpu_gap(opts: &SolveOptions) -> Option<String> {
-    let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
-    if factored && opts.method == Method::Gmres {
-        return Some(format!(
-            "GMRES with {} does not run on the GPU yet (bicgstab and bicg do)",
-            opts.precond
-        ));
-    }
     if opts.side == Side::Left
         && opts.precond != Precond::None
         && matches!(opts.method, Method::Gmres | Method::Bicgstab)
@@ -74,7 +67,10 @@ pub fn solve_gpu<T: Scalar>(
     let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
     if factored
         && opts.variant == Variant::Pipelined
-        && matches!(opts.method, Method::Cg | Method::Bicgstab | Method::Bicg)
+        && matches!(
+            opts.method,
+            Method::Cg | Method::Bicgstab | Method::Bicg | Method::Gmres
+        )
     {
         let classical = SolveOptions {
             variant: Variant::Classical,
