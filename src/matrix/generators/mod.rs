@@ -11,6 +11,8 @@
 //! | [`poisson_2d_fem`] | P1 FEM −Δ on the unit square, k×k interior nodes | k² | 7k² − 8k + 2 | yes (SPD) |
 //! | [`laplace_3d`] | 7-point −Δ on a k×k×k grid | k³ | 7k³ − 6k² | yes (SPD) |
 //! | [`convection_diffusion_3d`] | −εΔu + b·∇u, upwind | k³ | 7k³ − 6k² | no |
+//! | [`convection_diffusion_2d`] | −Δu + Pe·w·∇u, recirculating w, upwind | k² | 5k² − 4k | no |
+//! | [`cavity_2d`] | driven-cavity Oseen saddle point [A Bᵀ; B 0], MAC grid; k² − 1 zero diagonal entries | 2k(k−1) + k² | ≤ 18k² | no |
 //! | [`random_spd`] | random symmetric pattern, diagonally dominant | n | ≈ n·nnz_per_row | yes (SPD) |
 //! | [`random_nonsymmetric`] | random pattern, diagonally dominant | n | n·min(nnz_per_row, n) | no |
 //! | [`banded`] | given diagonals only, diagonally dominant | n | Σ over diagonals | no |
@@ -35,19 +37,22 @@
 //!
 //! The code, by family: `stencil.rs` (finite-difference stencils: [`poisson_2d_fd`],
 //! [`laplace_3d`]), `fem.rs` ([`poisson_2d_fem`]), `convection.rs`
-//! ([`convection_diffusion_3d`]), `random.rs` (the random families and [`banded`]) and
-//! `spec.rs` ([`from_spec`]).
+//! ([`convection_diffusion_3d`]), `random.rs` (the random families and [`banded`]),
+//! `flow.rs` ([`convection_diffusion_2d`], [`cavity_2d`]: the 2D flow problems of issue
+//! #14) and `spec.rs` ([`from_spec`]).
 //!
 //! [`ChaCha8Rng`]: rand_chacha::ChaCha8Rng
 
 mod convection;
 mod fem;
+mod flow;
 mod random;
 mod spec;
 mod stencil;
 
 pub use convection::{ConvectionField, convection_diffusion_3d};
 pub use fem::{FEM_2D_PAPER_K, fem_2d_sizes, poisson_2d_fem};
+pub use flow::{cavity_2d, cavity_wind, convection_diffusion_2d};
 pub use random::{banded, random_nonsymmetric, random_spd};
 pub use spec::{MAX_SPEC_UNKNOWNS, SPEC_HELP, from_spec};
 pub use stencil::{laplace_3d, poisson_2d_fd};

@@ -2,6 +2,7 @@
 
 use super::convection::{ConvectionField, convection_diffusion_3d};
 use super::fem::{fem2_size, poisson_2d_fem};
+use super::flow::{cavity_2d, cavity_size, convection_diffusion_2d};
 use super::random::{banded, random_nonsymmetric, random_spd};
 use super::stencil::{fd2_size, fd3_size, laplace_3d, poisson_2d_fd};
 use crate::base::error::{KrylovError, Result};
@@ -20,15 +21,22 @@ Matrix specs (sizes are positive integers; n = number of unknowns <= 2^31):
   laplace3d:K                  7-point finite differences, K x K x K grid (n = K^3)
   convdiff3d:K:FIELD[:EPS]     -EPS*Laplace(u) + b.grad(u), upwind, K^3 unknowns;
                                FIELD = x | diagonal | circular, EPS > 0 (default 1)
+  convdiff2d:K[:PECLET]        -Laplace(u) + PECLET*w.grad(u), upwind, K x K grid (n = K^2),
+                               recirculating (driven-cavity) wind w, PECLET >= 0 (default
+                               1000: convection-dominated)
+  cavity2d:K[:RE]              driven-cavity Oseen saddle point [A B^T; B 0] on a K x K MAC
+                               grid (n = 2K(K-1) + K^2), viscosity 1/RE, RE > 0 (default
+                               100); K^2 - 1 zero diagonal entries (pressure), p0 pinned
   random-spd:N:NNZ[:SEED]      random symmetric positive definite, ~NNZ entries per row
   random:N:NNZ[:SEED]          random nonsymmetric, NNZ entries per row (diagonal included)
   banded:N:OFFSETS[:SEED]      entries on the diagonals OFFSETS only, e.g. -2,-1,0,1,2
-SEED defaults to 0. All generated matrices are diagonally dominant.
-Examples: poisson2d:256  fem2d:255  convdiff3d:64:circular:0.01  banded:10000:-1,0,1";
+SEED defaults to 0. All generated matrices but cavity2d are diagonally dominant.
+Examples: poisson2d:256  fem2d:255  convdiff3d:64:circular:0.01  banded:10000:-1,0,1
+          convdiff2d:64:1000  cavity2d:32:100";
 
 /// One-line version of the grammar, for error messages.
 const SPEC_SUMMARY: &str = "expected poisson2d:K | fem2d:K | laplace3d:K | \
-convdiff3d:K:x|diagonal|circular[:EPS] | random-spd:N:NNZ[:SEED] | random:N:NNZ[:SEED] | \
+convdiff3d:K:x|diagonal|circular[:EPS] | convdiff2d:K[:PECLET] | cavity2d:K[:RE] | random-spd:N:NNZ[:SEED] | random:N:NNZ[:SEED] | \
 banded:N:OFFSETS[:SEED] (e.g. banded:1000:-1,0,1)";
 
 /// Builds a matrix from a spec string such as `poisson2d:256` (grammar in [`SPEC_HELP`]):
@@ -39,6 +47,8 @@ banded:N:OFFSETS[:SEED] (e.g. banded:1000:-1,0,1)";
 /// | `fem2d:K` | [`poisson_2d_fem`]`(K)` |
 /// | `laplace3d:K` | [`laplace_3d`]`(K)` |
 /// | `convdiff3d:K:FIELD[:EPS]` | [`convection_diffusion_3d`]`(K, EPS, FIELD)`, FIELD = `x` \| `diagonal` \| `circular`, EPS default 1 |
+/// | `convdiff2d:K[:PECLET]` | [`convection_diffusion_2d`]`(K, PECLET)`, PECLET default 1000 |
+/// | `cavity2d:K[:RE]` | [`cavity_2d`]`(K, RE)`, RE default 100 |
 /// | `random-spd:N:NNZ[:SEED]` | [`random_spd`]`(N, NNZ, SEED)` |
 /// | `random:N:NNZ[:SEED]` | [`random_nonsymmetric`]`(N, NNZ, SEED)` |
 /// | `banded:N:D1,D2,…[:SEED]` | [`banded`]`(N, &[D1, D2, …], SEED)` |
@@ -47,7 +57,8 @@ banded:N:OFFSETS[:SEED] (e.g. banded:1000:-1,0,1)";
 ///
 /// # Errors
 /// [`KrylovError::InvalidOption`] (with the grammar in the message) for an unknown name, a
-/// wrong number of fields, a non-numeric or zero size, NNZ = 0, EPS not finite and positive, an
+/// wrong number of fields, a non-numeric or zero size, NNZ = 0, EPS or RE not finite and
+/// positive, PECLET not finite and ≥ 0, an
 /// empty offset list, more than [`MAX_SPEC_UNKNOWNS`] unknowns or more than `u32::MAX` entries.
 pub fn from_spec<T: Scalar>(spec: &str) -> Result<Csr<T>> {
     let bad = |why: String| {
@@ -136,6 +147,38 @@ pub fn from_spec<T: Scalar>(spec: &str) -> Result<Csr<T>> {
             };
             limits(fd3_size(k))?;
             Ok(convection_diffusion_3d(k, eps, field))
+        }
+        "convdiff2d" | "cavity2d" => {
+            arity(1, 2)?;
+            let k = positive("grid size K", args[0])?;
+            let (what, default, min_ok) = if name == "convdiff2d" {
+                ("PECLET", 1000.0, 0.0)
+            } else {
+                ("RE", 100.0, f64::MIN_POSITIVE)
+            };
+            let param = match args.get(1) {
+                None => default,
+                Some(s) => match s.parse::<f64>() {
+                    Ok(v) if v.is_finite() && v >= min_ok => v,
+                    _ => {
+                        return Err(bad(format!(
+                            "{what} `{s}` must be a finite {} number",
+                            if min_ok > 0.0 {
+                                "positive"
+                            } else {
+                                "non-negative"
+                            }
+                        )));
+                    }
+                },
+            };
+            if name == "convdiff2d" {
+                limits(fd2_size(k))?;
+                Ok(convection_diffusion_2d(k, param))
+            } else {
+                limits(cavity_size(k))?;
+                Ok(cavity_2d(k, param))
+            }
         }
         "random-spd" | "random" => {
             arity(2, 3)?;
