@@ -14,6 +14,10 @@
 //    ping-pong pair: no workgroup reads a vector another one writes in this dispatch).
 //    This fuses the direction update into the SpMV launch.
 // 3. First reduction stage of (⟨p̃,q⟩, ⟨p̃,p̃⟩, ⟨q,q⟩) into slot 1.
+//
+// With BICG_STACKED (the concurrent variant with a factored M) binding 11 holds [z; z̃]
+// (2n entries: M⁻¹r and M⁻ᵀr̃, applied by the stacked triangular solves before this launch)
+// and the directions are formed from it; bindings 12 and 19 are not read.
 
 @group(0) @binding(11) var<storage, read> r: array<Real>;
 @group(0) @binding(12) var<storage, read> rt: array<Real>;
@@ -27,6 +31,8 @@
 
 // params.flags: the device checks breakdown itself (device mode; in paper mode the host does).
 const BICG_CHECKS: u32 = 16u;
+// params.flags: binding 11 is the stacked [z; z̃].
+const BICG_STACKED: u32 = 128u;
 // state[3] code of a breakdown of ρ = ⟨r, r̃⟩.
 const BICG_CODE_RHO: u32 = 1u;
 // scalars: ρ, ρ_old, and the breakdown factor ε_T·BREAKDOWN_FACTOR.
@@ -36,17 +42,22 @@ const BICG_S_EPS: u32 = 4u;
 
 var<workgroup> wg_coef: vec2<Real>;
 
-// Entry j of the new direction p = z + βp_old (z = D⁻¹r or r), or with `shadow` of the new
-// shadow direction p̃ = z̃ + βp̃_old (z̃ = D⁻ᵀr̃ = D⁻¹r̃ or r̃); `first`: p = z (p̃ = z̃).
+// Entry j of the new direction p = z + βp_old (z = D⁻¹r or r, or read from [z; z̃]), or
+// with `shadow` of the new shadow direction p̃ = z̃ + βp̃_old (z̃ = D⁻ᵀr̃ = D⁻¹r̃ or r̃, or
+// read); `first`: p = z (p̃ = z̃).
 fn dir_entry(j: u32, beta: Real, first: bool, shadow: bool) -> Real {
     var v: Real;
-    if shadow {
-        v = rt[j];
+    if (params.flags & BICG_STACKED) != 0u {
+        v = r[select(j, params.n + j, shadow)];
     } else {
-        v = r[j];
-    }
-    if params.jacobi != 0u {
-        v = dinv[j] * v;
+        if shadow {
+            v = rt[j];
+        } else {
+            v = r[j];
+        }
+        if params.jacobi != 0u {
+            v = dinv[j] * v;
+        }
     }
     if !first {
         if shadow {

@@ -9,6 +9,10 @@
 // 3. First reduction stage of (⟨z,r̃⟩, ⟨z,z⟩, ⟨r̃,r̃⟩, ⟨r,r⟩) of the new residuals into
 //    slot 0 (z = D⁻¹r with Jacobi, r otherwise; z̃ is never needed in a sum). Workgroup 0
 //    moves ρ to scalars[1] (β's denominator in the next direction kernel).
+//
+// With BICG_STACKED (the concurrent variant with a factored M) binding 6 holds [r; r̃]
+// (2n entries; binding 7 is not touched) and step 3 is left to bicg_rho, which runs after
+// the stacked apply [z; z̃] = [M⁻¹r; M⁻ᵀr̃].
 
 @group(0) @binding(5) var<storage, read_write> x: array<Real>;
 @group(0) @binding(6) var<storage, read_write> r: array<Real>;
@@ -19,6 +23,7 @@
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 const BICG_CHECKS: u32 = 16u;
+const BICG_STACKED: u32 = 128u;
 const BICG_CODE_PTQ: u32 = 2u;
 const BICG_S_RHO: u32 = 0u;
 const BICG_S_RHO_OLD: u32 = 1u;
@@ -53,11 +58,16 @@ fn main(ids: Ids) {
         }
         return;
     }
+    let stacked = (params.flags & BICG_STACKED) != 0u;
     var acc = vec4<Real>(Real(0.0));
     for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
         x[i] = x[i] + alpha * p[i];
         let ri = r[i] - alpha * q[i];
         r[i] = ri;
+        if stacked {
+            r[params.n + i] = r[params.n + i] - alpha * qt[i];
+            continue;
+        }
         let rti = rt[i] - alpha * qt[i];
         rt[i] = rti;
         var zi = ri;
@@ -66,7 +76,9 @@ fn main(ids: Ids) {
         }
         acc = acc + vec4<Real>(zi * rti, zi * zi, rti * rti, ri * ri);
     }
-    store_partials(0u, acc, ids);
+    if !stacked {
+        store_partials(0u, acc, ids);
+    }
     if is_leader(ids) {
         scalars[BICG_S_RHO_OLD] = c.x;
     }

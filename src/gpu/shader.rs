@@ -253,6 +253,7 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("bicg", "bicg_direction_spmv", true, 2),
     kernel!("bicg", "bicg_update", true),
     kernel!("bicg", "bicg_finish", true),
+    kernel!("bicg", "bicg_rho", true),
     // The Jacobi method.
     kernel!("jacobi", "jacobi_sweep", true, 1),
 ];

@@ -9,7 +9,10 @@
 //! * **sweeps:K** — K launches of `trisolve_sweep`, each a Jacobi sweep over all rows; no
 //!   schedule, the same cost whatever the level count; exact once K reaches it.
 //!
-//! The CPU twins are [`TriFactor::solve`] and [`TriFactor::sweeps`].
+//! The CPU twins are [`TriFactor::solve`] and [`TriFactor::sweeps`]. A stacked factor
+//! diag(T₁, T₂) ([`TriFactor::stack`]) uploads like any other and solves both systems in the
+//! dispatches of one: its stages merge both schedules level by level ([`TriFactor::stages`]),
+//! and a sweep covers all 2n rows (the params uniform's `n` is then the stacked order).
 
 use super::ApplySite;
 use crate::base::error::Result;
@@ -66,8 +69,8 @@ impl GpuTriangular {
         let rows_at = levels.ptr.len() as u32;
         let mut sched = levels.ptr.clone();
         sched.extend_from_slice(&levels.rows);
-        let stages = levels
-            .stages()
+        let stages = t
+            .stages(&levels)
             .into_iter()
             .map(|s| {
                 let rows = (levels.ptr[s.levels.end] - levels.ptr[s.levels.start]) as usize;

@@ -67,10 +67,7 @@ pub fn solve_gpu<T: Scalar>(
     let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
     if factored
         && opts.variant == Variant::Pipelined
-        && matches!(
-            opts.method,
-            Method::Cg | Method::Bicgstab | Method::Bicg | Method::Gmres
-        )
+        && matches!(opts.method, Method::Cg | Method::Bicgstab | Method::Gmres)
     {
         let classical = SolveOptions {
             variant: Variant::Classical,

@@ -79,6 +79,7 @@
 //! [`StopReason::NonFinite`]: crate::solvers::StopReason::NonFinite
 
 mod classical;
+mod concurrent;
 mod pipelined;
 
 pub use classical::Classical;
@@ -91,7 +92,8 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
-use crate::solvers::{Method, Monitor, Solution, SolveOptions, Variant, WorkCounts};
+use crate::precond::ilu::StackedIlu;
+use crate::solvers::{Method, Monitor, Precond, Solution, SolveOptions, Variant, WorkCounts};
 
 use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, TrueResidual, add, drive};
 use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
@@ -114,6 +116,9 @@ const CODE_PTQ: u32 = 2;
 const FLAG_CHECKS: u32 = 16;
 const FLAG_PACKED: u32 = 32;
 const FLAG_ALPHA: u32 = 64;
+/// The concurrent variant: `bicg_update` and `bicg_direction_spmv` use the stacked [r; r̃]
+/// and [z; z̃] (BICG_STACKED in the shaders).
+const FLAG_STACKED: u32 = 128;
 // Partial slots of the pipelined kernels: (ρ, ‖z‖², ‖r̃‖², ‖r‖²) and (⟨p̃,q⟩, ‖p̃‖², ‖q‖²).
 const PIPELINED_SLOTS: u32 = 2;
 // Classical partial slots: ⟨p̃,q⟩, ‖p̃‖², ‖q‖², then ⟨z,r̃⟩, ‖z‖², ‖r̃‖², ‖r‖² (the order of
@@ -385,7 +390,23 @@ pub fn solve<T: Scalar>(
         mut report,
         threshold,
     } = start_gpu_solve(engine, Method::Bicg, a, b, x0, opts)?;
-    let core = GpuSystem::upload(engine, a, b, x0, opts, &mut report)?;
+    // A factored M in the pipelined variant runs the concurrent variant, which applies M
+    // itself (stacked: M⁻¹ and M⁻ᵀ in one apply); the shared system then carries M = I.
+    let concurrent =
+        opts.variant == Variant::Pipelined && matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
+    let core = if concurrent {
+        let plain = SolveOptions {
+            precond: Precond::None,
+            ..opts.clone()
+        };
+        GpuSystem::upload(engine, a, b, x0, &plain, &mut report)?
+    } else {
+        GpuSystem::upload(engine, a, b, x0, opts, &mut report)?
+    };
+    let m = match concurrent {
+        true => Some(StackedIlu::new(engine, a, opts.precond, opts.trisolve)?),
+        false => None,
+    };
     let sys = System::new(engine, core, a, opts.max_padding)?;
     report.transpose_bytes = Some(sys.at.bytes());
     let slots = match opts.variant {
@@ -395,9 +416,22 @@ pub fn solve<T: Scalar>(
     let bufs = solver_buffers::<T>(engine, sys.n, slots, opts)?;
     let eps = crate::cpu::BREAKDOWN_FACTOR * T::PRECISION.epsilon();
     engine.write(&bufs.scalars, S_EPS, &[T::from_f64(eps)]);
+    let stacked = match &m {
+        Some(m) => {
+            let stacked = concurrent::Stacked::new(engine, &sys, &bufs, m)?;
+            record_concurrent(&mut report, m, opts, stacked.apply_launches());
+            Some(stacked)
+        }
+        None => None,
+    };
     let common = Common::new(engine, a, b, &sys, &bufs)?;
     let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
-        Variant::Pipelined => Box::new(Pipelined::new(engine, &common, opts.check_mode)?),
+        Variant::Pipelined => Box::new(Pipelined::new(
+            engine,
+            &common,
+            opts.check_mode,
+            stacked.as_ref(),
+        )?),
         Variant::Classical => Box::new(Classical::new(engine, &common)?),
     };
     drive(
@@ -412,4 +446,34 @@ pub fn solve<T: Scalar>(
         &counts0,
     )?;
     finish(engine, &sys.x, sys.n, report, &counts0)
+}
+
+/// The concurrent variant's report: M (its info and shift notice, as `GpuSystem` records a
+/// preconditioner it applies) and, first among the notes, that it ran and what it launches.
+fn record_concurrent<T: Scalar>(
+    report: &mut crate::solvers::SolveReport,
+    m: &StackedIlu<T>,
+    opts: &SolveOptions,
+    apply_launches: usize,
+) {
+    let info = m.info();
+    report.notes.insert(
+        0,
+        format!(
+            "concurrent BiCG: the A- and A^T-recurrences share every launch (paper 004): \
+             M^-1 r and M^-T r~ of {} by one stacked apply ({} launches of trisolve {}, where \
+             the two applies one after the other take {} + {}), A p and A^T p~ by one \
+             bicg_direction_spmv: {} launches per iteration",
+            opts.precond,
+            apply_launches,
+            m.trisolve(),
+            m.separate_dispatches()[0],
+            m.separate_dispatches()[1],
+            3 + apply_launches
+        ),
+    );
+    if let Some(notice) = info.shift_notice.clone() {
+        report.notes.push(notice);
+    }
+    report.preconditioner = Some(info);
 }

@@ -8,10 +8,17 @@
 //!   1 and 2a, 9a (first stage of ⟨z,r̃⟩, ‖z‖², ‖r̃‖², ‖r‖², z = D⁻¹r formed on the fly).
 //!
 //! Setup records line 0 (`bicg_init`) and step 1; an iteration is step 2 then step 1.
+//!
+//! With a factored M the same two kernels run the [concurrent](super::concurrent) variant:
+//! they read and write the stacked [r; r̃] and [z; z̃], and the stacked apply and `bicg_rho`
+//! run between step 2 and step 1.
 
 use std::cell::Cell;
 
-use super::{Common, FLAG_CHECKS, check_ptq, check_rho, count_loop, paper_stop, residual_stop};
+use super::concurrent::Stacked;
+use super::{
+    Common, FLAG_CHECKS, FLAG_STACKED, check_ptq, check_rho, count_loop, paper_stop, residual_stop,
+};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, solver_kernel};
@@ -19,9 +26,12 @@ use crate::gpu::{Batch, Engine, Kernel};
 use crate::solvers::CheckMode;
 use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run, sum_component};
 
-/// Pipelined BiCG: `bicg_update` + `bicg_direction_spmv`, 2 launches per iteration.
+/// Pipelined BiCG: `bicg_update` + `bicg_direction_spmv`, 2 launches per iteration (the
+/// concurrent variant: + the stacked apply and `bicg_rho` in between).
 pub struct Pipelined<'a, T> {
     c: &'a Common<'a, T>,
+    /// The concurrent variant's stacked vectors and launches (a factored M).
+    stacked: Option<&'a Stacked>,
     direction: Kernel,
     update: Kernel,
     /// Step 1, `[k]`: reads the directions in buffer k, writes them to buffer 1 − k.
@@ -35,16 +45,30 @@ pub struct Pipelined<'a, T> {
 }
 
 impl<'a, T: Scalar> Pipelined<'a, T> {
-    pub(super) fn new(engine: &Engine, c: &'a Common<'a, T>, mode: CheckMode) -> Result<Self> {
+    /// The pipelined variant, or with `stacked` the concurrent one.
+    pub(super) fn new(
+        engine: &Engine,
+        c: &'a Common<'a, T>,
+        mode: CheckMode,
+        stacked: Option<&'a Stacked>,
+    ) -> Result<Self> {
         let (sys, bufs) = (c.sys, c.bufs);
         let cfg = sys.a.shader_config(engine);
         let direction = solver_kernel::<T>(engine, "bicg_direction_spmv", cfg)?;
         let update = solver_kernel::<T>(engine, "bicg_update", cfg)?;
         // In `device` mode the kernels test the breakdowns themselves.
-        let flags = if mode == CheckMode::Device {
+        let mut flags = if mode == CheckMode::Device {
             FLAG_CHECKS
         } else {
             0
+        };
+        // The residuals the kernels update (r, r̃) and form the directions from (z, z̃).
+        let (r, rt, z, zt) = match stacked {
+            Some(s) => {
+                flags |= FLAG_STACKED;
+                (&s.rr, &sys.rt, &s.zz, &s.zz)
+            }
+            None => (&sys.r, &sys.rt, &sys.r, &sys.rt),
         };
         let params = engine.uniform_from(
             "bicg params",
@@ -57,8 +81,8 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
             let mut vecs = sys.a.bindings(false);
             vecs.extend(sys.at.bindings(true));
             vecs.extend([
-                (11, &sys.r),
-                (12, &sys.rt),
+                (11, z),
+                (12, zt),
                 (13, &sys.p[k]),
                 (14, &sys.pt[k]),
                 (15, &sys.p[1 - k]),
@@ -72,8 +96,8 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
         let bg_update = [0, 1].map(|k| {
             let vecs = [
                 (5, &sys.x),
-                (6, &sys.r),
-                (7, &sys.rt),
+                (6, r),
+                (7, rt),
                 (8, &sys.p[k]),
                 (9, &sys.q),
                 (10, &sys.qt),
@@ -83,6 +107,7 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
         });
         Ok(Pipelined {
             c,
+            stacked,
             direction,
             update,
             bg_direction,
@@ -100,10 +125,14 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
         self.current.set(1 - k);
     }
 
-    /// Step 2 (lines 6b, 7–8, 1, 2a, 9a): α, x, r, r̃, first stages of ρ and ‖r‖².
+    /// Step 2 (lines 6b, 7–8, 1, 2a, 9a): α, x, r, r̃, first stages of ρ and ‖r‖² (the
+    /// concurrent variant: lines 1, 2a and 9a as the stacked apply and `bicg_rho`).
     fn record_update(&self, batch: &mut Batch<'_>) {
         let k = self.current.get();
         batch.dispatch(&self.update, &self.bg_update[k], self.c.groups());
+        if let Some(s) = self.stacked {
+            s.record(batch, self.c.groups());
+        }
     }
 
     /// Lines 2 and 6 tested on the host, from slots 0 (ρ, ‖z‖², ‖r̃‖², ‖r‖²) and 1
@@ -118,10 +147,17 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
 }
 
 impl<T: Scalar> GpuIterative<T> for Pipelined<'_, T> {
-    /// Line 0 and step 1 (the first directions: ρ_old = 0 there means p = z, p̃ = z̃).
+    /// Line 0 and step 1 (the first directions: ρ_old = 0 there means p = z, p̃ = z̃); the
+    /// concurrent variant forms [z; z̃] from rr = [r; r] in between.
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         self.pending.set(None);
-        let batch = self.c.begin_setup(engine, |b| self.record_direction(b));
+        let batch = self.c.begin_setup(engine, |b| {
+            if let Some(s) = self.stacked {
+                s.record_copies(b, &self.c.sys.r);
+                s.record(b, self.c.groups());
+            }
+            self.record_direction(b)
+        });
         match mode {
             CheckMode::Device => self.c.read_first_residual(batch, run),
             CheckMode::Paper => {
