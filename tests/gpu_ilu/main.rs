@@ -10,5 +10,6 @@
 mod common;
 
 mod apply;
+mod concurrent;
 mod recovery;
 mod solvers;
