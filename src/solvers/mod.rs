@@ -35,14 +35,11 @@ pub fn on_gpu(method: Method, _variant: Variant) -> bool {
     )
 }
 
-/// Why the GPU solvers cannot run `opts` yet (`None` when they can): left preconditioning
-/// runs on the CPU reference only so far. The CLI
+/// Why the GPU solvers cannot run `opts` yet (`None` when they can): left-preconditioned
+/// BiCGStab runs on the CPU reference only so far. The CLI
 /// and the studio route such solves to the CPU and say why.
 pub fn gpu_gap(opts: &SolveOptions) -> Option<String> {
-    if opts.side == Side::Left
-        && opts.precond != Precond::None
-        && matches!(opts.method, Method::Gmres | Method::Bicgstab)
-    {
+    if opts.side == Side::Left && opts.precond != Precond::None && opts.method == Method::Bicgstab {
         return Some(format!(
             "left preconditioning of {} runs on the CPU reference only so far",
             opts.method
@@ -65,7 +62,9 @@ pub fn solve_gpu<T: Scalar>(
     // updates); a factored M needs its apply step between launches, which the classical
     // variants record.
     let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
-    if factored
+    let left_gmres =
+        opts.method == Method::Gmres && opts.side == Side::Left && opts.precond != Precond::None;
+    if (factored || left_gmres)
         && opts.variant == Variant::Pipelined
         && matches!(opts.method, Method::Cg | Method::Bicgstab | Method::Gmres)
     {
@@ -77,8 +76,9 @@ pub fn solve_gpu<T: Scalar>(
         sol.report.notes.insert(
             0,
             format!(
-                "pipelined {} fuses only a diagonal preconditioner into its kernels: ran the \
-                 classical variant, which launches the {} apply between its steps",
+                "pipelined {} fuses only a diagonal preconditioner on the right into its \
+                 kernels: ran the classical variant, which launches the {} apply between its \
+                 steps",
                 opts.method, opts.precond
             ),
         );

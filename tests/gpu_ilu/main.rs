@@ -11,5 +11,6 @@ mod common;
 
 mod apply;
 mod concurrent;
+mod left;
 mod recovery;
 mod solvers;

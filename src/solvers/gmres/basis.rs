@@ -13,7 +13,7 @@ use crate::matrix::Csr;
 use crate::precond::{ApplySite, ApplyStep, SolverPrecond};
 use crate::solvers::driver::sum_component;
 use crate::solvers::system::upload_matrix;
-use crate::solvers::{CheckMode, GramSchmidt, SolveOptions, SolveReport, Variant};
+use crate::solvers::{CheckMode, GramSchmidt, Precond, Side, SolveOptions, SolveReport, Variant};
 
 // Cycle-buffer header (mirrors the `GM_H_*` constants of the shaders).
 pub(super) const H_STOP: usize = 0;
@@ -33,6 +33,9 @@ pub(super) const STOP_BREAKDOWN: u32 = 3;
 pub(super) const STOP_NONFINITE_AV: u32 = 4;
 pub(super) const STOP_NONFINITE_XI: u32 = 5;
 pub(super) const STOP_NONFINITE_RR: u32 = 6;
+
+/// `gmres_update_x` writes pool[dst] = u instead of adding (`GM_FLAG_STORE`).
+pub(super) const UPDATE_STORE: u32 = 1;
 
 // Partials slots (`GM_SLOT_*`): 0 ‖r‖², 1 gmres_spmv_dot / single classical dots, 2 ‖w‖² after
 // Gram–Schmidt, 3… gmres_basis_dots (four inner products per slot).
@@ -147,6 +150,14 @@ struct PoolApply {
     step: ApplyStep,
 }
 
+/// In-place z = M⁻¹z on the pool vectors r and w, for left preconditioning: Jacobi as
+/// `gmres_basis_diag` launches (bound to r and w), a factored M through [`PoolApply`]; and the
+/// first stage of ‖M⁻¹r‖² (replacing `gmres_residual`'s ‖r‖² in the residual slot).
+struct LeftApply {
+    diag: Option<(Kernel, wgpu::BindGroup, wgpu::BindGroup)>,
+    norm_r: wgpu::BindGroup,
+}
+
 /// Everything resident on the GPU for one solve: A, M, the pool, the cycle buffer, the
 /// status word and the partial sums, and the batched inner-product kernel every variant uses.
 pub(super) struct GmresSystem<'e, T> {
@@ -163,6 +174,8 @@ pub(super) struct GmresSystem<'e, T> {
     precond: SolverPrecond<T>,
     /// The apply of a factored M (`None` for M = I and Jacobi, which the kernels fuse).
     factored: Option<PoolApply>,
+    /// Left preconditioning (M ≠ I): the cycles run on M⁻¹A, their residual is M⁻¹(b − Ax).
+    left: Option<LeftApply>,
     pub(super) pool: wgpu::Buffer,
     state: wgpu::Buffer,
     partials: wgpu::Buffer,
@@ -236,6 +249,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         };
         let input = engine.storage_zeroed::<T>("gmres M⁻¹ input", n)?;
         let output = engine.storage_zeroed::<T>("gmres M⁻¹ output", n)?;
+        let left = opts.side == Side::Left && opts.precond != Precond::None;
         let factored = match precond.bind_apply(&site, &input, &output)? {
             Some(step) if !precond.fused_diagonal() => Some(PoolApply {
                 input,
@@ -244,7 +258,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             }),
             _ => None,
         };
-        let sys = GmresSystem {
+        let mut sys = GmresSystem {
             engine,
             n,
             m,
@@ -256,12 +270,37 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             a: gpu_a,
             precond,
             factored,
+            left: None,
             pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
             state,
             partials,
             cyc,
             dots,
         };
+        if left {
+            let r = sys.at.r() as usize;
+            let w = sys.at.w();
+            let diag = match sys.precond.fused_diagonal() {
+                true => {
+                    let k = sys.kernel("gmres_basis_diag")?;
+                    let on = |v: u32| {
+                        let p = Params {
+                            dst: v,
+                            num: v,
+                            ..sys.params()
+                        };
+                        sys.bind(&k, p)
+                    };
+                    let (br, bw) = (on(r as u32), on(w));
+                    Some((k, br, bw))
+                }
+                false => None,
+            };
+            sys.left = Some(LeftApply {
+                diag,
+                norm_r: sys.bind_dots(r as u32, r, r + 1, SLOT_RESIDUAL),
+            });
+        }
         // b and x0 into the pool (one upload each; x0 = 0 is already there).
         engine.write(&sys.pool, sys.at.b() as usize * n, b);
         if let Some(x0) = x0 {
@@ -272,7 +311,63 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
 
     /// Whether the kernels apply D⁻¹ (Jacobi right preconditioning, `Params.jacobi`).
     pub(super) fn jacobi(&self) -> bool {
-        self.precond.fused_diagonal()
+        self.precond.fused_diagonal() && self.left.is_none()
+    }
+
+    /// Whether M is applied on the left (the cycles run on M⁻¹A).
+    pub(super) fn left(&self) -> bool {
+        self.left.is_some()
+    }
+
+    /// Left preconditioning: r = M⁻¹r after `gmres_residual` (in place) and the first stage
+    /// of ‖M⁻¹r‖² into the residual slot; nothing on the right.
+    pub(super) fn record_left_residual(&self, batch: &mut Batch<'_>) {
+        if let Some(l) = &self.left {
+            self.record_left_in_place(batch, self.at.r());
+            self.dispatch(batch, &self.dots, &l.norm_r);
+        }
+    }
+
+    /// Left preconditioning: pool vector `v` (r or w) = M⁻¹v in place; nothing on the right.
+    pub(super) fn record_left_in_place(&self, batch: &mut Batch<'_>, v: u32) {
+        if let Some(l) = &self.left {
+            match &l.diag {
+                Some((k, br, bw)) => {
+                    self.dispatch(batch, k, if v == self.at.r() { br } else { bw })
+                }
+                None => self.record_apply(batch, v, v),
+            }
+        }
+    }
+
+    /// ‖M⁻¹b‖ (f64 sum of the GPU's partials; r is overwritten): the scale of the left
+    /// threshold τ_L = max(rtol·‖M⁻¹b‖, atol), as the CPU reference defines it.
+    pub(super) fn left_norm_b(&self) -> Result<f64> {
+        // r = 1·b: `gmres_update_x` storing, with the constant coefficients [0, 1] (a copy
+        // inside one buffer is not a buffer copy wgpu allows).
+        let copy = self.kernel("gmres_update_x")?;
+        let bg = self.bind(
+            &copy,
+            Params {
+                comp: self.lay.add as u32,
+                num: self.at.b(),
+                dst: self.at.r(),
+                flags: UPDATE_STORE,
+                ..self.params()
+            },
+        );
+        let mut batch = self.engine.begin("gmres |M^-1 b|");
+        // The apply kernels test the status word: open it.
+        self.record_reopen(&mut batch);
+        self.dispatch(&mut batch, &copy, &bg);
+        self.record_left_residual(&mut batch);
+        self.read_sum(batch, SLOT_RESIDUAL)
+    }
+
+    /// Sets the threshold the kernels test (`H_THR`; one upload).
+    pub(super) fn set_threshold(&self, threshold: f64) {
+        self.engine
+            .write(&self.cyc, H_THR, &[T::from_f64(threshold)]);
     }
 
     /// Whether M is factored (applied by [`Self::record_apply`] between launches).

@@ -153,7 +153,11 @@ impl<'a, T: Scalar> Classical<'a, T> {
                     xi: fin(FINISH_XI, i, SLOT_DOT, lay.step(i), 0, 0),
                 }
             });
-            let spmv_src = if sys.preconditioned() { zv } else { prev };
+            let spmv_src = if sys.preconditioned() && !sys.left() {
+                zv
+            } else {
+                prev
+            };
             steps.push(Step {
                 prev,
                 diag: op(&diag, zv, prev, 0, 0),
@@ -197,13 +201,17 @@ impl<'a, T: Scalar> Classical<'a, T> {
     /// l.7: w = A v_{i−1} (A M⁻¹v_{i−1} with M ≠ I: `gmres_basis_diag` for Jacobi, the
     /// triangular solves for a factored M), then the first stage of ‖w‖² (the scale of the
     /// breakdown test).
+    /// On the left: w = M⁻¹(A v_{i−1}) instead.
     fn record_av(&self, batch: &mut Batch<'_>, st: &Step) {
         let sys = self.sys;
         if sys.jacobi() {
             sys.dispatch(batch, &self.diag, &st.diag);
         }
-        sys.record_apply(batch, st.prev, sys.at.z());
+        if !sys.left() {
+            sys.record_apply(batch, st.prev, sys.at.z());
+        }
         sys.dispatch(batch, &self.spmv, &st.spmv);
+        sys.record_left_in_place(batch, sys.at.w());
         sys.dispatch(batch, &sys.dots, &self.bg_dot_ww);
     }
 }

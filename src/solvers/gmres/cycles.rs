@@ -6,6 +6,7 @@
 
 use super::basis::{
     GmresSystem, H_RHO, H_RR, H_STOP, SLOT_RESIDUAL, STOP_CONVERGED, STOP_NONFINITE_RR,
+    UPDATE_STORE,
 };
 use super::least_squares::{Breakdown, CycleData, StepEnd, solve_upper};
 use crate::base::error::Result;
@@ -70,9 +71,6 @@ pub(super) struct Gmres<'a, T> {
     bg_factored_update: Option<(wgpu::BindGroup, wgpu::BindGroup)>,
 }
 
-/// `gmres_update_x` writes pool[dst] = u instead of adding (`GM_FLAG_STORE`).
-const UPDATE_STORE: u32 = 1;
-
 impl<'a, T: Scalar> Gmres<'a, T> {
     pub(super) fn new(
         sys: &'a GmresSystem<'a, T>,
@@ -100,7 +98,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
                 ..base
             },
         );
-        let bg_factored_update = sys.factored().then(|| {
+        let bg_factored_update = (sys.factored() && !sys.left()).then(|| {
             let store = Params {
                 comp: sys.lay.eta as u32,
                 num: at.r(),
@@ -153,15 +151,29 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         Ok(())
     }
 
-    /// [previous update] + r = b − Ax, and ‖r‖² finished on the host (one readback).
+    /// [previous update] + the monitored residual r = b − Ax (r = M⁻¹(b − Ax) on the left),
+    /// and ‖r‖² finished on the host (one readback).
     pub(super) fn restart_rr(&self, pending: Option<Vec<T>>) -> Result<f64> {
         let mut batch = self.sys.engine.begin("gmres restart");
         if let Some(eta) = pending {
             self.record_update(&mut batch, &eta);
         }
+        self.record_residual(&mut batch);
+        self.sys.read_sum(batch, SLOT_RESIDUAL)
+    }
+
+    /// The true ‖b − Ax‖² (f64 sum of the GPU's partials; the left apply is not recorded).
+    pub(super) fn true_rr(&self) -> Result<f64> {
+        let mut batch = self.sys.engine.begin("gmres true residual");
         self.sys
             .dispatch(&mut batch, &self.residual, &self.bg_residual);
         self.sys.read_sum(batch, SLOT_RESIDUAL)
+    }
+
+    /// l.2: r = b − Ax (+ r = M⁻¹r on the left) and the first stage of ‖r‖².
+    fn record_residual(&self, batch: &mut Batch<'_>) {
+        self.sys.dispatch(batch, &self.residual, &self.bg_residual);
+        self.sys.record_left_residual(batch);
     }
 
     /// `device` mode: one submit of [previous update] + restart + `mc` steps, one readback of
@@ -172,7 +184,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         if let Some(eta) = pending {
             self.record_update(&mut batch, &eta);
         }
-        sys.dispatch(&mut batch, &self.residual, &self.bg_residual);
+        self.record_residual(&mut batch);
         self.variant.record_restart(&mut batch);
         for i in 1..=mc {
             self.variant.record_step(&mut batch, i);
@@ -193,11 +205,15 @@ impl<'a, T: Scalar> Gmres<'a, T> {
     }
 
     /// The restart cycles until a stop.
+    ///
+    /// `steps_before`: steps of earlier runs (a run resumed after the left-preconditioning guard; its
+    /// restart residual is pushed as the history's next entry).
     pub(super) fn cycles(
         &self,
         run: &mut Run<'_>,
         opts: &SolveOptions,
         threshold: f64,
+        steps_before: usize,
     ) -> Result<Outcome> {
         let max_iter = opts.max_iter;
         let device = self.sys.mode == CheckMode::Device;
@@ -207,7 +223,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         let mut prev_est_done = false;
         let mut cycle_start = 0.0f64;
         let mut gap_cycles = 0usize;
-        let mut total = 0usize;
+        let mut total = steps_before;
         let (mut gap_restarts, mut basis_k) = (0, 0);
         let fin = loop {
             if run.monitor.cancelled() {

@@ -98,6 +98,17 @@
 //! with a factored M runs this classical variant (the fused kernels know only D⁻¹) and says
 //! so in the report's `notes`.
 //!
+//! **Left preconditioning** (`--side left`, Jacobi or a factored M; classical variant) runs
+//! the cycles on M⁻¹A: the restart residual is r = M⁻¹(b − Ax) (`gmres_residual`, the apply
+//! in place on r, then ‖r‖² by `gmres_basis_dots`), each step forms w = M⁻¹(A v_{i−1})
+//! (`gmres_basis_diag` in place, or the factored apply with its two copies), and the update
+//! is x += V η without M. The monitored residual is ‖M⁻¹(b − Ax)‖ against
+//! τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback at set-up for ‖M⁻¹b‖, written into the
+//! cycle buffer's threshold); a claim stands only when the true ‖b − Ax‖ (f64) confirms it,
+//! otherwise τ_L is tightened as the CPU reference does ([`crate::cpu::side::tighten`]) and
+//! the cycles resume from x, at most [`MAX_GUARD_RESTARTS`](crate::cpu::side::MAX_GUARD_RESTARTS)
+//! times (counted in `restarts`).
+//!
 //! # Common to both
 //!
 //! `loop_counts` hold everything from the first cycle to the last update (cycle overheads
@@ -207,34 +218,95 @@ pub fn solve<T: Scalar>(
         Variant::Pipelined => Box::new(Pipelined::new(&sys)?),
     };
     let gm = Gmres::new(&sys, variant)?;
+    // Left preconditioning: τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback).
+    let mut left = LeftTarget {
+        tau: threshold,
+        scale: b_norm,
+    };
+    if sys.left() {
+        left.scale = sys.left_norm_b()?.sqrt();
+        left.tau = (opts.rtol * left.scale).max(opts.atol);
+        sys.set_threshold(left.tau);
+    }
     monitor.on_loop_start();
     let start = Instant::now();
     let times0 = engine.kernel_times();
     let mut run = Run::new(monitor);
     let before = engine.counters().snapshot();
-    let out = gm.cycles(&mut run, opts, threshold)?;
+    // The true-residual guard: ‖b − Ax‖ in f64, on the GPU (`gmres_residual`) for f64 solves,
+    // on the CPU from x for f32 solves (the GPU holds only f32 data then).
+    let true_abs = |x: Option<&[T]>| -> Result<f64> {
+        Ok(match (T::PRECISION, x) {
+            (Precision::F32, Some(x)) => crate::cpu::true_relative_residual(a, b, x) * b_norm,
+            (Precision::F32, None) => {
+                crate::cpu::true_relative_residual(a, b, &sys.read_x()?) * b_norm
+            }
+            (Precision::F64, _) => gm.true_rr()?.sqrt(),
+        })
+    };
+    let (mut guards, mut steps_before) = (0, 0);
+    let out = match sys.left() {
+        false => gm.cycles(&mut run, opts, threshold, 0)?,
+        // Left: the cycles monitor ‖M⁻¹(b − Ax)‖ against τ_L; a claim stands only when the
+        // true residual confirms it, else τ_L is tightened and the cycles resume from x
+        // (the CPU reference's rule, `cpu::side::on_side`).
+        true => loop {
+            let out = gm.cycles(&mut run, opts, left.tau, steps_before)?;
+            if !matches!(out.fin, Fin::Converged | Fin::EstimateConverged)
+                || guards >= crate::cpu::side::MAX_GUARD_RESTARTS
+                || run.iterations() >= opts.max_iter
+            {
+                break out;
+            }
+            let abs = true_abs(None)?;
+            if crate::cpu::confirms_convergence(abs, threshold) {
+                break out;
+            }
+            guards += 1;
+            left.tau = crate::cpu::side::tighten(left.tau, threshold, abs);
+            sys.set_threshold(left.tau);
+            // The resumed run's restart residual replaces the last entry.
+            steps_before = run.iterations();
+            run.history.pop();
+        },
+    };
     run.loop_counts = engine.counters().snapshot().since(&before);
     report.loop_seconds = start.elapsed().as_secs_f64();
 
     let x = sys.read_x()?;
-    // The true-residual guard: ‖b − Ax‖ in f64, on the GPU (`gmres_residual`) for f64 solves,
-    // on the CPU from the x just read for f32 solves (the GPU holds only f32 data then).
-    let true_abs = match T::PRECISION {
-        Precision::F64 => gm.restart_rr(None)?.sqrt(),
-        Precision::F32 => crate::cpu::true_relative_residual(a, b, &x) * b_norm,
-    };
+    let true_abs = true_abs(Some(&x))?;
     let true_rel = true_abs / b_norm;
     let confirmed = crate::cpu::confirms_convergence(true_abs, threshold);
     let iterations = run.iterations();
-    let (reason, detail) = verdict(
+    let (reason, mut detail) = verdict(
         &out.fin, confirmed, iterations, threshold, true_abs, true_rel,
     );
+    if sys.left() {
+        detail = format!(
+            "{detail} [left-preconditioned: threshold {:.3e} = max(rtol*|M^-1 b|, atol), \
+             |M^-1 b| = {:.3e}]",
+            left.tau, left.scale
+        );
+    }
     report.orthogonality_loss = sys.orthogonality_loss(out.basis_k)?;
     report.seconds = start.elapsed().as_secs_f64();
     report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
-    run.close(&mut report, reason, detail, true_rel, out.gap_restarts);
+    run.close(
+        &mut report,
+        reason,
+        detail,
+        true_rel,
+        out.gap_restarts + guards,
+    );
     report.counts = engine.counters().snapshot().since(&counts0);
     Ok(Solution { x, report })
+}
+
+/// The threshold of the monitored residual and the norm it is relative to: ‖b‖ (right) or
+/// ‖M⁻¹b‖ (left, τ_L = max(rtol·‖M⁻¹b‖, atol), tightened by the guard).
+struct LeftTarget {
+    tau: f64,
+    scale: f64,
 }
 
 /// The stop reason and its detail from how the cycles ended and whether the true residual
