@@ -136,8 +136,38 @@ fn stacked_apply_is_both_host_applies_in_the_dispatches_of_one() {
             stacked_apply::<f64>(&a, kind, how, 1e-12);
         }
     }
+    // A wide level 0 in L and in Uᵀ (over WIDE_LEVEL_ROWS independent rows), then chains:
+    // the stack's first stage is wide in both blocks, its second merges both chains.
+    let wide = wide_then_chains(6000);
+    for how in [Trisolve::Levels, Trisolve::Sweeps(2)] {
+        stacked_apply::<f64>(&wide, Precond::Ilu0, how, 1e-12);
+    }
     let a32 = convection_diffusion_3d::<f32>(7, 0.05, ConvectionField::Circular);
     stacked_apply::<f32>(&a32, Precond::Ilu0, Trisolve::Levels, 1e-4);
+}
+
+/// 4I with a chain below the diagonal in the last rows and one above it in the first ones:
+/// L and Uᵀ both start with a level wider than `WIDE_LEVEL_ROWS`.
+fn wide_then_chains(n: usize) -> Csr<f64> {
+    let mut coo = krylov_wgpu::matrix::Coo::<f64>::new(n, n);
+    for i in 0..n {
+        coo.push(i, i, 4.0).unwrap();
+        if i >= n - 800 {
+            coo.push(i, i - 1, -1.0).unwrap();
+        }
+        if i < 600 {
+            coo.push(i, i + 1, -1.5).unwrap();
+        }
+    }
+    let a = coo.to_csr().unwrap();
+    let m = host::Ilu::new(&a, Precond::Ilu0, Trisolve::Levels).unwrap();
+    let (l, _) = m.triangular();
+    let (ut, _) = m.triangular_transposed();
+    let wide = krylov_wgpu::cpu::trisolve::WIDE_LEVEL_ROWS;
+    for t in [l, ut] {
+        assert!(t.levels().size(0) > wide && t.levels().stages().len() == 2);
+    }
+    a
 }
 
 /// GPU [z; z̃] = [M⁻¹r; M⁻ᵀr̃] against the CPU twin's two applies.
@@ -334,4 +364,44 @@ fn counts<T: Scalar>(a: &Csr<T>, b: &[T], rtol: f64, name: &str) {
             }
         }
     }
+}
+
+#[test]
+fn concurrent_bicg_runs_in_every_storage_format() {
+    use krylov_wgpu::solvers::Format;
+    // Both products of bicg_direction_spmv are written once against lib/spmv_row.wgsl; the
+    // stacked [z; z̃] they read does not depend on the format.
+    let formats = [
+        Format::Csr,
+        Format::Ell,
+        Format::Dia,
+        Format::Sell,
+        Format::Bcsr1,
+        Format::Bcsr2,
+        Format::Bcsr4,
+        Format::Bcsr8,
+    ];
+    fn each<T: Scalar>(formats: &[Format], rtol: f64) {
+        let Some(engine) = engine_for::<T>() else {
+            return;
+        };
+        let (a, b) = common::problems::convdiff_system::<T>(6, 0.1, ConvectionField::Circular);
+        let base = bicg(Precond::Ilu0, Trisolve::Levels, CheckMode::Device, rtol);
+        let host = cpu::solve(&a, &b, None, &base).unwrap();
+        for &format in formats {
+            let tag = format!("convdiff 6 {format} {:?}", T::PRECISION);
+            let o = SolveOptions {
+                format,
+                max_padding: 1e9,
+                ..base.clone()
+            };
+            let sol = solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+            assert_eq!(sol.report.format, format.to_string(), "{tag}");
+            assert!(sol.report.notes[0].starts_with("concurrent BiCG"), "{tag}");
+            assert_converged(&sol, &a, &b, rtol, &tag);
+            assert_close_counts(sol.report.iterations, host.report.iterations, &tag);
+        }
+    }
+    each::<f64>(&formats, 1e-10);
+    each::<f32>(&formats, 1e-5);
 }
