@@ -3,7 +3,7 @@
 //! launches (the lines are those of the [module docs](super)):
 //!
 //! * [`Products`]: line 5 and 6a — q = A·p, q̃ = Aᵀ·p̃, first stages of ⟨p̃,q⟩, ‖p̃‖², ‖q‖²;
-//! * [`Updates`]: lines 7–8, 9a, 1 and 2a — x, r, r̃, ‖r‖², z = M⁻¹r, z̃ = M⁻¹r̃, first
+//! * [`Updates`]: lines 7–8, 9a, 1 and 2a — x, r, r̃, ‖r‖², z = M⁻¹r, z̃ = M⁻ᵀr̃, first
 //!   stages of ρ = ⟨z,r̃⟩ and its norms;
 //! * [`Directions`]: lines 3–4 — p = z + βp, p̃ = z̃ + βp̃;
 //! * [`Finishes`]: lines 6b and 2b, 9b on the device (`device` mode; in `paper` mode the host
@@ -27,9 +27,9 @@ use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run, sum_componen
 /// Classical BiCG as a BLAS-based code runs it (see the module docs for the launch list).
 pub struct Classical<'a, T> {
     c: &'a Common<'a, T>,
-    /// z = M⁻¹r, z̃ = M⁻¹r̃ (absent when M = I: r, r̃ serve as z, z̃).
+    /// z = M⁻¹r, z̃ = M⁻ᵀr̃ (absent when M = I: r, r̃ serve as z, z̃).
     z: Option<(wgpu::Buffer, wgpu::Buffer)>,
-    /// Line 3 (setup): p = M⁻¹r, p̃ = M⁻¹r̃ applied straight into p, p̃; copies when M = I.
+    /// Line 3 (setup): p = M⁻¹r, p̃ = M⁻ᵀr̃ applied straight into p, p̃; copies when M = I.
     first_directions: Option<[ApplyStep; 2]>,
     products: Products<T>,
     updates: Updates,
@@ -141,7 +141,7 @@ impl<T: Scalar> Products<T> {
 }
 
 /// Lines 7–8: x += αp, r −= αq, r̃ −= αq̃ (`axpy` ×3, α = ρ/⟨p̃,q⟩ from the device scalars);
-/// 9a: ‖r‖²; 1: z = M⁻¹r, z̃ = M⁻¹r̃; 2a: ⟨z,r̃⟩, ‖r̃‖² (and ‖z‖² when z ≠ r).
+/// 9a: ‖r‖²; 1: z = M⁻¹r, z̃ = M⁻ᵀr̃; 2a: ⟨z,r̃⟩, ‖r̃‖² (and ‖z‖² when z ≠ r).
 struct Updates {
     axpy: Kernel,
     bg_axpy: [wgpu::BindGroup; 3],

@@ -1,6 +1,8 @@
 //! Biconjugate gradients on the GPU (paper 001 §3.1): [`Pipelined`] and [`Classical`] side by
-//! side, f32 and f64, optionally Jacobi-preconditioned (M = D, the preconditioned BiCG of the
-//! Templates book that the CPU reference [`crate::cpu::bicg`] runs).
+//! side, f32 and f64, optionally preconditioned (the preconditioned BiCG of the Templates book
+//! that the CPU reference [`crate::cpu::bicg`] runs): Jacobi (M = D) in both variants, and a
+//! factored M (ILU(0), IC(0)) in the classical variant and in the **concurrent** variant that
+//! pipelined BiCG becomes with one (paper 004; see [below](#with-a-factored-m-classical-vs-concurrent)).
 //!
 //! # The algorithm
 //!
@@ -61,6 +63,51 @@
 //!   iteration, the xpays of iteration i recorded at the start of i + 1 (13j − 2 launches for
 //!   j iterations). In `device` mode two `bicg_finish` launches (dot finish + breakdown test;
 //!   the second also records ‖r‖) keep the scalars on the GPU.
+//!
+//! # With a factored M: classical vs concurrent
+//!
+//! With ILU(0) or IC(0), M⁻¹ is two sparse triangular solves (L then U) and M⁻ᵀ two more (Uᵀ
+//! then Lᵀ, uploaded transposed so every solve reads rows; IC(0): M⁻ᵀ = M⁻¹). The classical
+//! variant records them one after the other, as it records everything. But the two
+//! recurrences of BiCG are independent within an iteration (paper 004 §3: the A-recurrence
+//! r, z, p, q and the Aᵀ-recurrence r̃, z̃, p̃, q̃ meet only in ρ and ⟨p̃,q⟩), so the
+//! **concurrent** variant (what `Variant::Pipelined` runs with a factored M,
+//! `bicg/concurrent.rs`) gives both the same launches: the residuals are kept stacked,
+//! [r; r̃] (2n entries), one solve with diag(L, Uᵀ) and one with diag(U, Lᵀ)
+//! ([`StackedIlu`]) form [z; z̃] = [M⁻¹r; M⁻ᵀr̃] — level ℓ of a stacked solve is level ℓ of
+//! both, a sweep covers both — and `bicg_direction_spmv` forms p, p̃ from [z; z̃] inside
+//! q = A·p and q̃ = Aᵀ·p̃ as in the pipelined variant. One iteration pays for one apply.
+//!
+//! With D the launches of the M⁻¹ apply (stages of the L and U solves, or 2K for
+//! `sweeps:K`), Dᵀ those of M⁻ᵀ (Uᵀ and Lᵀ; = D for IC(0) and for sweeps) and D_s those of
+//! the stacked pair (merged stages; max(D, Dᵀ) ≤ D_s ≤ D + Dᵀ, = 2K for sweeps):
+//!
+//! | lines         | classical + ILU                                  | concurrent + ILU                          |
+//! |---------------|--------------------------------------------------|-------------------------------------------|
+//! | 5, 6a         | `spmv_csr` ×2, `dot` ×3                           | `bicg_direction_spmv` (with 2b, 9b, 3–4)  |
+//! | 6b            | `bicg_finish` (`device` only)                    | `bicg_update` (with 7–8)                  |
+//! | 7–8, 9a       | `axpy` ×3, `dot` (‖r‖²)                           | `bicg_update`; 9a in `bicg_rho`           |
+//! | 1             | M⁻¹ apply (**D**), then M⁻ᵀ apply (**Dᵀ**)        | stacked apply (**D_s**)                   |
+//! | 2a            | `dot` ×3 (⟨z,r̃⟩, ‖r̃‖², ‖z‖²)                      | `bicg_rho`                                |
+//! | 2b, 9b        | `bicg_finish` (`device` only)                    | `bicg_direction_spmv`                     |
+//! | 3–4           | `xpay` ×2                                        | `bicg_direction_spmv`                     |
+//! | per iteration | `paper` **14 + D + Dᵀ**, `device` **16 + D + Dᵀ** | **3 + D_s** (both modes)                  |
+//! | transfers     | `paper`: 2 readbacks + 2 uploads                 | `paper`: 1 readback                       |
+//!
+//! (`device` mode: one readback per batch in both; `paper` classical: the last iteration's
+//! xpays are never recorded, (14 + D + Dᵀ)·j − 2 launches for j iterations.) Measured on
+//! sherman4 (levels: 22 narrow levels per factor, one stage each, D = Dᵀ = D_s = 2):
+//! classical 18 (`paper`) / 20 (`device`) launches per iteration, concurrent 5; with
+//! `sweeps:3` (D = Dᵀ = D_s = 6) 26 / 28 vs 9. Setup of the concurrent variant: `bicg_init`,
+//! two buffer copies r → [r; r] (not launches, not counted as transfers), the stacked apply,
+//! `bicg_rho`, `bicg_direction_spmv`. The report says which ran: the concurrent variant
+//! reports `variant: pipelined` with a first note "concurrent BiCG: …" naming D_s, D, Dᵀ and
+//! its launches per iteration; `preconditioner` describes M as for any solve.
+//!
+//! Fewer launches would need the apply fused into the kernels around it: a level schedule's
+//! stages are grid-wide dependencies (and the narrow ones single-workgroup sweeps), and ρ
+//! needs every entry of z before β (hence `bicg_rho`, the one launch more than the pipelined
+//! variant's 2 + apply).
 //!
 //! # Stops
 //!
@@ -348,7 +395,8 @@ fn count_loop(engine: &Engine, run: &mut Run<'_>, before: &WorkCounts) {
 }
 
 /// Solves A x = b by BiCG on the GPU (`opts.variant` picks [`Classical`] or [`Pipelined`],
-/// `opts.check_mode` the convergence checking, `opts.precond` Jacobi or none).
+/// `opts.check_mode` the convergence checking, `opts.precond` none, Jacobi, ILU(0) or IC(0);
+/// `Pipelined` with ILU(0)/IC(0) runs the concurrent variant of the module docs).
 ///
 /// Errors: the input checks of [`validate_system`](crate::solvers::validate_system) (a zero
 /// diagonal with Jacobi is [`KrylovError::ZeroDiagonal`](crate::KrylovError::ZeroDiagonal)),
