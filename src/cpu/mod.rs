@@ -316,7 +316,37 @@ pub fn solve_with_reorder<T: Scalar>(
     opts: &SolveOptions,
     how: Reorder,
 ) -> Result<Solution<T>> {
-    crate::matrix::reorder::solve_reordered(a, b, opts, how, |a, b| solve_as_given(a, b, x0, opts))
+    with_reordering(a, b, opts, how, |a, b| solve_as_given(a, b, x0, opts))
+}
+
+/// Runs `solve` on the rows of A x = b that the reordering `how` chooses for `opts`: the one
+/// call a solve entry wraps itself in (this is [`crate::matrix::reorder::solve_reordered`]
+/// with the ILU(0) probe [`ilu0_trouble`]). `solve` gets P·A and P·b, or A and b as they
+/// are; x, an initial guess and the residual norms need no change, and the report records
+/// what was done in `reordering` (and its first note).
+pub fn with_reordering<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    opts: &SolveOptions,
+    how: Reorder,
+    solve: impl FnOnce(&Csr<T>, &[T]) -> Result<Solution<T>>,
+) -> Result<Solution<T>> {
+    crate::matrix::reorder::solve_reordered(a, b, opts, how, ilu0_trouble, solve)
+}
+
+/// What is wrong with the ILU(0) factors of `a` itself, for the `auto` reordering rule:
+/// "needs a diagonal shift of 1e-1 (max |M⁻¹A e| = 4.5e27)" when the factorisation had to
+/// shift its pivots (a breakdown or failed growth test, see [`ilu::Ilu0::factor`]), or an
+/// error; `None` when A factors as it is.
+pub fn ilu0_trouble<T: Scalar>(a: &Csr<T>) -> Option<String> {
+    match ilu::Ilu0::factor(a) {
+        Ok(f) if f.shift == 0.0 => None,
+        Ok(f) => Some(format!(
+            "needs a diagonal shift of {:.0e} (max |M^-1 A e| = {:.1e})",
+            f.shift, f.growth
+        )),
+        Err(e) => Some(format!("fails ({e})")),
+    }
 }
 
 /// The dispatch of [`solve`] on the system as given.
