@@ -21,6 +21,9 @@ pub enum StopReason {
     Diverged,
     /// The recurrence residual met the tolerance but the true residual ‖b − Ax‖ did not.
     ResidualGap,
+    /// Restarted GMRES made no progress: its restart residual fell by less than 0.01 % over
+    /// each of the last two cycles ([`crate::cpu::gmres::STAGNATION_RATIO`]).
+    Stagnation,
     /// A cancel flag was raised.
     Cancelled,
 }
@@ -36,6 +39,7 @@ impl StopReason {
             StopReason::NotSpd => "not_spd",
             StopReason::Diverged => "diverged",
             StopReason::ResidualGap => "residual_gap",
+            StopReason::Stagnation => "stagnation",
             StopReason::Cancelled => "cancelled",
         }
     }
@@ -49,6 +53,9 @@ impl std::fmt::Display for StopReason {
             StopReason::NotSpd => f.write_str("not SPD (<p, Ap> <= 0)"),
             StopReason::ResidualGap => {
                 f.write_str("residual gap (recurrence converged, true residual did not)")
+            }
+            StopReason::Stagnation => {
+                f.write_str("stagnation (no progress over the last restart cycles)")
             }
             other => f.write_str(other.name()),
         }

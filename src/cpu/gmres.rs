@@ -65,7 +65,7 @@
 use super::side::{Target, on_side};
 use super::{Stop, System, dot, is_breakdown};
 use crate::base::scalar::Scalar;
-use crate::base::{GramSchmidt, Side, Variant};
+use crate::base::{GramSchmidt, Side, StopReason, Variant};
 
 /// Cycles whose Walker–Zhou estimate met the threshold while the recomputed residual (the true
 /// one for right preconditioning) did not, before GMRES gives up (the driver then reports
@@ -163,6 +163,8 @@ fn gmres_cycles<T: Scalar>(
     let mut w = vec![T::zero(); n];
     let mut total = target.first_iter;
     let mut gap_cycles = 0usize;
+    // Consecutive full cycles without progress, and the restart residual before them.
+    let (mut stagnant, mut stagnant_from) = (0usize, 0.0f64);
 
     // l.2: r0 = b − A x0 (left: M⁻¹(b − A x0));  l.3: ρ0 = ‖r0‖₂. A resumed run (after the
     // left guard) replaces the last history entry with ρ0 and runs at least one cycle.
@@ -316,7 +318,49 @@ fn gmres_cycles<T: Scalar>(
             }
             *gap_restarts += 1;
         }
+        // Stagnation: a full cycle that left the restart residual where it was.
+        if k == m && is_stagnant(cycle_start, restart_res) {
+            if stagnant == 0 {
+                stagnant_from = cycle_start;
+            }
+            stagnant += 1;
+            if stagnant >= STAGNATION_CYCLES {
+                return Stop {
+                    restarts: 0,
+                    iterations: total,
+                    reason: StopReason::Stagnation,
+                    detail: stagnation_detail(total, stagnant_from, restart_res, stagnant, m),
+                };
+            }
+        } else {
+            stagnant = 0;
+        }
     }
+}
+
+/// A restart cycle whose restart residual ends above this fraction of where it started made
+/// no progress (less than 0.01 %).
+pub const STAGNATION_RATIO: f64 = 0.9999;
+
+/// Consecutive full cycles without progress after which restarted GMRES stops with
+/// [`StopReason::Stagnation`](crate::base::StopReason::Stagnation): two, because one flat
+/// cycle can precede progress (a plateau), while at 0.01 % per cycle the threshold is out of
+/// reach of any iteration budget.
+pub const STAGNATION_CYCLES: usize = 2;
+
+/// The detail of a stagnation stop (CPU reference and GPU alike): `cycles` cycles of `m`
+/// steps took the restart residual only from `from` to `to`.
+pub fn stagnation_detail(iterations: usize, from: f64, to: f64, cycles: usize, m: usize) -> String {
+    format!(
+        "stagnation at iteration {iterations}: the last {cycles} restart cycles of {m} steps \
+         took the restart residual only from {from:.6e} to {to:.6e} (less than 0.01 % per \
+         cycle); try --side left, --precond ilu0 or a larger --restart"
+    )
+}
+
+/// Whether a full cycle from restart residual `start` to `end` made no progress.
+pub fn is_stagnant(start: f64, end: f64) -> bool {
+    end > STAGNATION_RATIO * start
 }
 
 #[cfg(test)]
@@ -324,6 +368,13 @@ mod tests {
     use crate::base::{Method, Precond, Side};
     use crate::cpu::side::testing::{VARIANTS, options, rhs, row_scaled, solve_converged};
     use crate::matrix::generators::random_nonsymmetric;
+
+    #[test]
+    fn stagnation_means_less_than_a_hundredth_of_a_percent_per_cycle() {
+        assert!(super::is_stagnant(1.0, 0.99995));
+        assert!(!super::is_stagnant(1.0, 0.9998));
+        assert!(super::is_stagnant(1.0, f64::NAN.max(1.0)));
+    }
 
     #[test]
     fn left_jacobi_rescues_small_restart_on_row_scaled_matrix() {

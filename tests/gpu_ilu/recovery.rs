@@ -1,5 +1,6 @@
 //! Recoveries instead of failures: a near-breakdown restarts BiCGStab and BiCG with a fresh
-//! shadow residual (GPU and CPU alike), a zero pivot is shifted with a notice, never NaN.
+//! shadow residual (GPU and CPU alike), a zero pivot is shifted with a notice, never NaN; and
+//! failures by name: restarted GMRES that makes no progress stops with `stagnation`.
 
 use super::common;
 use common::solve::assert_converged;
@@ -104,5 +105,44 @@ fn zero_pivot_is_shifted_with_a_notice_never_nan() {
         assert!(sol.report.notes.contains(notice));
         assert!(sol.x.iter().all(|v| v.is_finite()));
         assert_converged(&sol, &a, &b, o.rtol, "zero pivot");
+    }
+}
+
+#[test]
+fn gmres_without_progress_stops_with_stagnation_by_name() {
+    // west0479 unpreconditioned: GMRES(30) flattens out near |r|/|b| ≈ 0.4 (restart cycles
+    // reducing the residual by less than 0.01 %), on the GPU and the CPU at the same step.
+    let a = common::problems::load("west0479");
+    let b = common::problems::ones_rhs(&a);
+    let o = SolveOptions {
+        method: Method::Gmres,
+        rtol: 1e-8,
+        ..Default::default()
+    };
+    let host = cpu::solve(&a, &b, None, &o).unwrap();
+    assert_eq!(
+        host.report.reason,
+        StopReason::Stagnation,
+        "{}",
+        host.report.reason_detail
+    );
+    assert!(!host.report.converged && host.report.relative_residual > 1e-3);
+    assert!(host.report.iterations < o.max_iter / 2, "stopped early");
+    assert!(host.report.reason_detail.contains("--side left"));
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    if !engine.context().summary.shader_f64 {
+        return;
+    }
+    for mode in [CheckMode::Device, CheckMode::Paper] {
+        let o = SolveOptions {
+            check_mode: mode,
+            ..o.clone()
+        };
+        let gpu = solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+        assert_eq!(gpu.report.reason, StopReason::Stagnation, "{mode}");
+        assert_eq!(gpu.report.iterations, host.report.iterations, "{mode}");
+        assert!(!gpu.report.converged);
     }
 }

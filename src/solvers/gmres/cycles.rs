@@ -46,6 +46,13 @@ pub(super) enum Fin {
     Breakdown(Breakdown),
     NonFinite(&'static str),
     Cancelled,
+    /// `cycles` full cycles took the restart residual only from `from` to `to`
+    /// ([`crate::cpu::gmres::is_stagnant`]).
+    Stagnation {
+        from: f64,
+        to: f64,
+        cycles: usize,
+    },
 }
 
 /// How the cycles ended: the stop, the restarts after a residual gap, and the number of
@@ -224,6 +231,9 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         let mut cycle_start = 0.0f64;
         let mut gap_cycles = 0usize;
         let mut total = steps_before;
+        // Consecutive full cycles without progress (the CPU reference's rule), the restart
+        // residual before them, and whether the last cycle ran all m steps.
+        let (mut stagnant, mut stagnant_from, mut prev_full) = (0usize, 0.0f64, false);
         let (mut gap_restarts, mut basis_k) = (0, 0);
         let fin = loop {
             if run.monitor.cancelled() {
@@ -293,6 +303,23 @@ impl<'a, T: Scalar> Gmres<'a, T> {
                 None
             };
             let rho = rho.expect("restart residual");
+            // Stagnation, judged at the restart as the CPU does: in `device` mode the cycle
+            // just recorded is dropped (its update is never applied, its steps not counted).
+            if prev_full && crate::cpu::gmres::is_stagnant(cycle_start, rho.as_f64()) {
+                if stagnant == 0 {
+                    stagnant_from = cycle_start;
+                }
+                stagnant += 1;
+                if stagnant >= crate::cpu::gmres::STAGNATION_CYCLES {
+                    break Fin::Stagnation {
+                        from: stagnant_from,
+                        to: rho.as_f64(),
+                        cycles: stagnant,
+                    };
+                }
+            } else {
+                stagnant = 0;
+            }
             cycle_start = rho.as_f64();
             // l.4–16: the steps of the cycle.
             let data = match &cycle {
@@ -320,6 +347,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             };
             basis_k = data.basis;
             total += data.counted;
+            prev_full = data.end == StepEnd::Full && data.k == self.sys.m;
             if let StepEnd::NonFinite(q) = data.end {
                 break Fin::NonFinite(q);
             }

@@ -279,7 +279,7 @@ pub fn solve<T: Scalar>(
     let confirmed = crate::cpu::confirms_convergence(true_abs, threshold);
     let iterations = run.iterations();
     let (reason, mut detail) = verdict(
-        &out.fin, confirmed, iterations, threshold, true_abs, true_rel,
+        &out.fin, confirmed, iterations, threshold, true_abs, true_rel, sys.m,
     );
     if sys.left() {
         detail = format!(
@@ -318,6 +318,7 @@ fn verdict(
     threshold: f64,
     true_abs: f64,
     true_rel: f64,
+    m: usize,
 ) -> (StopReason, String) {
     match *fin {
         Fin::Converged | Fin::EstimateConverged if confirmed => (
@@ -354,6 +355,10 @@ fn verdict(
         Fin::NonFinite(q) => (
             StopReason::NonFinite { quantity: q.into() },
             format!("non-finite {q} at iteration {iterations}"),
+        ),
+        Fin::Stagnation { from, to, cycles } => (
+            StopReason::Stagnation,
+            crate::cpu::gmres::stagnation_detail(iterations, from, to, cycles, m),
         ),
         Fin::Cancelled => (
             StopReason::Cancelled,
