@@ -335,15 +335,17 @@ pub fn with_reordering<T: Scalar>(
 }
 
 /// What is wrong with the ILU(0) factors of `a` itself, for the `auto` reordering rule:
-/// "needs a diagonal shift of 1e-1 (max |M⁻¹A e| = 4.5e27)" when the factorisation had to
-/// shift its pivots (a breakdown or failed growth test, see [`ilu::Ilu0::factor`]), or an
-/// error; `None` when A factors as it is.
+/// "is unstable at every diagonal shift (least growth max |M⁻¹A e| = 4.5e27, at shift
+/// 1e-1)" when no shift of [`ilu::Ilu0::factor`] brought the growth test under
+/// [`ilu::MAX_GROWTH`], or the factorisation's error; `None` when A factors, as it is or
+/// with a pivot shift (then the solve keeps A's rows and reports the shift).
 pub fn ilu0_trouble<T: Scalar>(a: &Csr<T>) -> Option<String> {
     match ilu::Ilu0::factor(a) {
-        Ok(f) if f.shift == 0.0 => None,
+        Ok(f) if f.growth <= ilu::MAX_GROWTH => None,
         Ok(f) => Some(format!(
-            "needs a diagonal shift of {:.0e} (max |M^-1 A e| = {:.1e})",
-            f.shift, f.growth
+            "is unstable at every diagonal shift (least growth max |M^-1 A e| = {:.1e}, at \
+             shift {:.0e})",
+            f.growth, f.shift
         )),
         Err(e) => Some(format!("fails ({e})")),
     }
