@@ -226,6 +226,9 @@ pub struct SolveOptions {
     pub side: Side,
     /// Triangular-solve strategy of ILU(0)/IC(0).
     pub trisolve: Trisolve,
+    /// Row reordering before the solve (`auto`: a maximum-product matching where a zero
+    /// diagonal defeats Jacobi or ILU(0); see [`Reorder`]).
+    pub reorder: Reorder,
     /// Orthogonalisation for classical GMRES (pipelined GMRES always uses CGS, or CGS2).
     pub gs: GramSchmidt,
     /// Convergence checking of GPU solves (ignored on the CPU).
@@ -251,6 +254,7 @@ impl Default for SolveOptions {
             precond: Precond::None,
             side: Side::Right,
             trisolve: Trisolve::Auto,
+            reorder: Reorder::Auto,
             gs: GramSchmidt::Cgs,
             check_mode: CheckMode::Device,
             batch: 0,

@@ -293,7 +293,7 @@ impl<T: Scalar> System<'_, T> {
 /// is `converged` only if the tracked residual met `opts.threshold(‖b‖)` and the true
 /// residual confirms it (else [`StopReason::ResidualGap`]).
 ///
-/// Rows are reordered first under [`Reorder::Auto`] ([`crate::matrix::reorder`]: a
+/// Rows are reordered first as `opts.reorder` says (by default [`Reorder::Auto`] ([`crate::matrix::reorder`]: a
 /// maximum-product matching when a non-CG method with Jacobi or ILU(0) meets a zero diagonal
 /// entry); x, the residuals and the report are those of A x = b, and the report's
 /// `reordering` says what was done. [`solve_with_reorder`] chooses the reordering.
@@ -303,7 +303,7 @@ pub fn solve<T: Scalar>(
     x0: Option<&[T]>,
     opts: &SolveOptions,
 ) -> Result<Solution<T>> {
-    solve_with_reorder(a, b, x0, opts, Reorder::Auto)
+    solve_with_reorder(a, b, x0, opts, opts.reorder)
 }
 
 /// [`solve`] with the row reordering `how` ([`Reorder::None`]: A x = b exactly as given;

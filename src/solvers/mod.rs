@@ -15,7 +15,7 @@ pub(crate) use driver::kernel_times_since;
 // The vocabulary lives in the ground floor (`crate::base`); solver users find it here too.
 pub use crate::base::monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use crate::base::options::{
-    CheckMode, Format, GramSchmidt, Method, Precond, Side, SolveOptions, Trisolve, Variant,
+    CheckMode, Format, GramSchmidt, Method, Precond, Reorder, Side, SolveOptions, Trisolve, Variant,
 };
 pub use crate::base::report::{
     KernelTime, PrecondInfo, Solution, SolveReport, StopReason, WorkCounts,
@@ -48,9 +48,24 @@ pub fn gpu_gap(opts: &SolveOptions) -> Option<String> {
     None
 }
 
-/// Solves A x = b on the GPU with the method of `opts` (see [`cg::solve`]).
+/// Solves A x = b on the GPU with the method of `opts` (see [`cg::solve`]), after the row
+/// reordering `opts.reorder` ([`crate::cpu::with_reordering`], as the CPU reference does).
 /// Methods not yet on the GPU return [`KrylovError::Unsupported`]; use [`crate::cpu::solve`].
 pub fn solve_gpu<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Solution<T>> {
+    crate::cpu::with_reordering(a, b, opts, opts.reorder, |a, b| {
+        solve_gpu_as_given(engine, a, b, x0, opts, monitor)
+    })
+}
+
+/// [`solve_gpu`] on A x = b exactly as given.
+fn solve_gpu_as_given<T: Scalar>(
     engine: &Engine,
     a: &Csr<T>,
     b: &[T],
@@ -72,7 +87,7 @@ pub fn solve_gpu<T: Scalar>(
             variant: Variant::Classical,
             ..opts.clone()
         };
-        let mut sol = solve_gpu(engine, a, b, x0, &classical, monitor)?;
+        let mut sol = solve_gpu_as_given(engine, a, b, x0, &classical, monitor)?;
         sol.report.notes.insert(
             0,
             format!(

@@ -4,7 +4,7 @@
 use krylov_wgpu::KrylovError;
 use krylov_wgpu::cpu;
 use krylov_wgpu::matrix::Csr;
-use krylov_wgpu::solvers::{Method, Precond, SolveOptions, StopReason, Variant};
+use krylov_wgpu::solvers::{Method, Precond, Reorder, SolveOptions, StopReason, Variant};
 
 use super::common::problems::{load, neumann_laplacian_2d, singular_diag};
 use super::{
@@ -72,8 +72,23 @@ fn jacobi_on_zero_diagonal_is_an_error() {
         } else {
             Precond::Jacobi
         };
-        let e = cpu::solve(&a, &b, None, &opts(m, Variant::Pipelined, pc, 1e-8)).unwrap_err();
+        // Without reordering every method refuses Jacobi on a zero diagonal; under the
+        // default `auto` the rows of a non-CG solve are permuted first (tests/cpu_reorder.rs),
+        // so only CG and the Jacobi iteration still refuse.
+        let o = opts(m, Variant::Pipelined, pc, 1e-8);
+        let none = SolveOptions {
+            reorder: Reorder::None,
+            ..o.clone()
+        };
+        let e = cpu::solve(&a, &b, None, &none).unwrap_err();
         assert!(matches!(e, KrylovError::ZeroDiagonal { .. }), "{m}: {e}");
+        if matches!(m, Method::Cg | Method::Jacobi) {
+            let e = cpu::solve(&a, &b, None, &o).unwrap_err();
+            assert!(
+                matches!(e, KrylovError::ZeroDiagonal { .. }),
+                "{m} auto: {e}"
+            );
+        }
     }
 }
 

@@ -139,6 +139,7 @@ impl StudioApp {
             precond: self.precond,
             side: self.side,
             trisolve: self.trisolve.with_sweeps(self.sweeps),
+            reorder: krylov_wgpu::solvers::Reorder::Auto,
             gs: self.gs,
             check_mode: self.check_mode,
             batch: self.batch,

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine};
 use krylov_wgpu::matrix::{Csr, market, samples};
 use krylov_wgpu::solvers::{
-    CheckMode, Format, GramSchmidt, Method, Precond, Side, SolveOptions, SolveReport, Trisolve,
-    Variant, on_gpu, solve_on,
+    CheckMode, Format, GramSchmidt, Method, Precond, Reorder, Side, SolveOptions, SolveReport,
+    Trisolve, Variant, on_gpu, solve_on,
 };
 use krylov_wgpu::{KrylovError, Result, Scalar};
 
@@ -53,6 +53,11 @@ pub struct SolveArgs {
     /// sweeps per factor) or auto (levels unless they need many dispatches).
     #[arg(long, default_value = "auto", value_parser = parse_enum::<Trisolve>)]
     trisolve: Trisolve,
+    /// Row reordering before the solve: auto (a maximum-product matching, MC64-style, when a
+    /// zero diagonal defeats Jacobi or ILU(0) of a non-CG solve), none, or matching (always).
+    /// The JSON report's `reordering` says what was done.
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<Reorder>)]
+    reorder: Reorder,
     /// Orthogonalisation of classical GMRES.
     #[arg(long, default_value = "cgs", value_parser = parse_enum::<GramSchmidt>)]
     gs: GramSchmidt,
@@ -73,6 +78,10 @@ pub struct SolveArgs {
     /// Write the solution as a Matrix Market vector.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write the matrix (read, generated or sample) as a Matrix Market file before solving:
+    /// the same problem for another solver (e.g. bench/gpu/cupy_ilu.py).
+    #[arg(long)]
+    write_matrix: Option<PathBuf>,
     /// Write the residual history as CSV (iteration,residual,relative_residual).
     #[arg(long)]
     history: Option<PathBuf>,
@@ -83,6 +92,9 @@ pub struct SolveArgs {
 
 pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     let (a, name) = args.matrix.load()?;
+    if let Some(path) = &args.write_matrix {
+        market::write_matrix_market(path, &a)?;
+    }
     a.require_square()?;
     let sample_rhs = match &args.matrix.sample {
         Some(name) => samples::find(name)?.rhs()?,
@@ -108,6 +120,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         precond: args.precond,
         side: args.side,
         trisolve: args.trisolve,
+        reorder: args.reorder,
         gs: args.gs,
         check_mode: args.check_mode,
         batch: args.batch,
