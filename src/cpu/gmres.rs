@@ -319,7 +319,8 @@ fn gmres_cycles<T: Scalar>(
             *gap_restarts += 1;
         }
         // Stagnation: a full cycle that left the restart residual where it was.
-        if k == m && is_stagnant(cycle_start, restart_res) {
+        // (At the iteration limit the limit is the reason, as on the GPU.)
+        if k == m && total < sys.max_iter && is_stagnant(cycle_start, restart_res) {
             if stagnant == 0 {
                 stagnant_from = cycle_start;
             }
@@ -391,8 +392,11 @@ mod tests {
             assert!(left.report.iterations < 200, "{}", left.report.iterations);
             for (precond, side) in [(Precond::None, Side::Right), (Precond::Jacobi, Side::Right)] {
                 let other = crate::cpu::solve(&a, &b, None, &with(precond, side)).unwrap();
+                // It either runs far longer or stops early, by name, because it stagnates.
                 assert!(
-                    !other.report.converged && other.report.iterations > 5 * left.report.iterations,
+                    !other.report.converged
+                        && (other.report.iterations > 5 * left.report.iterations
+                            || other.report.reason == crate::base::StopReason::Stagnation),
                     "{variant} {precond} {side}: {}",
                     other.report.reason_detail
                 );
