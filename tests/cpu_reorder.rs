@@ -2,17 +2,17 @@
 //! makes work (west0479 and the driven-cavity saddle point with ILU(0) and Jacobi), what it
 //! leaves alone (matrices with a full diagonal), and the generated held-out classes.
 //!
-//! `experiment_table` (ignored) prints the before/after table of the issue:
-//! `cargo test --release --test cpu_reorder -- --ignored --nocapture`.
+//! The before/after table of the issue is printed by an example, not a test:
+//! `cargo run --release --example reorder_experiments`.
 
 use krylov_wgpu::KrylovError;
 use krylov_wgpu::base::options::Reorder;
 use krylov_wgpu::cpu::{self, dense};
-use krylov_wgpu::matrix::generators::{cavity_2d, convection_diffusion_2d};
+use krylov_wgpu::matrix::generators::{cavity_2d, cavity_2d_interleaved, convection_diffusion_2d};
 use krylov_wgpu::matrix::matching::max_product_matching;
 use krylov_wgpu::matrix::reorder::{auto_reason, diagonal_health, reorder_rows};
 use krylov_wgpu::matrix::{Coo, Csr, read_matrix_market};
-use krylov_wgpu::solvers::{Method, Precond, Solution, SolveOptions, StopReason, Variant};
+use krylov_wgpu::solvers::{Method, Precond, Solution, SolveOptions, Variant};
 
 fn load(name: &str) -> Csr<f64> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -217,7 +217,7 @@ fn ilu0_that_factors_with_or_without_a_shift_keeps_the_rows() {
     let tri = tri.to_csr().unwrap();
     // The cavity numbered cell by cell (p, u, v), as node-ordered FEM codes do: ILU(0)
     // converges on A and not after a matching.
-    let cavity = cavity_interleaved(16, 100.0);
+    let cavity = cavity_2d_interleaved(16, 100.0);
     for (name, a) in [("tridiagonal", &tri), ("interleaved cavity", &cavity)] {
         let b = ones_rhs(a);
         let o = opts(Method::Bicgstab, Precond::Ilu0);
@@ -285,184 +285,4 @@ fn explicit_matching_and_singular_matrices() {
             .unwrap()
             .contains("0 of 1104 rows moved")
     );
-}
-
-// ---------------------------------------------------------------------------------------
-// The experiment of issue #14 (ignored: prints a table).
-
-/// Solves P·D_r·A·D_c y = P·D_r·b (MC64's scaling from the matching's duals), x = D_c y,
-/// and returns (iterations, converged on the original system, true residual of A x = b).
-fn solve_mc64_scaled(a: &Csr<f64>, b: &[f64], o: &SolveOptions) -> (usize, bool, f64) {
-    let m = max_product_matching(a).unwrap();
-    let (r, s) = m.scaling(true);
-    let mut coo = Coo::new(a.nrows(), a.ncols());
-    for (i, ri) in r.iter().enumerate() {
-        let (cols, vals) = a.row(i);
-        for (&c, &v) in cols.iter().zip(vals) {
-            coo.push(i, c as usize, ri * v * s[c as usize]).unwrap();
-        }
-    }
-    let scaled = m.permute_rows(&coo.to_csr().unwrap());
-    let sb: Vec<f64> = b.iter().zip(&r).map(|(b, r)| b * r).collect();
-    let pb = m.permute_vec(&sb);
-    match cpu::solve_with_reorder(&scaled, &pb, None, o, Reorder::None) {
-        Ok(sol) => {
-            let x: Vec<f64> = sol.x.iter().zip(&s).map(|(y, s)| y * s).collect();
-            let rr = true_rr(a, b, &x);
-            (sol.report.iterations, rr <= o.rtol * 1.01, rr)
-        }
-        Err(_) => (0, false, f64::NAN),
-    }
-}
-
-fn cell(res: krylov_wgpu::Result<Solution<f64>>) -> String {
-    match res {
-        Ok(s) if s.report.converged => format!("{} ✓", s.report.iterations),
-        Ok(s) => format!(
-            "✗ {} ({:.0e})",
-            match s.report.reason {
-                StopReason::MaxIterations => "max".to_string(),
-                ref r => r.name().to_string(),
-            },
-            s.report.relative_residual
-        ),
-        Err(KrylovError::ZeroDiagonal { .. }) => "refused (zero diag)".into(),
-        Err(e) => format!("error: {e}"),
-    }
-}
-
-#[test]
-#[ignore]
-fn experiment_table() {
-    let mut systems: Vec<(String, Csr<f64>)> = vec![("west0479".into(), load("west0479"))];
-    for k in [16, 32] {
-        for re in [100.0, 1000.0] {
-            systems.push((format!("cavity2d:{k}:{re}"), cavity_2d(k, re)));
-        }
-    }
-    for (k, pe) in [(64, 1000.0), (128, 1000.0), (128, 10000.0)] {
-        systems.push((
-            format!("convdiff2d:{k}:{pe}"),
-            convection_diffusion_2d(k, pe),
-        ));
-    }
-    for name in ["sherman4", "pores_1", "jpwh_991", "add32", "pde2961"] {
-        systems.push((name.into(), load(name)));
-    }
-    println!(
-        "| matrix | diag zeros, min |aii|/max|aij| | rows moved | method | M | before (none) | \
-         matching | auto reorders? | matching + MC64 scaling |"
-    );
-    println!("|---|---|---|---|---|---|---|---|---|");
-    for (name, a) in &systems {
-        let h = diagonal_health(a);
-        let moved = max_product_matching(a).map_or("singular".into(), |m| m.moved().to_string());
-        let ilu = |a: &Csr<f64>| match krylov_wgpu::cpu::ilu::Ilu0::factor(a) {
-            Ok(f) => format!("shift {:.0e} growth {:.1e}", f.shift, f.growth),
-            Err(e) => format!("error {e}"),
-        };
-        let pa = reorder_rows(a, &ones_rhs(a)).unwrap().a;
-        println!("{name}: ILU(0) of A: {}; of P·A: {}", ilu(a), ilu(&pa));
-        let b = ones_rhs(a);
-        for method in [Method::Gmres, Method::Bicgstab, Method::Bicg] {
-            for precond in [Precond::None, Precond::Jacobi, Precond::Ilu0] {
-                let o = SolveOptions {
-                    max_iter: 10_000,
-                    ..opts(method, precond)
-                };
-                let before = cell(cpu::solve_with_reorder(a, &b, None, &o, Reorder::None));
-                let after = cell(cpu::solve_with_reorder(a, &b, None, &o, Reorder::Matching));
-                let auto = if auto_reason(a, &o, cpu::ilu0_trouble).is_some() {
-                    "yes"
-                } else {
-                    "no"
-                };
-                let (it, ok, rr) = solve_mc64_scaled(a, &b, &o);
-                let scaled = if ok {
-                    format!("{it} ✓")
-                } else {
-                    format!("✗ {it} ({rr:.0e})")
-                };
-                println!(
-                    "| {name} | {}, {:.1e} | {moved} | {method} | {precond} | {before} | {after} | \
-                     {auto} | {scaled} |",
-                    h.zeros, h.min_ratio
-                );
-            }
-        }
-    }
-}
-
-/// `cavity_2d(k, re)` with its unknowns interleaved cell by cell (p, then the east u and the
-/// north v of the cell), as node-ordered FEM codes number them: Q·A·Qᵀ.
-fn cavity_interleaved(k: usize, re: f64) -> Csr<f64> {
-    let a = cavity_2d::<f64>(k, re);
-    let nu = (k - 1) * k;
-    let mut order = Vec::with_capacity(a.nrows());
-    for j in 0..k {
-        for i in 0..k {
-            order.push(2 * nu + i + k * j);
-            if i + 1 < k {
-                order.push(i + (k - 1) * j);
-            }
-            if j + 1 < k {
-                order.push(nu + i + k * j);
-            }
-        }
-    }
-    let mut new_of = vec![0; a.nrows()];
-    for (new, &old) in order.iter().enumerate() {
-        new_of[old] = new;
-    }
-    let mut coo = Coo::new(a.nrows(), a.ncols());
-    for i in 0..a.nrows() {
-        let (cols, vals) = a.row(i);
-        for (&c, &v) in cols.iter().zip(vals) {
-            coo.push(new_of[i], new_of[c as usize], v).unwrap();
-        }
-    }
-    coo.to_csr().unwrap()
-}
-
-#[test]
-#[ignore]
-fn experiment_shifted_ilu_vs_matching() {
-    let mut tri = Coo::<f64>::new(40, 40);
-    for i in 0..40 {
-        if i > 0 {
-            tri.push(i, i, 4.0).unwrap();
-            tri.push(i, i - 1, -1.0).unwrap();
-        }
-        if i + 1 < 40 {
-            tri.push(i, i + 1, -1.5).unwrap();
-        }
-    }
-    let systems = vec![
-        ("tridiagonal a00 = 0".to_string(), tri.to_csr().unwrap()),
-        (
-            "cavity2d:16:100 interleaved".into(),
-            cavity_interleaved(16, 100.0),
-        ),
-        (
-            "cavity2d:16:1000 interleaved".into(),
-            cavity_interleaved(16, 1000.0),
-        ),
-        (
-            "cavity2d:32:100 interleaved".into(),
-            cavity_interleaved(32, 100.0),
-        ),
-    ];
-    for (name, a) in &systems {
-        let b = ones_rhs(a);
-        println!("{name}: ILU(0) of A {:?}", cpu::ilu0_trouble(a));
-        for method in [Method::Gmres, Method::Bicgstab, Method::Bicg] {
-            let o = SolveOptions {
-                max_iter: 10_000,
-                ..opts(method, Precond::Ilu0)
-            };
-            let before = cell(cpu::solve_with_reorder(a, &b, None, &o, Reorder::None));
-            let after = cell(cpu::solve_with_reorder(a, &b, None, &o, Reorder::Matching));
-            println!("| {name} | {method} | ilu0 | {before} | {after} |");
-        }
-    }
 }

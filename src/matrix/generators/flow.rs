@@ -218,6 +218,39 @@ pub fn cavity_2d<T: Scalar>(k: usize, re: f64) -> Csr<T> {
     coo.to_csr().expect("cavity_2d: a valid matrix")
 }
 
+/// `cavity_2d(k, re)` with its unknowns interleaved cell by cell (p, then the east u and the
+/// north v of the cell), as node-ordered FEM codes number them: Q·A·Qᵀ. Same matrix up to
+/// a symmetric permutation; its zero diagonal entries are spread through the ordering.
+pub fn cavity_2d_interleaved<T: Scalar>(k: usize, re: f64) -> Csr<T> {
+    let a = cavity_2d::<T>(k, re);
+    let nu = (k - 1) * k;
+    let mut order = Vec::with_capacity(a.nrows());
+    for j in 0..k {
+        for i in 0..k {
+            order.push(2 * nu + i + k * j);
+            if i + 1 < k {
+                order.push(i + (k - 1) * j);
+            }
+            if j + 1 < k {
+                order.push(nu + i + k * j);
+            }
+        }
+    }
+    let mut new_of = vec![0; a.nrows()];
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old] = new;
+    }
+    let mut coo = Coo::new(a.nrows(), a.ncols());
+    for i in 0..a.nrows() {
+        let (cols, vals) = a.row(i);
+        for (&c, &v) in cols.iter().zip(vals) {
+            coo.push(new_of[i], new_of[c as usize], v)
+                .expect("indices inside the matrix");
+        }
+    }
+    coo.to_csr().expect("a permutation of a valid CSR matrix")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

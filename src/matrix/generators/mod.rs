@@ -52,7 +52,7 @@ mod stencil;
 
 pub use convection::{ConvectionField, convection_diffusion_3d};
 pub use fem::{FEM_2D_PAPER_K, fem_2d_sizes, poisson_2d_fem};
-pub use flow::{cavity_2d, cavity_wind, convection_diffusion_2d};
+pub use flow::{cavity_2d, cavity_2d_interleaved, cavity_wind, convection_diffusion_2d};
 pub use random::{banded, random_nonsymmetric, random_spd};
 pub use spec::{MAX_SPEC_UNKNOWNS, SPEC_HELP, from_spec};
 pub use stencil::{laplace_3d, poisson_2d_fd};
