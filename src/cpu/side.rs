@@ -235,22 +235,7 @@ pub(crate) mod testing {
     /// `a` with row i multiplied by 10^k, k = (i mod 7) − 3 ∈ −3..=3: a badly row-scaled
     /// matrix, on which left Jacobi (which undoes the scaling) helps GMRES(m) with a small m.
     pub fn row_scaled<T: Scalar>(a: &Csr<T>) -> Csr<T> {
-        let rp = a.row_ptr();
-        let mut values = a.values().to_vec();
-        for i in 0..a.nrows() {
-            let f = T::from_f64(10f64.powi((i % 7) as i32 - 3));
-            for v in &mut values[rp[i] as usize..rp[i + 1] as usize] {
-                *v *= f;
-            }
-        }
-        Csr::new(
-            a.nrows(),
-            a.ncols(),
-            rp.to_vec(),
-            a.col_idx().to_vec(),
-            values,
-        )
-        .unwrap()
+        a.scale_rows(|i| T::from_f64(10f64.powi((i % 7) as i32 - 3)))
     }
 
     /// A right-hand side with entries of both signs and varying size.

@@ -198,6 +198,29 @@ impl<T: Scalar> Csr<T> {
             .collect()
     }
 
+    /// D·A for D = diag(`factor(i)`): row i multiplied by `factor(i)` (same pattern).
+    ///
+    /// ```
+    /// use krylov_wgpu::matrix::Csr;
+    /// let a = Csr::<f64>::identity(3).scale_rows(|i| (i + 1) as f64);
+    /// assert_eq!(a.diagonal(), vec![1.0, 2.0, 3.0]);
+    /// ```
+    pub fn scale_rows(&self, factor: impl Fn(usize) -> T) -> Self {
+        let mut values = self.values.clone();
+        for i in 0..self.nrows {
+            let f = factor(i);
+            let (start, end) = (self.row_ptr[i] as usize, self.row_ptr[i + 1] as usize);
+            values[start..end].iter_mut().for_each(|v| *v *= f);
+        }
+        Csr {
+            nrows: self.nrows,
+            ncols: self.ncols,
+            row_ptr: self.row_ptr.clone(),
+            col_idx: self.col_idx.clone(),
+            values,
+        }
+    }
+
     /// Aᵀ in CSR form (a counting sort: O(nnz)).
     pub fn transpose(&self) -> Self {
         let mut counts = vec![0u32; self.ncols + 1];

@@ -25,22 +25,7 @@ fn left(precond: Precond, mode: CheckMode) -> SolveOptions {
 /// `a` with row i multiplied by 10^((i mod 7) − 3): badly row-scaled, which left Jacobi
 /// undoes (D⁻¹A has unit-size rows again) and right Jacobi (A D⁻¹ keeps it) does not.
 fn row_scaled(a: &Csr<f64>) -> Csr<f64> {
-    let rp = a.row_ptr();
-    let mut values = a.values().to_vec();
-    for i in 0..a.nrows() {
-        let f = 10f64.powi((i % 7) as i32 - 3);
-        for v in &mut values[rp[i] as usize..rp[i + 1] as usize] {
-            *v *= f;
-        }
-    }
-    Csr::new(
-        a.nrows(),
-        a.ncols(),
-        rp.to_vec(),
-        a.col_idx().to_vec(),
-        values,
-    )
-    .unwrap()
+    a.scale_rows(|i| 10f64.powi((i % 7) as i32 - 3))
 }
 
 fn same_as_cpu<T: Scalar>(a: &Csr<T>, b: &[T], o: &SolveOptions, tag: &str) -> usize {
