@@ -503,11 +503,7 @@ mod tests {
     use crate::matrix::generators;
 
     fn csr(n: usize, entries: &[(usize, usize, f64)]) -> Csr<f64> {
-        let mut coo = Coo::new(n, n);
-        for &(i, j, v) in entries {
-            coo.push(i, j, v).unwrap();
-        }
-        coo.to_csr().unwrap()
+        Csr::from_triplets(n, entries).unwrap()
     }
 
     #[test]

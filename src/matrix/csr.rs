@@ -198,6 +198,25 @@ impl<T: Scalar> Csr<T> {
             .collect()
     }
 
+    /// The n×n matrix with the entries `(i, j, value)` (duplicates summed, as [`Coo`]
+    /// assembles them); an index out of range or a non-finite value is an error.
+    ///
+    /// ```
+    /// use krylov_wgpu::matrix::Csr;
+    /// let a = Csr::<f64>::from_triplets(2, &[(0, 0, 2.0), (1, 0, -1.0), (1, 1, 3.0)])?;
+    /// assert_eq!(a.get(1, 0), -1.0);
+    /// # Ok::<(), krylov_wgpu::KrylovError>(())
+    /// ```
+    ///
+    /// [`Coo`]: crate::matrix::Coo
+    pub fn from_triplets(n: usize, entries: &[(usize, usize, T)]) -> Result<Self> {
+        let mut coo = crate::matrix::Coo::with_capacity(n, n, entries.len());
+        for &(i, j, v) in entries {
+            coo.push(i, j, v)?;
+        }
+        coo.to_csr()
+    }
+
     /// D·A for D = diag(`factor(i)`): row i multiplied by `factor(i)` (same pattern).
     ///
     /// ```

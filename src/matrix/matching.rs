@@ -368,16 +368,11 @@ fn singular(column: usize, rank: Option<usize>) -> KrylovError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::Coo;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     fn csr(n: usize, entries: &[(usize, usize, f64)]) -> Csr<f64> {
-        let mut coo = Coo::new(n, n);
-        for &(i, j, v) in entries {
-            coo.push(i, j, v).unwrap();
-        }
-        coo.to_csr().unwrap()
+        Csr::from_triplets(n, entries).unwrap()
     }
 
     /// A random n×n matrix with about `per_row` entries per row, a zero diagonal and a

@@ -261,14 +261,9 @@ pub fn solve_reordered<T: Scalar>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::matrix::Coo;
 
     fn csr(n: usize, entries: &[(usize, usize, f64)]) -> Csr<f64> {
-        let mut coo = Coo::new(n, n);
-        for &(i, j, v) in entries {
-            coo.push(i, j, v).unwrap();
-        }
-        coo.to_csr().unwrap()
+        Csr::from_triplets(n, entries).unwrap()
     }
 
     fn opts(method: Method, precond: Precond) -> SolveOptions {
