@@ -312,11 +312,6 @@ fn run_variants<T: Scalar>(
                 );
                 (ChosenDevice::cpu(why.clone()), Some(why))
             }
-            Some(_) if krylov_wgpu::solvers::gpu_gap(&opts).is_some() => {
-                let gap = krylov_wgpu::solvers::gpu_gap(&opts).unwrap_or_default();
-                let why = format!("{gap}: solving on the CPU reference");
-                (ChosenDevice::cpu(why.clone()), Some(why))
-            }
             _ => (current.chosen.clone(), None),
         };
         let engine = match (&device.context, &ctx) {

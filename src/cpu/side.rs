@@ -121,6 +121,16 @@ pub fn tighten(tau_left: f64, tau: f64, true_abs: f64) -> f64 {
     }
 }
 
+/// The restart log's entry for a guard restart of a left-preconditioned solve (the GPU
+/// drivers log each one; the count is in `restarts` on both).
+pub fn guard_restart_note(iteration: usize, true_rel: f64, tau_left: f64) -> String {
+    format!(
+        "left-preconditioned residual met its threshold at iteration {iteration} but the true \
+         |b - Ax|/|b| = {true_rel:.3e} did not: threshold tightened to {tau_left:.3e}, \
+         restarted from x"
+    )
+}
+
 /// Runs the method core `run(x, hist, target)` on the side `side` (rtol and atol of the
 /// options, for τ_L): right, or left with M = I, is a single run against `sys.tau`. Left with
 /// M ≠ I runs against τ_L, and a `Converged` stop (the monitored ‖M⁻¹r‖ met τ_L) is accepted

@@ -248,6 +248,7 @@ pub const KERNELS: &[KernelSource] = &[
     ),
     kernel!("bicgstab", "update_xrp_bicgstab", true),
     kernel!("bicgstab", "bicgstab_finish", true),
+    kernel!("bicgstab", "bicgstab_left_init", true),
     // BiCG (A and Aᵀ).
     kernel!("bicg", "bicg_init", true, 1, [SpmvPartials, Residual]),
     kernel!("bicg", "bicg_direction_spmv", true, 2),

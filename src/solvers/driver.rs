@@ -21,6 +21,34 @@ pub const MAX_BREAKDOWN_RESTARTS: usize = crate::cpu::MAX_BREAKDOWN_RESTARTS;
 /// disagreement only; see `cpu::TRUE_RESIDUAL_SLACK`).
 const TRUE_RESIDUAL_SLACK: f64 = crate::cpu::TRUE_RESIDUAL_SLACK;
 
+/// The threshold of the monitored residual of a left-preconditioned solve and the norm it is
+/// relative to: τ_L = max(rtol·‖M⁻¹b‖, atol) (tightened by the true-residual guard, see
+/// [`crate::cpu::side`]) and ‖M⁻¹b‖.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LeftTarget {
+    pub(crate) tau: f64,
+    pub(crate) scale: f64,
+}
+
+impl LeftTarget {
+    /// The target for ‖M⁻¹b‖ = `scale`.
+    pub(crate) fn new(scale: f64, opts: &SolveOptions) -> Self {
+        LeftTarget {
+            tau: (opts.rtol * scale).max(opts.atol),
+            scale,
+        }
+    }
+
+    /// What a left solve's stop detail says about its threshold.
+    pub(crate) fn detail(&self, detail: &str) -> String {
+        format!(
+            "{detail} [left-preconditioned: threshold {:.3e} = max(rtol*|M^-1 b|, atol), \
+             |M^-1 b| = {:.3e}]",
+            self.tau, self.scale
+        )
+    }
+}
+
 /// How a loop segment ended.
 #[derive(Debug, Clone, PartialEq)]
 #[allow(dead_code)] // Breakdown: used by the BiCGStab/GMRES drivers
@@ -333,6 +361,7 @@ pub(crate) fn drive<T: Scalar>(
     bufs: &SolverBuffers,
     opts: &SolveOptions,
     threshold: f64,
+    mut left: Option<LeftTarget>,
     monitor: &mut dyn Monitor,
     report: &mut SolveReport,
     counts0: &WorkCounts,
@@ -340,14 +369,19 @@ pub(crate) fn drive<T: Scalar>(
     let start = Instant::now();
     let b_norm = report.b_norm;
     let max_iter = bufs.history_len - 2;
+    // The monitored residual's threshold: `threshold` (on ‖b − Ax‖), or τ_L on ‖M⁻¹(b − Ax)‖
+    // for a left-preconditioned solve; the true residual is always held to `threshold`.
+    let monitored = |left: &Option<LeftTarget>| left.map_or(threshold, |l| l.tau);
     // In `paper` mode the host decides convergence; tol² = 0 keeps the GPU from stopping.
-    let (tol2_gpu, thr2) = match opts.check_mode {
+    let tol2 = |t: f64| match opts.check_mode {
         CheckMode::Device => {
-            let t = T::from_f64(threshold * threshold);
+            let t = T::from_f64(t * t);
             (t, t.as_f64())
         }
-        CheckMode::Paper => (T::zero(), threshold * threshold),
+        CheckMode::Paper => (T::zero(), t * t),
     };
+    let (mut tol2_gpu, mut thr2) = tol2(monitored(&left));
+    let mut guards = 0;
     let opts_loop = SolveOptions {
         max_iter: opts.max_iter.min(max_iter),
         ..opts.clone()
@@ -382,7 +416,7 @@ pub(crate) fn drive<T: Scalar>(
                                 engine,
                                 bufs,
                                 &opts_loop,
-                                threshold,
+                                monitored(&left),
                                 tol2_gpu,
                                 run,
                                 &|batch| solver.record_iteration(batch),
@@ -392,7 +426,7 @@ pub(crate) fn drive<T: Scalar>(
                             &PaperLoop {
                                 engine,
                                 opts: &opts_loop,
-                                threshold,
+                                threshold: monitored(&left),
                             },
                             &mut run,
                         )?,
@@ -412,6 +446,24 @@ pub(crate) fn drive<T: Scalar>(
         match end {
             LoopEnd::Converged if true_rel <= rel_target * (1.0 + TRUE_RESIDUAL_SLACK) => {
                 break (StopReason::Converged, true_rel);
+            }
+            // Left: the monitored ‖M⁻¹r‖ met τ_L but ‖b − Ax‖ missed the threshold: tighten
+            // τ_L and resume from x (the CPU reference's rule, `cpu::side::on_side`).
+            LoopEnd::Converged
+                if left.is_some()
+                    && guards < crate::cpu::side::MAX_GUARD_RESTARTS
+                    && run.iterations() < opts_loop.max_iter =>
+            {
+                guards += 1;
+                let l = left.as_mut().expect("left");
+                let tau = crate::cpu::side::tighten(l.tau, threshold, true_rel * b_norm);
+                restart_log.push(crate::cpu::side::guard_restart_note(
+                    run.iterations(),
+                    true_rel,
+                    tau,
+                ));
+                l.tau = tau;
+                (tol2_gpu, thr2) = tol2(tau);
             }
             LoopEnd::Converged
                 if gap_restarts < MAX_RESTARTS && run.iterations() < opts_loop.max_iter =>
@@ -457,6 +509,10 @@ pub(crate) fn drive<T: Scalar>(
     let detail = match &reason {
         StopReason::Converged => format!("converged at iteration {}", run.iterations()),
         other => format!("{other} at iteration {}", run.iterations()),
+    };
+    let detail = match &left {
+        Some(l) => l.detail(&detail),
+        None => detail,
     };
     run.close(report, reason, detail, true_rel, restarts);
     report.restart_log = restart_log;

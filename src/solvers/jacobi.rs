@@ -293,6 +293,7 @@ pub fn solve<T: Scalar>(
         &bufs,
         opts,
         threshold,
+        None,
         monitor,
         &mut report,
         &counts0,

@@ -35,19 +35,6 @@ pub fn on_gpu(method: Method, _variant: Variant) -> bool {
     )
 }
 
-/// Why the GPU solvers cannot run `opts` yet (`None` when they can): left-preconditioned
-/// BiCGStab runs on the CPU reference only so far. The CLI
-/// and the studio route such solves to the CPU and say why.
-pub fn gpu_gap(opts: &SolveOptions) -> Option<String> {
-    if opts.side == Side::Left && opts.precond != Precond::None && opts.method == Method::Bicgstab {
-        return Some(format!(
-            "left preconditioning of {} runs on the CPU reference only so far",
-            opts.method
-        ));
-    }
-    None
-}
-
 /// Solves A x = b on the GPU with the method of `opts` (see [`cg::solve`]), after the row
 /// reordering `opts.reorder` ([`crate::cpu::with_reordering`], as the CPU reference does).
 /// Methods not yet on the GPU return [`KrylovError::Unsupported`]; use [`crate::cpu::solve`].
@@ -77,9 +64,10 @@ fn solve_gpu_as_given<T: Scalar>(
     // updates); a factored M needs its apply step between launches, which the classical
     // variants record.
     let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
-    let left_gmres =
-        opts.method == Method::Gmres && opts.side == Side::Left && opts.precond != Precond::None;
-    if (factored || left_gmres)
+    let left = matches!(opts.method, Method::Gmres | Method::Bicgstab)
+        && opts.side == Side::Left
+        && opts.precond != Precond::None;
+    if (factored || left)
         && opts.variant == Variant::Pipelined
         && matches!(opts.method, Method::Cg | Method::Bicgstab | Method::Gmres)
     {
@@ -98,9 +86,6 @@ fn solve_gpu_as_given<T: Scalar>(
             ),
         );
         return Ok(sol);
-    }
-    if let Some(why) = gpu_gap(opts) {
-        return Err(KrylovError::Unsupported(why));
     }
     match opts.method {
         Method::Cg => cg::solve(engine, a, b, x0, opts, monitor),

@@ -132,8 +132,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         .precision(args.matrix.precision)
         .cpu_only(
             (!on_gpu(args.method, args.variant))
-                .then(|| format!("{} does not run on the GPU yet", args.method))
-                .or_else(|| krylov_wgpu::solvers::gpu_gap(&opts)),
+                .then(|| format!("{} does not run on the GPU yet", args.method)),
         )
         .resolve()?;
     let task = RunSolve {

@@ -43,22 +43,45 @@ pub struct ClassicalBicgstab<'a, T> {
     update_p: [Launch; 2],
     /// l.4 (`device` mode): ρ0 and ‖r0‖² of bicgstab_init finished and recorded.
     finish_setup: Launch,
+    /// Left preconditioning: what turns b − Ax into r̂ = M⁻¹(b − Ax) at setup.
+    left: Option<LeftSetup>,
 }
 
-/// A preconditioned product with the inner products of its result: [v̂ = M⁻¹v
-/// (`diag_scale` with Jacobi),] Av = A·v̂, first stages of two inner products of Av.
+/// The setup steps of left-preconditioned BiCGStab (running on M⁻¹A x = M⁻¹b): after
+/// `bicgstab_init` (r = b − Ax), z = M⁻¹r into `s` and `bicgstab_left_init` (r̂ = r0* = p = z,
+/// the partials of ⟨r̂,r0*⟩ and ⟨r̂,r̂⟩); and, once per solve, ‖M⁻¹b‖ for τ_L.
+struct LeftSetup {
+    apply_r: ApplyStep,
+    init: Launch,
+    apply_b: ApplyStep,
+    norm_s: Launch,
+}
+
+/// A preconditioned product with the inner products of its result: right, [v̂ = M⁻¹v
+/// (`diag_scale` with Jacobi),] Av = A·v̂; left, Av = M⁻¹(A v) through a scratch vector; then
+/// the first stages of two inner products of Av.
 struct Product {
     apply: Option<ApplyStep>,
+    /// Whether the apply follows the SpMV (left) instead of preceding it (right).
+    left: bool,
     spmv: wgpu::BindGroup,
     dots: [Launch; 2],
 }
 
 impl Product {
     fn record<T: Scalar>(&self, batch: &mut Batch<'_>, spmv: &Spmv<T>, a: &dyn GpuOperator<T>) {
-        if let Some(apply) = &self.apply {
-            apply.record(batch);
+        let apply = |batch: &mut Batch<'_>| {
+            if let Some(apply) = &self.apply {
+                apply.record(batch);
+            }
+        };
+        if !self.left {
+            apply(batch);
         }
         spmv.record(batch, a, &self.spmv);
+        if self.left {
+            apply(batch);
+        }
         record_all(batch, &self.dots);
     }
 }
@@ -73,8 +96,10 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
         let mut blas = cfg;
         blas.subgroups = false;
         let spmv = Spmv::<T>::with_config(engine, &sys.a, blas)?;
-        // With M: p̂ = M⁻¹p has its own vector and ŝ = M⁻¹s lives in `s`. Without: p̂ = p
-        // and ŝ = s, which lives in r (s = r − αAp in place).
+        // Right, with M: p̂ = M⁻¹p has its own vector and ŝ = M⁻¹s lives in `s`. Without M:
+        // p̂ = p and ŝ = s, which lives in r (s = r − αAp in place). Left: x moves along p
+        // and s themselves, and the two vectors hold A p and A s before the apply.
+        let left = c.left;
         let phat = if sys.m.kind() != Precond::None {
             Some(sys.vector(engine, "p^")?)
         } else {
@@ -82,6 +107,16 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
         };
         let phat_or_p = phat.as_ref().unwrap_or(&sys.p);
         let shat_or_s = if phat.is_some() { &sys.s } else { &sys.r };
+        // The vectors SpMV multiplies and those x moves along.
+        let (spmv_p, spmv_s) = match left {
+            false => (phat_or_p, shat_or_s),
+            true => (&sys.p, &sys.r),
+        };
+        // The vectors the apply reads and writes; left: A p in p̂ and A s in `s`.
+        let (apply_p_io, apply_s_io) = match left {
+            false => ((&sys.p, phat_or_p), (&sys.r, &sys.s)),
+            true => ((phat_or_p, &sys.ap), (&sys.s, &sys.as_)),
+        };
         let apply = |v, out| {
             sys.m.bind_apply(
                 &ApplySite {
@@ -94,14 +129,12 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
                 out,
             )
         };
-        let apply_p = match &phat {
-            Some(phat) => apply(&sys.p, phat)?,
-            None => None,
-        };
-        let apply_s = if phat.is_some() {
-            apply(&sys.r, &sys.s)?
-        } else {
-            None
+        let (apply_p, apply_s) = match &phat {
+            Some(_) => (
+                apply(apply_p_io.0, apply_p_io.1)?,
+                apply(apply_s_io.0, apply_s_io.1)?,
+            ),
+            None => (None, None),
         };
         // Each launch has its own parameters: a dot's slot, an update's coefficient
         // scalars[num]/scalars[den], a finish's step.
@@ -122,15 +155,34 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
             groups: 1,
             ..launch(&finish, Params { dst, ..base }, &[])
         };
-        // [v̂ = M⁻¹v,] Av = A·v̂ and the first stages of ⟨Av,y⟩ for two (slot, y).
-        let product = |apply, v, av, [(s1, y1), (s2, y2)]: [(u32, _); 2]| Product {
+        // Right: [v̂ = M⁻¹v,] Av = A·v̂; left: tmp = A v, Av = M⁻¹tmp; then the first
+        // stages of ⟨Av,y⟩ for two (slot, y).
+        let product = |apply, v, tmp, av, [(s1, y1), (s2, y2)]: [(u32, _); 2]| Product {
+            left: left && phat.is_some(),
+            spmv: match left && phat.is_some() {
+                false => spmv.bind(engine, &sys.a, v, av),
+                true => spmv.bind(engine, &sys.a, v, tmp),
+            },
             apply,
-            spmv: spmv.bind(engine, &sys.a, v, av),
             dots: [dot_of(s1, av, y1), dot_of(s2, av, y2)],
+        };
+        let left_setup = match (left, &phat) {
+            (true, Some(_)) => Some(LeftSetup {
+                apply_r: apply(&sys.r, &sys.s)?.expect("M is not the identity"),
+                init: c.launch(
+                    &k("bicgstab_left_init")?,
+                    &c.params(base),
+                    &[(5, &sys.s), (10, &sys.r), (11, &sys.rstar), (12, &sys.p)],
+                ),
+                apply_b: apply(&sys.b, &sys.s)?.expect("M is not the identity"),
+                norm_s: dot_of(SLOT_SS, &sys.s, &sys.s),
+            }),
+            _ => None,
         };
         Ok(ClassicalBicgstab {
             ap: product(
                 apply_p,
+                spmv_p,
                 phat_or_p,
                 &sys.ap,
                 [(SLOT_APR, &sys.rstar), (SLOT_AP2, &sys.ap)],
@@ -143,14 +195,15 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
             // ⟨As,s⟩ with s in r.
             as_: product(
                 apply_s,
-                shat_or_s,
+                spmv_s,
+                &sys.s,
                 &sys.as_,
                 [(SLOT_AS_S, &sys.r), (SLOT_AS_AS, &sys.as_)],
             ),
             finish_as: finish_at(STEP_AS),
             update_xr: [
-                coef(&axpy, S_RHO, S_APR, 0, phat_or_p, &sys.x),
-                coef(&axpy, S_AS_S, S_AS_AS, 0, shat_or_s, &sys.x),
+                coef(&axpy, S_RHO, S_APR, 0, spmv_p, &sys.x),
+                coef(&axpy, S_AS_S, S_AS_AS, 0, spmv_s, &sys.x),
                 coef(&axpy, S_AS_S, S_AS_AS, FLAG_NEGATE, &sys.as_, &sys.r),
                 dot_of(SLOT_RR, &sys.r, &sys.r),
                 dot_of(SLOT_RHO, &sys.r, &sys.rstar),
@@ -161,10 +214,26 @@ impl<'a, T: Scalar> ClassicalBicgstab<'a, T> {
                 coef(&xpay, S_BETA, S_ONE, 0, &sys.r, &sys.p),
             ],
             finish_setup: finish_at(STEP_SETUP),
+            left: left_setup,
             _phat: phat,
             c,
             spmv,
         })
+    }
+
+    /// ‖M⁻¹b‖ (f64 sum of the GPU's partials; one submit and readback) for the threshold
+    /// τ_L of left preconditioning, or `None` on the right.
+    pub(super) fn left_norm_b(&self) -> Result<Option<f64>> {
+        let Some(left) = &self.left else {
+            return Ok(None);
+        };
+        let mut batch = self.c.engine.begin("bicgstab |M^-1 b|");
+        // The apply kernels test the status word: open it.
+        batch.clear(&self.c.bufs.state, 0, 4);
+        left.apply_b.record(&mut batch);
+        left.norm_s.record(&mut batch);
+        let parts = self.c.read_slots(batch, SLOT_SS, 1)?;
+        Ok(Some(parts.f64(0, 0).max(0.0).sqrt()))
     }
 
     /// l.6–7 (`ap`) or l.10–11 (`as_`).
@@ -247,6 +316,11 @@ impl<T: Scalar> GpuIterative<T> for ClassicalBicgstab<'_, T> {
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         let mut batch = engine.begin("bicgstab setup");
         self.c.init.record(&mut batch);
+        if let Some(left) = &self.left {
+            // r̂ = M⁻¹(b − Ax), r0* = p = r̂ (left preconditioning).
+            left.apply_r.record(&mut batch);
+            left.init.record(&mut batch);
+        }
         if mode == CheckMode::Device {
             self.finish_setup.record(&mut batch);
         }

@@ -66,6 +66,18 @@
 //!   `bicgstab_finish` launches more (18, or 20 with Jacobi) do the second reduction stages,
 //!   the scalars and the breakdown tests on the GPU.
 //!
+//! **Left preconditioning** (`--side left`, Jacobi or a factored M; classical variant — a
+//! pipelined request runs it, the note says so) runs the recurrences on M⁻¹A x = M⁻¹b as the
+//! CPU reference does: the setup adds the apply r̂ = M⁻¹(b − Ax) and `bicgstab_left_init`
+//! (r̂, r0*, p and the first stage of ⟨r̂,r0*⟩, ⟨r̂,r̂⟩) after `bicgstab_init`; each product
+//! is the SpMV into a scratch vector (p̂, or `s`) followed by the apply, and x moves along p
+//! and s themselves — the same launches per iteration as on the right. The monitored
+//! residual ‖r̂‖ is held to τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback at
+//! set-up); the driver's true-residual guard tightens τ_L and restarts from x when ‖b − Ax‖
+//! misses the threshold ([`crate::cpu::side::tighten`], at most
+//! [`MAX_GUARD_RESTARTS`](crate::cpu::side::MAX_GUARD_RESTARTS) times, each in
+//! `restart_log`).
+//!
 //! Loop counts (`report.loop_counts`) of a solve that converges after j iterations (J = 1
 //! with Jacobi, else 0; `device` mode: per iteration recorded, batches included):
 //!
@@ -97,15 +109,16 @@ pub use pipelined::PipelinedBicgstab;
 
 use paper::Partials;
 
+use crate::KrylovError;
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::matrix::Csr;
-use crate::solvers::{CheckMode, Method, Monitor, Solution, SolveOptions, Variant};
+use crate::solvers::{CheckMode, Method, Monitor, Precond, Side, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;
-use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, TrueResidual, drive};
+use super::driver::{GpuIterative, LeftTarget, LoopEnd, Run, StopCheck, TrueResidual, drive};
 use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
 
 // Scalars (the `scalars` buffer, N_SCALARS entries here; index 2 is tol², set by the driver).
@@ -210,6 +223,8 @@ struct Common<'a, T> {
     base: Params,
     init: Launch,
     guard: TrueResidual<'a, T>,
+    /// Left preconditioning (M ≠ I): the method runs on M⁻¹A x = M⁻¹b.
+    left: bool,
 }
 
 impl<'a, T: Scalar> Common<'a, T> {
@@ -219,6 +234,7 @@ impl<'a, T: Scalar> Common<'a, T> {
         b: &'a [T],
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
+        left: bool,
     ) -> Result<Self> {
         let init = solver_kernel::<T>(engine, "bicgstab_init", sys.a.shader_config(engine))?;
         let base = Params {
@@ -257,6 +273,7 @@ impl<'a, T: Scalar> Common<'a, T> {
             base,
             init,
             guard,
+            left,
         })
     }
 
@@ -392,10 +409,28 @@ pub fn solve<T: Scalar>(
     scalars[S_EPS] = T::from_f64(crate::cpu::BREAKDOWN_FACTOR * T::PRECISION.epsilon());
     scalars[S_ONE as usize] = T::one();
     bufs.scalars = engine.storage_from("bicgstab scalars", &scalars)?;
-    let common = Common::new(engine, a, b, &sys, &bufs)?;
-    let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
-        Variant::Pipelined => Box::new(PipelinedBicgstab::new(&common, opts.check_mode)?),
-        Variant::Classical => Box::new(ClassicalBicgstab::new(&common)?),
+    let left = opts.side == Side::Left && sys.m.kind() != Precond::None;
+    let common = Common::new(engine, a, b, &sys, &bufs, left)?;
+    let (solver, left): (Box<dyn GpuIterative<T> + '_>, _) = match opts.variant {
+        Variant::Pipelined if left => {
+            return Err(KrylovError::Unsupported(
+                "left-preconditioned BiCGStab runs the classical variant on the GPU (the fused \
+                 pipelined kernels apply only a diagonal M on the right)"
+                    .into(),
+            ));
+        }
+        Variant::Pipelined => (
+            Box::new(PipelinedBicgstab::new(&common, opts.check_mode)?),
+            None,
+        ),
+        Variant::Classical => {
+            let classical = ClassicalBicgstab::new(&common)?;
+            // Left: τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback).
+            let left = classical
+                .left_norm_b()?
+                .map(|scale| LeftTarget::new(scale, opts));
+            (Box::new(classical), left)
+        }
     };
     drive(
         engine,
@@ -404,6 +439,7 @@ pub fn solve<T: Scalar>(
         &bufs,
         opts,
         threshold,
+        left,
         monitor,
         &mut report,
         &counts0,

@@ -144,7 +144,7 @@ use cycles::{Fin, Gmres, GmresVariant};
 use least_squares::Breakdown;
 use pipelined::Pipelined;
 
-use super::driver::{Run, kernel_times_since};
+use super::driver::{LeftTarget, Run, kernel_times_since};
 use super::system::{Start, start_gpu_solve};
 use crate::base::error::Result;
 use crate::base::scalar::{Precision, Scalar};
@@ -224,8 +224,7 @@ pub fn solve<T: Scalar>(
         scale: b_norm,
     };
     if sys.left() {
-        left.scale = sys.left_norm_b()?.sqrt();
-        left.tau = (opts.rtol * left.scale).max(opts.atol);
+        left = LeftTarget::new(sys.left_norm_b()?.sqrt(), opts);
         sys.set_threshold(left.tau);
     }
     monitor.on_loop_start();
@@ -282,11 +281,7 @@ pub fn solve<T: Scalar>(
         &out.fin, confirmed, iterations, threshold, true_abs, true_rel, sys.m,
     );
     if sys.left() {
-        detail = format!(
-            "{detail} [left-preconditioned: threshold {:.3e} = max(rtol*|M^-1 b|, atol), \
-             |M^-1 b| = {:.3e}]",
-            left.tau, left.scale
-        );
+        detail = left.detail(&detail);
     }
     report.orthogonality_loss = sys.orthogonality_loss(out.basis_k)?;
     report.seconds = start.elapsed().as_secs_f64();
@@ -300,13 +295,6 @@ pub fn solve<T: Scalar>(
     );
     report.counts = engine.counters().snapshot().since(&counts0);
     Ok(Solution { x, report })
-}
-
-/// The threshold of the monitored residual and the norm it is relative to: ‖b‖ (right) or
-/// ‖M⁻¹b‖ (left, τ_L = max(rtol·‖M⁻¹b‖, atol), tightened by the guard).
-struct LeftTarget {
-    tau: f64,
-    scale: f64,
 }
 
 /// The stop reason and its detail from how the cycles ended and whether the true residual
