@@ -101,3 +101,15 @@ impl Scalar for f64 {
         self
     }
 }
+
+/// How double-single ("float-float") arithmetic forms the exact error of an f32 product
+/// (`two_prod` in `shaders/lib/ds.wgsl` and `cpu::ds`): with a fused multiply-add where the
+/// device's `fma` is exact, otherwise with Dekker's product of split halves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TwoProd {
+    /// p = a·b, e = fma(a, b, −p): 2 operations, needs an fma with one rounding.
+    Fma,
+    /// Dekker's product on 12-bit halves: 11 f32 and 4 integer operations, exact with any
+    /// f32 arithmetic (contracted or not).
+    Split,
+}

@@ -64,6 +64,7 @@ pub mod bicg;
 pub mod bicgstab;
 pub mod cg;
 pub mod dense;
+pub mod ds;
 pub mod gmres;
 pub mod ilu;
 pub mod jacobi;

@@ -9,7 +9,7 @@ use wgpu::util::DeviceExt;
 use super::batch::Batch;
 use super::counters::Counters;
 use super::device::GpuContext;
-use super::shader::{KernelSource, ShaderConfig, specialise};
+use super::shader::{KernelSource, Piece, ShaderConfig, specialise_with};
 use crate::base::error::{KrylovError, Result};
 
 /// A compiled compute pipeline for one kernel in one configuration. Cheap to clone (the
@@ -87,6 +87,9 @@ pub struct Engine {
     /// Kernels compiled so far, by name and configuration: a solve after the first reuses
     /// them instead of paying shader translation and driver compilation again.
     pub(super) kernels: Mutex<std::collections::HashMap<(&'static str, ShaderConfig), Kernel>>,
+    /// The opaque zero of double-single kernels (`ds_guard` of `shaders/lib/ds.wgsl`), bound
+    /// by [`Engine::bind_group_at`] to every kernel that uses it; made on first use.
+    pub(super) ds_guard: std::sync::OnceLock<wgpu::Buffer>,
 }
 
 /// Dispatches timed per batch at most (two timestamps each, QUERY_SET_MAX_QUERIES = 4096).
@@ -145,12 +148,15 @@ pub struct Tuning {
     /// every index is bounded by a `params.n` guard or by CSR arrays that `Csr::new`
     /// validated on the host (row pointers monotone and ≤ nnz, column indices < ncols).
     pub unchecked: bool,
+    /// The exact product of double-single kernels (`two_prod` in `shaders/lib/ds.wgsl`):
+    /// `None` probes whether the adapter's `fma` is exact (see `gpu::ds`), `Some` forces one.
+    pub two_prod: Option<crate::base::scalar::TwoProd>,
 }
 
 impl Tuning {
     /// The defaults, overridden by `KRYLOV_WORKGROUP_SIZE`, `KRYLOV_MAX_GROUPS`,
-    /// `KRYLOV_SUBGROUPS` (on/off), `KRYLOV_PROFILE=1` and `KRYLOV_UNCHECKED=1` when set
-    /// (for experiments; invalid values are ignored).
+    /// `KRYLOV_SUBGROUPS` (on/off), `KRYLOV_PROFILE=1`, `KRYLOV_UNCHECKED=1` and
+    /// `KRYLOV_TWO_PROD` (fma/split) when set (for experiments; invalid values are ignored).
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok();
         let mut t = Tuning::default();
@@ -172,6 +178,7 @@ impl Tuning {
         }
         t.profile = var("KRYLOV_PROFILE").is_some_and(|v| v == "1");
         t.unchecked = var("KRYLOV_UNCHECKED").is_some_and(|v| v == "1");
+        super::ds::two_prod_from_env(&mut t);
         t
     }
 }
@@ -184,6 +191,7 @@ impl Default for Tuning {
             subgroups: None,
             profile: false,
             unchecked: false,
+            two_prod: None,
         }
     }
 }
@@ -210,6 +218,7 @@ impl Engine {
             tuning,
             profiler,
             kernels: Mutex::new(Default::default()),
+            ds_guard: Default::default(),
         }
     }
 
@@ -310,7 +319,13 @@ impl Engine {
             });
         }
         let device = &self.ctx.device;
-        let wgsl = specialise(source, config);
+        // Double-single kernels: the adapter's exact product (probed once per adapter).
+        let two_prod = if source.pieces.contains(&Piece::Ds) {
+            self.two_prod()
+        } else {
+            crate::base::scalar::TwoProd::Split
+        };
+        let wgsl = specialise_with(source, config, two_prod);
         let bindings = used_bindings(&wgsl, source.name)?;
         let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
@@ -365,14 +380,19 @@ impl Engine {
 
     /// A bind group binding each `(binding, buffer)` pair (whole buffers) of group 0.
     /// Pairs for bindings the kernel does not use are skipped, so callers can pass the
-    /// bindings every solver kernel shares.
+    /// bindings every solver kernel shares. A double-single kernel also gets its opaque zero
+    /// (binding [`super::ds::GUARD_BINDING`]) without asking.
     pub fn bind_group_at(
         &self,
         kernel: &Kernel,
         buffers: &[(u32, &wgpu::Buffer)],
     ) -> wgpu::BindGroup {
+        let guard = super::ds::GUARD_BINDING;
+        let ds = (kernel.bindings.contains(&guard) && !buffers.iter().any(|(i, _)| *i == guard))
+            .then(|| (guard, self.ds_guard()));
         let entries: Vec<wgpu::BindGroupEntry> = buffers
             .iter()
+            .chain(ds.as_ref())
             .filter(|(i, _)| kernel.bindings.contains(i))
             .map(|(i, b)| wgpu::BindGroupEntry {
                 binding: *i,

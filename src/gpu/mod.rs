@@ -8,6 +8,7 @@ mod batch;
 mod choice;
 mod counters;
 mod device;
+pub mod ds;
 mod engine;
 pub mod format;
 pub mod kernels;

@@ -9,7 +9,7 @@
 //! interface) and the solver state bindings; kernels that multiply by a matrix get the
 //! storage format's library, and some kernels further [`Piece`]s of `shaders/lib/`.
 
-use crate::base::scalar::Precision;
+use crate::base::scalar::{Precision, TwoProd};
 
 /// One WGSL kernel file.
 #[derive(Debug, Clone, Copy)]
@@ -57,17 +57,22 @@ pub enum Piece {
     /// `gmres.wgsl`: the cycle-buffer header, stop codes and partials slots of the GMRES(m)
     /// kernels, and the stop of a cycle.
     Gmres,
+    /// `ds.wgsl`: double-single arithmetic on `vec2<f32>` (TwoSum, TwoProd, Ds add/mul, the
+    /// exact-product accumulation `ds_fma_f32`); the prelude of a kernel built on it defines
+    /// `DS_FMA` ([`TwoProd`]; see [`specialise_with`]).
+    Ds,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 6] = [
+    pub const ALL: [Piece; 7] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
         Piece::SpmvPartials,
         Piece::BicgstabSpmv,
         Piece::Gmres,
+        Piece::Ds,
     ];
 
     /// The piece's WGSL source.
@@ -96,6 +101,7 @@ impl Piece {
             Piece::SpmvPartials => lib_file!("spmv_partials.wgsl"),
             Piece::BicgstabSpmv => lib_file!("bicgstab_spmv.wgsl"),
             Piece::Gmres => lib_file!("gmres.wgsl"),
+            Piece::Ds => lib_file!("ds.wgsl"),
         }
     }
 }
@@ -257,6 +263,10 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("bicg", "bicg_rho", true),
     // The Jacobi method.
     kernel!("jacobi", "jacobi_sweep", true, 1),
+    // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
+    // primitives applied elementwise (tests/gpu_ds.rs).
+    kernel!("ds", "fma_probe", false, 0, [Ds]),
+    kernel!("ds", "ds_ops", false, 0, [Ds]),
 ];
 
 /// Looks a kernel up by name.
@@ -291,7 +301,16 @@ impl ShaderConfig {
 
 /// The full WGSL text of `kernel` for `config`: prelude, reduction and solver state (solver
 /// kernels), format library (kernels with a matrix), the kernel's [`Piece`]s, source.
+///
+/// A kernel built on [`Piece::Ds`] gets Dekker's product here ([`TwoProd::Split`], exact
+/// everywhere); the engine compiles it with [`specialise_with`] and the adapter's choice.
 pub fn specialise(kernel: &KernelSource, config: ShaderConfig) -> String {
+    specialise_with(kernel, config, TwoProd::Split)
+}
+
+/// [`specialise`] with the exact product of double-single kernels chosen: the prelude of a
+/// kernel built on [`Piece::Ds`] defines `const DS_FMA: bool` (true for [`TwoProd::Fma`]).
+pub fn specialise_with(kernel: &KernelSource, config: ShaderConfig, two_prod: TwoProd) -> String {
     let real_max = match config.precision {
         Precision::F32 => "3.40282347e38",
         Precision::F64 => "1.7976931348623157e308",
@@ -302,6 +321,10 @@ pub fn specialise(kernel: &KernelSource, config: ShaderConfig) -> String {
         p = config.precision.wgsl(),
         wg = config.workgroup_size,
     );
+    if kernel.pieces.contains(&Piece::Ds) {
+        let fma = two_prod == TwoProd::Fma;
+        text.push_str(&format!("const DS_FMA: bool = {fma};\n\n"));
+    }
     if kernel.solver {
         text.push_str(if config.subgroups {
             REDUCE_SUBGROUP

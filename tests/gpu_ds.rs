@@ -1,0 +1,316 @@
+//! Double-single arithmetic on the GPU (`shaders/lib/ds.wgsl` through the `ds_ops` kernel)
+//! against its CPU twin `krylov_wgpu::cpu::ds`, bit for bit, and against the exact value in
+//! f64 within the documented bounds: random and adversarial operands (cancellation, large
+//! exponent spread, products whose low part matters), with both exact products (the fma one
+//! only where the adapter's `fma` is exact: the `fma_probe` decides, and is checked here too).
+
+mod common;
+
+use krylov_wgpu::Precision;
+use krylov_wgpu::base::scalar::TwoProd;
+use krylov_wgpu::cpu::ds::{self, Ds, U};
+use krylov_wgpu::gpu::shader::kernel_source;
+use krylov_wgpu::gpu::{Engine, Tuning};
+use rand::{Rng, SeedableRng};
+
+/// The operations of `shaders/ds/ds_ops.wgsl` (`DS_OP_*`), with their CPU twin and bound
+/// (in u² relative to the exact value; `None`: exact).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum DsOp {
+    TwoSum = 0,
+    QuickTwoSum = 1,
+    Split = 2,
+    TwoProdFma = 3,
+    TwoProdSplit = 4,
+    TwoProd = 5,
+    Add = 6,
+    Sub = 7,
+    AddF32 = 8,
+    MulF32 = 9,
+    Mul = 10,
+    FmaF32 = 11,
+    Neg = 12,
+    FromF32 = 13,
+}
+
+const OPS: [DsOp; 14] = [
+    DsOp::TwoSum,
+    DsOp::QuickTwoSum,
+    DsOp::Split,
+    DsOp::TwoProdFma,
+    DsOp::TwoProdSplit,
+    DsOp::TwoProd,
+    DsOp::Add,
+    DsOp::Sub,
+    DsOp::AddF32,
+    DsOp::MulF32,
+    DsOp::Mul,
+    DsOp::FmaF32,
+    DsOp::Neg,
+    DsOp::FromF32,
+];
+
+impl DsOp {
+    /// The CPU twin's result and the exact value (f64; products of two Ds are rounded there,
+    /// at 2⁻⁵³ ≈ 0.03 u², which the bounds below absorb).
+    fn cpu(self, x: Ds, y: Ds, mode: TwoProd) -> (Ds, f64) {
+        let (xf, yf) = (x.to_f64(), y.to_f64());
+        let (a, b) = (x.hi as f64, y.hi as f64);
+        match self {
+            DsOp::TwoSum => (ds::two_sum(x.hi, y.hi), a + b),
+            DsOp::QuickTwoSum => (ds::quick_two_sum(x.hi, y.hi), a + b),
+            DsOp::Split => {
+                let (h, l) = ds::split(x.hi);
+                (Ds { hi: h, lo: l }, a)
+            }
+            DsOp::TwoProdFma => (ds::two_prod_fma(x.hi, y.hi), a * b),
+            DsOp::TwoProdSplit => (ds::two_prod_split(x.hi, y.hi), a * b),
+            DsOp::TwoProd => (ds::two_prod(x.hi, y.hi, mode), a * b),
+            DsOp::Add => (x.add(y), xf + yf),
+            DsOp::Sub => (x.sub(y), xf - yf),
+            DsOp::AddF32 => (x.add_f32(y.hi), xf + b),
+            DsOp::MulF32 => (x.mul_f32(y.hi, mode), xf * b),
+            DsOp::Mul => (x.mul(y, mode), xf * yf),
+            DsOp::FmaF32 => (x.fma_f32(y.hi, y.lo, mode), xf + b * y.lo as f64),
+            DsOp::Neg => (x.neg(), -xf),
+            DsOp::FromF32 => (Ds::from_f32(x.hi), a),
+        }
+    }
+
+    /// The documented relative bound in u² (src/cpu/ds.rs), 0 for exact operations.
+    fn bound(self, mode: TwoProd) -> f64 {
+        match self {
+            DsOp::Add | DsOp::Sub => 3.0 + 13.0 * U,
+            DsOp::AddF32 => 2.0,
+            DsOp::MulF32 => 1.5 + 4.0 * U + 0.05,
+            DsOp::Mul if mode == TwoProd::Fma => 5.05,
+            DsOp::Mul => 7.05,
+            DsOp::FmaF32 => 3.0 + 13.0 * U,
+            _ => 0.0,
+        }
+    }
+
+    /// Whether quick_two_sum's precondition |a| ≥ |b| is needed.
+    fn ordered(self) -> bool {
+        self == DsOp::QuickTwoSum
+    }
+}
+
+/// A random normalised Ds with exponent in [−e, e] and either sign.
+fn random_ds(rng: &mut impl Rng, e: i32) -> Ds {
+    let m: f64 = rng.random_range(1.0..2.0);
+    let x = m * 2f64.powi(rng.random_range(-e..=e)) * if rng.random() { 1.0 } else { -1.0 };
+    Ds::from_f64(x * (1.0 + rng.random_range(-1e-9..1e-9)))
+}
+
+/// Operand pairs: random ones and the adversarial cases of the CPU twin's tests.
+fn operands() -> Vec<(Ds, Ds)> {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1515);
+    let mut v: Vec<(Ds, Ds)> = (0..2000)
+        .map(|_| (random_ds(&mut rng, 20), random_ds(&mut rng, 20)))
+        .collect();
+    let d = Ds::from_f64;
+    for k in [1, 10, 20, 23, 24, 30, 40, 47] {
+        // Catastrophic cancellation: a + (−a(1 + 2⁻ᵏ)).
+        let a = 1.0 + 2f64.powi(-30);
+        v.push((d(a), d(-a * (1.0 + 2f64.powi(-k)))));
+        // A product cancelled by its rounded value: fma_f32(−fl(x²), x, x) leaves the error.
+        let x = 1.0 + 2f32.powi(-k.min(23));
+        v.push((Ds::from_f32(-(x * x)), Ds { hi: x, lo: x }));
+    }
+    // Large exponent spread, and products whose low part matters.
+    for (a, b) in [
+        (1e30, 1e-30),
+        (1e-30, 1e30),
+        (1.0, 1e-20),
+        (3e38, 1e-38),
+        (1e19, 1e18),
+    ] {
+        v.push((d(a), d(b)));
+        v.push((d(-b), d(a)));
+    }
+    let x = 1.0 + 2f32.powi(-12);
+    v.push((Ds::from_f32(x), Ds::from_f32(x)));
+    v.push((d(1.0 + 2f64.powi(-30)), d(1.0 - 2f64.powi(-30))));
+    // Significands that stress the split (all bits set, ties at the 12-bit cut).
+    for bits in [
+        0x3fff_ffffu32,
+        0x3fff_f800,
+        0x3fff_f7ff,
+        0x3f80_0800,
+        0x3f80_0fff,
+    ] {
+        let a = f32::from_bits(bits);
+        v.push((Ds::from_f32(a), Ds::from_f32(a)));
+        v.push((Ds::from_f32(-a), Ds::from_f32(f32::from_bits(0x3faa_aaab))));
+    }
+    v
+}
+
+/// `ds_ops` with `op` on every operand pair, on `engine`.
+fn gpu_op(engine: &Engine, op: DsOp, pairs: &[(Ds, Ds)]) -> Vec<Ds> {
+    let kernel = engine
+        .kernel(
+            kernel_source("ds_ops").unwrap(),
+            engine.shader_config(Precision::F32),
+        )
+        .unwrap();
+    let input: Vec<[f32; 4]> = pairs
+        .iter()
+        .map(|(x, y)| [x.hi, x.lo, y.hi, y.lo])
+        .collect();
+    let n = pairs.len();
+    let params = engine.uniform_from("ds params", &[n as u32, op as u32, 0, 0]);
+    let inb = engine.storage_from("ds in", &input).unwrap();
+    let out = engine.storage_zeroed::<[f32; 2]>("ds out", n).unwrap();
+    let bind = engine.bind_group(&kernel, &[&params, &inb, &out]);
+    let mut batch = engine.begin("ds_ops");
+    batch.dispatch(&kernel, &bind, kernel.groups_for(n));
+    let r: Vec<[f32; 2]> = batch.submit_and_read(&out, 0, n).unwrap();
+    r.into_iter().map(|[hi, lo]| Ds { hi, lo }).collect()
+}
+
+/// Same bits, or both zeros (GPUs need not keep the sign of a zero).
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a == 0.0 && b == 0.0)
+}
+
+/// Runs every operation in `mode` and checks each result against the twin and the bound.
+fn check_mode(mode: TwoProd) {
+    let Some(engine) = common::engine_with(Tuning {
+        two_prod: Some(mode),
+        ..Tuning::default()
+    }) else {
+        return;
+    };
+    assert_eq!(engine.two_prod(), mode);
+    let pairs = operands();
+    for op in OPS {
+        // two_prod_fma is only meaningful (and only compared) where fma is exact.
+        if op == DsOp::TwoProdFma && mode != TwoProd::Fma {
+            continue;
+        }
+        let got = gpu_op(&engine, op, &pairs);
+        let mut checked = 0;
+        for (i, (&(x, y), g)) in pairs.iter().zip(&got).enumerate() {
+            if op.ordered() && x.hi.abs() < y.hi.abs() {
+                continue;
+            }
+            let (want, exact) = op.cpu(x, y, mode);
+            if !exact.is_finite() || exact.abs() > f32::MAX as f64 * 0.5 {
+                continue;
+            }
+            // Results below 2⁻¹⁰⁰ may involve subnormals, which GPUs may flush.
+            let tiny = exact != 0.0 && exact.abs() < 2f64.powi(-100);
+            assert!(
+                tiny || (same(g.hi, want.hi) && same(g.lo, want.lo)),
+                "{op:?} ({mode:?}) pair {i}: x = {x:?}, y = {y:?}: GPU {g:?}, CPU twin {want:?}"
+            );
+            // The bounds hold for normalised operands (|lo| ≤ ulp(hi)/2); the fma_f32 cases
+            // pass two plain f32 as y.
+            let normalised = |d: Ds| d.hi + d.lo == d.hi;
+            if matches!(op, DsOp::Add | DsOp::Sub | DsOp::Mul) && !normalised(y) {
+                checked += 1;
+                continue;
+            }
+            let err = (g.to_f64() - exact).abs();
+            let bound = op.bound(mode) * U * U * exact.abs() + 2f64.powi(-147);
+            assert!(
+                err <= bound,
+                "{op:?} ({mode:?}) pair {i}: x = {x:?}, y = {y:?}: GPU {g:?} = {:e}, exact \
+                 {exact:e}, error {err:e} > {bound:e}",
+                g.to_f64()
+            );
+            checked += 1;
+        }
+        assert!(
+            checked > pairs.len() / 3,
+            "{op:?}: only {checked} pairs checked"
+        );
+    }
+}
+
+#[test]
+fn split_product_matches_the_cpu_twin_bit_for_bit() {
+    check_mode(TwoProd::Split);
+}
+
+#[test]
+fn fma_product_matches_the_cpu_twin_where_fma_is_exact() {
+    let Some(ctx) = common::context() else {
+        return;
+    };
+    if !krylov_wgpu::gpu::ds::exact_fma(&ctx) {
+        eprintln!(
+            "{}: fma is not exact (the probe says so); the fma product is not used there",
+            ctx.summary.name
+        );
+        return;
+    }
+    check_mode(TwoProd::Fma);
+}
+
+#[test]
+fn the_fma_probe_agrees_with_the_raw_fma() {
+    let Some(ctx) = common::context() else {
+        return;
+    };
+    let pairs = krylov_wgpu::gpu::ds::probe_pairs();
+    let raw = krylov_wgpu::gpu::ds::run_probe(&ctx, &pairs).expect("the probe runs");
+    let exact: Vec<bool> = pairs
+        .iter()
+        .zip(&raw)
+        .map(|(&[a, b], &e)| e.to_bits() == krylov_wgpu::gpu::ds::exact_error(a, b).to_bits())
+        .collect();
+    let verdict = krylov_wgpu::gpu::ds::exact_fma(&ctx);
+    eprintln!(
+        "{}: fma exact on {}/{} probe products; two_prod = {:?}",
+        ctx.summary.name,
+        exact.iter().filter(|&&e| e).count(),
+        exact.len(),
+        if verdict {
+            TwoProd::Fma
+        } else {
+            TwoProd::Split
+        }
+    );
+    assert_eq!(verdict, exact.iter().all(|&e| e));
+    // An engine left to choose takes the probe's verdict.
+    let engine = Engine::new(ctx);
+    assert_eq!(
+        engine.two_prod(),
+        if verdict {
+            TwoProd::Fma
+        } else {
+            TwoProd::Split
+        }
+    );
+}
+
+#[test]
+fn nan_never_passes() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let nan = Ds::from_f32(f32::NAN);
+    let one = Ds::from_f32(1.0);
+    let pairs = [
+        (nan, one),
+        (one, nan),
+        (
+            Ds {
+                hi: 1.0,
+                lo: f32::NAN,
+            },
+            one,
+        ),
+    ];
+    for op in [DsOp::Add, DsOp::Sub, DsOp::AddF32, DsOp::Mul, DsOp::MulF32] {
+        for (i, g) in gpu_op(&engine, op, &pairs).iter().enumerate() {
+            assert!(
+                !g.to_f64().is_finite(),
+                "{op:?} pair {i}: a NaN operand gave the finite {g:?}"
+            );
+        }
+    }
+}
