@@ -314,3 +314,134 @@ fn nan_never_passes() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// The true residual of f32 systems on the GPU: `gpu::ds::TrueResidualDs` (kernel
+// `true_residual_ds`) against the host's f64 value, in every storage format.
+
+use krylov_wgpu::KrylovError;
+use krylov_wgpu::gpu::GpuMatrix;
+use krylov_wgpu::gpu::ds::TrueResidualDs;
+use krylov_wgpu::matrix::Csr;
+use krylov_wgpu::solvers::Format;
+
+const FORMATS: [Format; 8] = [
+    Format::Csr,
+    Format::Ell,
+    Format::Dia,
+    Format::Sell,
+    Format::Bcsr1,
+    Format::Bcsr2,
+    Format::Bcsr4,
+    Format::Bcsr8,
+];
+
+/// ‖b − Ax‖² by `true_residual_ds` on `a` stored in `format` (`None`: the format is refused
+/// for this matrix on this adapter).
+fn gpu_rr(engine: &Engine, a: &Csr<f32>, format: Format, x: &[f32], b: &[f32]) -> Option<f64> {
+    let ga = match GpuMatrix::upload_with(engine, a, format, 1e9) {
+        Ok(ga) => ga,
+        Err(KrylovError::BufferTooLarge { .. }) => return None,
+        Err(e) => panic!("{format}: {e}"),
+    };
+    let xb = engine.storage_from("x", x).unwrap();
+    let bb = engine.storage_from("b", b).unwrap();
+    let t = TrueResidualDs::new(engine, &ga, &xb, &bb).unwrap();
+    // x and b are only read.
+    let rr = t.norm2::<f32>(engine).unwrap();
+    assert_eq!(engine.read::<f32>(&xb, 0, x.len()).unwrap(), x);
+    assert_eq!(engine.read::<f32>(&bb, 0, b.len()).unwrap(), b);
+    Some(rr)
+}
+
+/// The GPU's ‖b − Ax‖ against the exact one (the f64 host value of the same f32 data, whose
+/// own error is below k·2⁻⁵³·‖|A||x|‖), within the bound documented on `TrueResidualDs`
+/// (doubled): (k + 1)·3.1u²·‖|A||x|‖ + (4 + 1.5(n + 8))·u²·‖r‖ + the host's k·2⁻⁵³·‖|A||x|‖.
+fn check_residual(engine: &Engine, a: &Csr<f32>, x: &[f32], b: &[f32], what: &str) {
+    let host = krylov_wgpu::cpu::spmv_f64(a, x)
+        .iter()
+        .zip(b)
+        .map(|(ax, &bi)| (bi as f64 - ax).powi(2))
+        .sum::<f64>()
+        .sqrt();
+    let (terms, lens) = common::abs_terms(a, x);
+    let abs_ax = terms.iter().map(|t| t * t).sum::<f64>().sqrt();
+    let k = lens.iter().copied().max().unwrap_or(0) as f64;
+    let n = a.nrows() as f64;
+    let bound = 2.0
+        * ((k + 1.0) * 3.1 * U * U * abs_ax
+            + (4.0 + 1.5 * (n + 8.0)) * U * U * host
+            + k * 2f64.powi(-53) * abs_ax)
+        + 1e-300;
+    // What an f32 residual would be off by: the f32 SpMV's own rounding, ~k·u·‖|A||x|‖.
+    let f32_scale = k * U * abs_ax;
+    for format in FORMATS {
+        let Some(rr) = gpu_rr(engine, a, format, x, b) else {
+            eprintln!("{what} {format}: refused (over the binding limit)");
+            continue;
+        };
+        let gpu = rr.sqrt();
+        let err = (gpu - host).abs();
+        assert!(
+            err <= bound,
+            "{what} {format}: GPU ‖r‖ = {gpu:e}, host f64 {host:e}: error {err:e} > bound \
+             {bound:e} (‖|A||x|‖ = {abs_ax:e}, k = {k})"
+        );
+        eprintln!(
+            "{what} {format}: ‖r‖ = {host:.6e}, GPU error {err:.1e} (bound {bound:.1e}; an f32 \
+             SpMV's rounding is ~{f32_scale:.1e})"
+        );
+    }
+}
+
+/// b = fl₃₂(A·x) + a perturbation of relative size `rel`: a residual far below what an f32
+/// SpMV resolves when `rel` is small (the state of a converged f32 solve).
+fn rhs_near(a: &Csr<f32>, x: &[f32], rel: f64, rng: &mut impl Rng) -> Vec<f32> {
+    krylov_wgpu::cpu::spmv_f64(a, x)
+        .into_iter()
+        .map(|v| (v * (1.0 + rel * rng.random_range(-1.0..1.0))) as f32)
+        .collect()
+}
+
+#[test]
+fn true_residual_ds_matches_the_host_in_every_format_on_random_matrices() {
+    let Some(engine) = common::engine_with(common::small_grid(None)) else {
+        return;
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let a: Csr<f32> = common::random_ragged(&mut rng, 701, 701, 300);
+    let x: Vec<f32> = (0..701).map(|_| rng.random_range(-1.0..1.0)).collect();
+    for rel in [0.0, 1e-9, 1e-6, 1e-2] {
+        let b = rhs_near(&a, &x, rel, &mut rng);
+        check_residual(
+            &engine,
+            &a,
+            &x,
+            &b,
+            &format!("random 701, b = Ax(1 ± {rel:e})"),
+        );
+    }
+    // b = 0 (‖r‖ = ‖Ax‖) and an all-zero x (‖r‖ = ‖b‖: exact).
+    check_residual(&engine, &a, &x, &vec![0.0; 701], "random 701, b = 0");
+    let b = rhs_near(&a, &x, 0.0, &mut rng);
+    check_residual(&engine, &a, &vec![0.0; 701], &b, "random 701, x = 0");
+}
+
+#[test]
+fn true_residual_ds_matches_the_host_on_a_shipped_matrix_in_every_format() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a: Csr<f32> = common::problems::cast::<f32>(&common::problems::load("sherman4"), &[]).0;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    // x near the solution of a converged f32 solve: ones with f32-sized noise.
+    let x: Vec<f32> = (0..a.ncols())
+        .map(|_| 1.0 + rng.random_range(-1e-6..1e-6))
+        .collect();
+    let ones = vec![1.0f32; a.ncols()];
+    let b: Vec<f32> = krylov_wgpu::cpu::spmv_f64(&a, &ones)
+        .into_iter()
+        .map(|v| v as f32)
+        .collect();
+    check_residual(&engine, &a, &x, &b, "sherman4");
+}

@@ -12,7 +12,7 @@
 @group(0) @binding(23) var<storage, read> mat_values: array<Real>;
 @group(0) @binding(24) var<storage, read> mat_block_row: array<u32>;
 
-var<workgroup> mat_partial: array<Real, WG>;
+var<workgroup> mat_partial: array<RowSum, WG>;
 
 fn spmv_passes() -> u32 {
     return mat_info.passes;
@@ -29,28 +29,28 @@ fn spmv_pass(chunk: u32, lid: u32) -> SpmvRow {
     let c = e % BCSR_N;
     let start = mat_pass_ptr[chunk];
     let steps = (mat_pass_ptr[chunk + 1u] - start) / (BCSR_BY * BCSR_BX);
-    var acc = Real(0.0);
+    var acc = row_zero();
     for (var t = 0u; t < steps; t = t + 1u) {
         let blk = start + (t * BCSR_BY + j) * BCSR_BX + q;
         let col = mat_block_col[blk] * BCSR_N + c;
         if col < mat_info.cols {
-            acc = acc + mat_values[blk * nn + e] * spmv_x(col);
+            acc = row_fma(acc, mat_values[blk * nn + e], spmv_x(col));
         }
     }
     // The previous chunk's readers are done before the scratch is overwritten.
     workgroupBarrier();
     mat_partial[lid] = acc;
     workgroupBarrier();
-    var out = SpmvRow(0u, Real(0.0), false);
+    var out = SpmvRow(0u, row_zero(), false);
     if q == 0u && c == 0u {
         let br = mat_block_row[chunk * BCSR_BY + j];
         let row = br * BCSR_N + r;
         if br != 0xffffffffu && row < mat_info.rows {
-            var sum = Real(0.0);
+            var sum = row_zero();
             let base = j * per_slot + r * BCSR_N;
             for (var qq = 0u; qq < BCSR_BX; qq = qq + 1u) {
                 for (var cc = 0u; cc < BCSR_N; cc = cc + 1u) {
-                    sum = sum + mat_partial[base + qq * nn + cc];
+                    sum = row_add(sum, mat_partial[base + qq * nn + cc]);
                 }
             }
             out = SpmvRow(row, sum, true);

@@ -5,11 +5,11 @@
 @group(0) @binding(22) var<storage, read> mat_col_idx: array<u32>;
 @group(0) @binding(23) var<storage, read> mat_values: array<Real>;
 
-fn spmv_row_sum(row: u32) -> Real {
-    var sum = Real(0.0);
+fn spmv_row_sum(row: u32) -> RowSum {
+    var sum = row_zero();
     let end = mat_row_ptr[row + 1u];
     for (var k = mat_row_ptr[row]; k < end; k = k + 1u) {
-        sum = sum + mat_values[k] * spmv_x(mat_col_idx[k]);
+        sum = row_fma(sum, mat_values[k], spmv_x(mat_col_idx[k]));
     }
     return sum;
 }

@@ -7,12 +7,12 @@
 @group(0) @binding(21) var<storage, read> mat_offsets: array<i32>;
 @group(0) @binding(22) var<storage, read> mat_values: array<Real>;
 
-fn spmv_row_sum(row: u32) -> Real {
-    var sum = Real(0.0);
+fn spmv_row_sum(row: u32) -> RowSum {
+    var sum = row_zero();
     for (var d = 0u; d < mat_info.width; d = d + 1u) {
         let col = i32(row) + mat_offsets[d];
         if col >= 0 && u32(col) < mat_info.cols {
-            sum = sum + mat_values[d * mat_info.rows + row] * spmv_x(u32(col));
+            sum = row_fma(sum, mat_values[d * mat_info.rows + row], spmv_x(u32(col)));
         }
     }
     return sum;

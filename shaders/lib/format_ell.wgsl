@@ -6,11 +6,11 @@
 @group(0) @binding(21) var<storage, read> mat_col_idx: array<u32>;
 @group(0) @binding(22) var<storage, read> mat_values: array<Real>;
 
-fn spmv_row_sum(row: u32) -> Real {
-    var sum = Real(0.0);
+fn spmv_row_sum(row: u32) -> RowSum {
+    var sum = row_zero();
     for (var k = 0u; k < mat_info.width; k = k + 1u) {
         let idx = k * mat_info.rows + row;
-        sum = sum + mat_values[idx] * spmv_x(mat_col_idx[idx]);
+        sum = row_fma(sum, mat_values[idx], spmv_x(mat_col_idx[idx]));
     }
     return sum;
 }

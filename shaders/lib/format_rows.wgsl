@@ -1,6 +1,6 @@
 // format_rows.wgsl: the spmv_row.wgsl interface for the formats with one thread per row in
 // the original order (CSR, ELL, DIA). Each of them defines `mat_info` and
-//   fn spmv_row_sum(row: u32) -> Real      (row `row` of A times the vector)
+//   fn spmv_row_sum(row: u32) -> RowSum    (row `row` of A times the vector)
 // and gets its row chunks from here: chunk c is rows c·WG .. c·WG + WG − 1.
 
 fn spmv_passes() -> u32 {
@@ -12,5 +12,5 @@ fn spmv_pass(chunk: u32, lid: u32) -> SpmvRow {
     if row < mat_info.rows {
         return SpmvRow(row, spmv_row_sum(row), true);
     }
-    return SpmvRow(row, Real(0.0), false);
+    return SpmvRow(row, row_zero(), false);
 }

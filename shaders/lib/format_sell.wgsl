@@ -16,17 +16,17 @@ fn spmv_passes() -> u32 {
 
 fn spmv_pass(chunk: u32, lid: u32) -> SpmvRow {
     let slot = chunk * WG + lid;
-    var out = SpmvRow(0u, Real(0.0), false);
+    var out = SpmvRow(0u, row_zero(), false);
     if slot < mat_info.width {
         let row = mat_perm[slot];
         if row != 0xffffffffu {
             let slice = slot / SELL_C;
             let start = mat_slice_ptr[slice] + slot % SELL_C;
             let len = (mat_slice_ptr[slice + 1u] - mat_slice_ptr[slice]) / SELL_C;
-            var sum = Real(0.0);
+            var sum = row_zero();
             for (var k = 0u; k < len; k = k + 1u) {
                 let idx = start + k * SELL_C;
-                sum = sum + mat_values[idx] * spmv_x(mat_col_idx[idx]);
+                sum = row_fma(sum, mat_values[idx], spmv_x(mat_col_idx[idx]));
             }
             out = SpmvRow(row, sum, true);
         }

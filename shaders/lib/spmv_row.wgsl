@@ -16,10 +16,14 @@
 //
 // The kernel defines `fn spmv_x(col: u32) -> Real`, the entry `col` of the vector being
 // multiplied (a buffer, a pool vector, or a direction formed on the fly).
+//
+// A format accumulates a row only through `row_zero`, `row_fma` and `row_add` into a
+// `RowSum` (shaders/lib/row_sum.wgsl: Real, plain, for every kernel by default; the piece
+// ds_rows.wgsl: double-single with exact products), so one row loop serves both.
 
 struct SpmvRow {
     row: u32,
-    value: Real,
+    value: RowSum,
     valid: bool,
 }
 

@@ -218,3 +218,83 @@ pub(super) fn two_prod_from_env(t: &mut Tuning) {
         _ => {}
     }
 }
+
+/// ‖b − A·x‖² of a system on the device, in double-single: the kernel `true_residual_ds`
+/// (every product exact, rows, residuals and squares summed in double-single through the
+/// row loop of `a`'s storage format with `shaders/lib/ds_rows.wgsl`) and the sum of its
+/// per-workgroup (hi, lo) pairs in f64 on the host. x and b are only read, and the partial
+/// sums go to a buffer of its own: nothing a solver keeps is touched. One evaluation is one
+/// dispatch, one submit and one readback of 16 bytes per workgroup (at most
+/// [`Tuning::max_groups`]), never a download of x.
+///
+/// For f32 systems (`T = f32`); an f64 system compiles, but its values are rounded to f32.
+///
+/// Accuracy, with u = 2⁻²⁴ and k the longest row: each row's (A·x)ᵢ is within
+/// (k + 1)(3u² + 13u³)·Σⱼ|aᵢⱼxⱼ| of its exact value (exact products, one Ds addition each),
+/// rᵢ = bᵢ − (A·x)ᵢ adds 2u²|rᵢ|, rᵢ² 7u², and the sums of the squares (positive terms) at
+/// most (n + log₂ WG)·3u² relatively: so ‖r‖ is within about
+/// (k + 1)·3.1u²·‖|A||x|‖₂ + 4u²·‖r‖₂ + 1.5(n + 8)u²‖r‖₂ of the exact residual of the f32
+/// data — about 2⁻⁴⁵·k relative to ‖|A||x|‖, where the f32 SpMV's own rounding is 2⁻²⁴·k.
+#[derive(Debug)]
+pub struct TrueResidualDs {
+    kernel: super::Kernel,
+    bind_group: wgpu::BindGroup,
+    partials: wgpu::Buffer,
+    groups: u32,
+}
+
+impl TrueResidualDs {
+    /// Compiles `true_residual_ds` for `a`'s format and binds it to `x` and `b` (one counted
+    /// upload: the launch parameters).
+    pub fn new<T: crate::base::scalar::Scalar>(
+        engine: &Engine,
+        a: &dyn super::GpuOperator<T>,
+        x: &wgpu::Buffer,
+        b: &wgpu::Buffer,
+    ) -> crate::base::error::Result<Self> {
+        let kernel = super::kernels::solver_kernel::<T>(
+            engine,
+            "true_residual_ds",
+            super::operator::operator_config(engine, a),
+        )?;
+        let groups = a.passes().clamp(1, engine.tuning().max_groups.max(1));
+        let params = engine.uniform_from(
+            "true_residual_ds params",
+            &super::kernels::Params {
+                n: a.nrows() as u32,
+                groups,
+                ..Default::default()
+            },
+        );
+        let partials =
+            engine.storage_zeroed::<[T; 4]>("true_residual_ds partials", groups as usize)?;
+        let mut entries = vec![(1, &partials), (4, &params), (8, x), (9, b)];
+        entries.extend(a.bindings(false));
+        let bind_group = engine.bind_group_at(&kernel, &entries);
+        Ok(TrueResidualDs {
+            kernel,
+            bind_group,
+            partials,
+            groups,
+        })
+    }
+
+    /// Records the launch into `batch`.
+    pub fn record(&self, batch: &mut super::Batch<'_>) {
+        batch.dispatch(&self.kernel, &self.bind_group, self.groups);
+    }
+
+    /// ‖b − A·x‖² for the current x: one launch, one submit, one readback of the partials.
+    pub fn norm2<T: crate::base::scalar::Scalar>(
+        &self,
+        engine: &Engine,
+    ) -> crate::base::error::Result<f64> {
+        let mut batch = engine.begin("true residual (double-single)");
+        self.record(&mut batch);
+        let parts: Vec<T> = batch.submit_and_read(&self.partials, 0, 4 * self.groups as usize)?;
+        Ok(parts
+            .chunks_exact(4)
+            .map(|p| p[0].as_f64() + p[1].as_f64())
+            .sum())
+    }
+}

@@ -61,11 +61,14 @@ pub enum Piece {
     /// exact-product accumulation `ds_fma_f32`); the prelude of a kernel built on it defines
     /// `DS_FMA` ([`TwoProd`]; see [`specialise_with`]).
     Ds,
+    /// `ds_rows.wgsl`: the format libraries' rows accumulated in double-single (exact products,
+    /// Ds sums; on [`Piece::Ds`]) instead of `row_sum.wgsl`'s plain sum in `Real`.
+    DsRows,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 7] = [
+    pub const ALL: [Piece; 8] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -73,6 +76,7 @@ impl Piece {
         Piece::BicgstabSpmv,
         Piece::Gmres,
         Piece::Ds,
+        Piece::DsRows,
     ];
 
     /// The piece's WGSL source.
@@ -102,6 +106,7 @@ impl Piece {
             Piece::BicgstabSpmv => lib_file!("bicgstab_spmv.wgsl"),
             Piece::Gmres => lib_file!("gmres.wgsl"),
             Piece::Ds => lib_file!("ds.wgsl"),
+            Piece::DsRows => lib_file!("ds_rows.wgsl"),
         }
     }
 }
@@ -114,6 +119,9 @@ pub const REDUCE_SUBGROUP: &str = include_str!("../../shaders/lib/reduce_subgrou
 pub const SOLVER_STATE: &str = include_str!("../../shaders/lib/solver_state.wgsl");
 /// `shaders/lib/spmv_row.wgsl`: the interface of the format libraries.
 pub const SPMV_ROW: &str = include_str!("../../shaders/lib/spmv_row.wgsl");
+/// `shaders/lib/row_sum.wgsl`: how the format libraries accumulate a row, in `Real` (every
+/// kernel with a matrix but those built on [`Piece::DsRows`]).
+pub const ROW_SUM: &str = include_str!("../../shaders/lib/row_sum.wgsl");
 
 /// How a kernel reads its sparse matrix: the storage format it is specialised for
 /// (`shaders/lib/format_*.wgsl`) with the format's compile-time constants.
@@ -267,6 +275,7 @@ pub const KERNELS: &[KernelSource] = &[
     // primitives applied elementwise (tests/gpu_ds.rs).
     kernel!("ds", "fma_probe", false, 0, [Ds]),
     kernel!("ds", "ds_ops", false, 0, [Ds]),
+    kernel!("ds", "true_residual_ds", true, 1, [Ds, DsRows]),
 ];
 
 /// Looks a kernel up by name.
@@ -339,6 +348,10 @@ pub fn specialise_with(kernel: &KernelSource, config: ShaderConfig, two_prod: Tw
         text.push_str(&config.format.constants(config.workgroup_size));
         text.push_str(SPMV_ROW);
         text.push('\n');
+        if !kernel.pieces.contains(&Piece::DsRows) {
+            text.push_str(ROW_SUM);
+            text.push('\n');
+        }
         let format = config.format.source();
         text.push_str(&format);
         text.push('\n');
