@@ -445,3 +445,57 @@ fn true_residual_ds_matches_the_host_on_a_shipped_matrix_in_every_format() {
         .collect();
     check_residual(&engine, &a, &x, &b, "sherman4");
 }
+
+/// An f32 solve's true-residual guard downloads no x: the solve reads back one x (the result
+/// the caller gets) and otherwise only small things (residual histories, partial sums), and
+/// its reported true residual is the host's f64 value of the returned x (within the
+/// double-single bound). Every Krylov method, device mode.
+#[test]
+fn f32_solves_guard_without_downloading_x() {
+    use krylov_wgpu::solvers::{CheckMode, Method, Precond, Side, SolveOptions, solve_gpu};
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a: Csr<f32> = krylov_wgpu::matrix::generators::poisson_2d_fd(48);
+    let n = a.nrows();
+    let b = common::problems::rhs(&a);
+    // GMRES guards on the GPU only when left-preconditioned (its claims are then checked
+    // between cycles); otherwise its final residual is the host's from the returned x.
+    for (method, precond, side) in [
+        (Method::Cg, Precond::None, Side::Right),
+        (Method::Bicgstab, Precond::None, Side::Right),
+        (Method::Bicg, Precond::None, Side::Right),
+        (Method::Gmres, Precond::None, Side::Right),
+        (Method::Gmres, Precond::Jacobi, Side::Left),
+    ] {
+        let opts = SolveOptions {
+            method,
+            precond,
+            side,
+            rtol: 1e-5,
+            check_mode: CheckMode::Device,
+            ..Default::default()
+        };
+        let before = engine.counters().snapshot();
+        let sol = solve_gpu(&engine, &a, &b, None, &opts, &mut ()).unwrap();
+        let c = engine.counters().snapshot().since(&before);
+        let x_bytes = 4 * n as u64;
+        // (GMRES reads its cycle buffer back every restart: bytes say nothing about x there.)
+        assert!(
+            method == Method::Gmres || c.bytes_read_back < 2 * x_bytes,
+            "{method:?}: {} bytes read back, x is {x_bytes}: the guard downloaded x",
+            c.bytes_read_back
+        );
+        let host = krylov_wgpu::cpu::true_relative_residual(&a, &b, &sol.x);
+        let rel = sol.report.relative_residual;
+        assert!(
+            (rel - host).abs() <= 1e-9 * host.max(1e-3),
+            "{method:?}: reported {rel:e}, host f64 {host:e}"
+        );
+        eprintln!(
+            "{method:?}: {} iterations, true residual {rel:.4e} (host {host:.4e}), {} readbacks, \
+             {} bytes (x: {x_bytes})",
+            sol.report.iterations, c.readbacks, c.bytes_read_back
+        );
+    }
+}

@@ -4,13 +4,15 @@
 // ds_rows.wgsl), r_i = b_i − (A·x)_i and r_i² are formed and summed in double-single, and each
 // workgroup's sum goes as (hi, lo, 0, 0) into partials[params.slot · groups + workgroup]; the
 // host adds the pairs in f64. x and b are only read: nothing the solver keeps is written (the
-// host binds its own partials buffer). Launch exactly `params.groups` workgroups.
+// host binds its own partials buffer). x starts at element params.num of its buffer and b at
+// params.den (GMRES keeps both in its pool; 0 elsewhere). Launch exactly `params.groups`
+// workgroups.
 
 @group(0) @binding(8) var<storage, read> x: array<Real>;
 @group(0) @binding(9) var<storage, read> b: array<Real>;
 
 fn spmv_x(col: u32) -> Real {
-    return x[col];
+    return x[params.num + col];
 }
 
 var<workgroup> trd_scratch: array<vec2<f32>, WG>;
@@ -21,7 +23,7 @@ fn main(ids: Ids) {
     for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
         let out = spmv_pass(chunk, ids.lid);
         if out.valid {
-            let ri = ds_add_f32(ds_neg(out.value), f32(b[out.row]));
+            let ri = ds_add_f32(ds_neg(out.value), f32(b[params.den + out.row]));
             acc = ds_add(acc, ds_mul(ri, ri));
         }
     }

@@ -252,6 +252,17 @@ impl TrueResidualDs {
         x: &wgpu::Buffer,
         b: &wgpu::Buffer,
     ) -> crate::base::error::Result<Self> {
+        Self::at(engine, a, (x, 0), (b, 0))
+    }
+
+    /// [`Self::new`] for x and b stored from an element offset of their buffers (GMRES's
+    /// pool vectors): `(buffer, offset)` each.
+    pub fn at<T: crate::base::scalar::Scalar>(
+        engine: &Engine,
+        a: &dyn super::GpuOperator<T>,
+        (x, x_at): (&wgpu::Buffer, usize),
+        (b, b_at): (&wgpu::Buffer, usize),
+    ) -> crate::base::error::Result<Self> {
         let kernel = super::kernels::solver_kernel::<T>(
             engine,
             "true_residual_ds",
@@ -263,6 +274,8 @@ impl TrueResidualDs {
             &super::kernels::Params {
                 n: a.nrows() as u32,
                 groups,
+                num: x_at as u32,
+                den: b_at as u32,
                 ..Default::default()
             },
         );

@@ -6,8 +6,9 @@ use std::time::Instant;
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::cpu::{breakdown_restart_note, gap_restart_note};
+use crate::gpu::ds::TrueResidualDs;
 use crate::gpu::kernels::{GpuStatus, SolverBuffers};
-use crate::gpu::{Batch, Engine};
+use crate::gpu::{Batch, Engine, GpuOperator};
 use crate::solvers::{CheckMode, Monitor, SolveOptions, SolveReport, StopReason, WorkCounts};
 
 /// Restarts from the current x allowed when the true residual misses the tolerance.
@@ -312,16 +313,24 @@ pub(crate) trait StopCheck {
     }
 }
 
-/// The true-residual guard of the Krylov solvers: for f64 solves the method's init launches
-/// recompute r = b − Ax on the GPU (overwriting r and what a restart recomputes anyway) and
-/// leave the partial sums of ‖r‖² in component `comp` of partial slot 0; for f32 solves x
-/// is read back and the residual computed on the CPU in f64 (the GPU holds only f32 data).
+/// The true-residual guard of the Krylov solvers, on the GPU without a download of x: for f64
+/// solves the method's init launches recompute r = b − Ax (overwriting r and what a restart
+/// recomputes anyway) and leave the partial sums of ‖r‖² in component `comp` of partial slot
+/// 0; for f32 solves `true_residual_ds` ([`TrueResidualDs`]) computes ‖b − Ax‖² in
+/// double-single from x and b as they are (every product exact: the f32 data's residual to
+/// about 2⁻⁴⁵·k·‖|A||x|‖, where an f32 recomputation would be off by 2⁻²⁴·k·‖|A||x|‖) and
+/// writes only its own partials. One launch, one submit and one readback of the partial sums
+/// either way.
 pub(crate) struct TrueResidual<'a, T> {
-    pub(crate) a: &'a crate::matrix::Csr<T>,
     pub(crate) b: &'a [T],
     pub(crate) x: &'a wgpu::Buffer,
     pub(crate) bufs: &'a SolverBuffers,
     pub(crate) comp: usize,
+    /// A and b on the device (bound by the f32 guard's kernel).
+    pub(crate) op: &'a dyn GpuOperator<T>,
+    pub(crate) b_gpu: &'a wgpu::Buffer,
+    /// The f32 guard's kernel and bindings, made on its first use.
+    pub(crate) ds: std::cell::OnceCell<TrueResidualDs>,
 }
 
 impl<T: Scalar> TrueResidual<'_, T> {
@@ -342,8 +351,14 @@ impl<T: Scalar> TrueResidual<'_, T> {
                 Ok(sum_component(&parts, g, 0, self.comp).sqrt() / scale)
             }
             crate::base::Precision::F32 => {
-                let x: Vec<T> = engine.read(self.x, 0, self.a.nrows())?;
-                Ok(crate::cpu::true_relative_residual(self.a, self.b, &x))
+                let ds = match self.ds.get() {
+                    Some(ds) => ds,
+                    None => {
+                        let ds = TrueResidualDs::new(engine, self.op, self.x, self.b_gpu)?;
+                        self.ds.get_or_init(|| ds)
+                    }
+                };
+                Ok(ds.norm2::<T>(engine)?.sqrt() / scale)
             }
         }
     }

@@ -232,7 +232,6 @@ struct Common<'a, T> {
 impl<'a, T: Scalar> Common<'a, T> {
     fn new(
         engine: &'a Engine,
-        a: &'a Csr<T>,
         b: &'a [T],
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
@@ -249,10 +248,12 @@ impl<'a, T: Scalar> Common<'a, T> {
         vecs.extend(sys.a.bindings(false));
         let bg_init = bufs.bind(engine, &init, &params, &vecs);
         let guard = TrueResidual {
-            a,
             b,
             x: &sys.x,
             bufs,
+            op: &sys.a,
+            b_gpu: &sys.b,
+            ds: Default::default(),
             comp: 3,
         };
         Ok(Common {
@@ -472,7 +473,7 @@ pub fn solve<T: Scalar>(
         }
         None => None,
     };
-    let common = Common::new(engine, a, b, &sys, &bufs)?;
+    let common = Common::new(engine, b, &sys, &bufs)?;
     let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
         Variant::Pipelined => Box::new(Pipelined::new(
             engine,

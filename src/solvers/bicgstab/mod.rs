@@ -230,7 +230,6 @@ struct Common<'a, T> {
 impl<'a, T: Scalar> Common<'a, T> {
     fn new(
         engine: &'a Engine,
-        a: &'a Csr<T>,
         b: &'a [T],
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
@@ -260,10 +259,12 @@ impl<'a, T: Scalar> Common<'a, T> {
             groups: bufs.groups,
         };
         let guard = TrueResidual {
-            a,
             b,
             x: &sys.x,
             bufs,
+            op: &sys.a,
+            b_gpu: &sys.b,
+            ds: Default::default(),
             comp: 1,
         };
         Ok(Common {
@@ -410,7 +411,7 @@ pub fn solve<T: Scalar>(
     scalars[S_ONE as usize] = T::one();
     bufs.scalars = engine.storage_from("bicgstab scalars", &scalars)?;
     let left = opts.side == Side::Left && sys.m.kind() != Precond::None;
-    let common = Common::new(engine, a, b, &sys, &bufs, left)?;
+    let common = Common::new(engine, b, &sys, &bufs, left)?;
     let (solver, left): (Box<dyn GpuIterative<T> + '_>, _) = match opts.variant {
         Variant::Pipelined if left => {
             return Err(KrylovError::Unsupported(

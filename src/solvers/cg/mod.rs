@@ -133,7 +133,7 @@ pub fn solve<T: Scalar>(
         Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
     };
-    let check = CgCheck::new(engine, a, b, &sys, &bufs)?;
+    let check = CgCheck::new(engine, b, &sys, &bufs)?;
     drive(
         engine,
         solver.as_ref(),
@@ -160,7 +160,6 @@ struct CgCheck<'a, T> {
 impl<'a, T: Scalar> CgCheck<'a, T> {
     fn new(
         engine: &Engine,
-        a: &'a Csr<T>,
         b: &'a [T],
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
@@ -169,10 +168,12 @@ impl<'a, T: Scalar> CgCheck<'a, T> {
         let params = engine.uniform_from("cg params", &sys.params(bufs));
         let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
         let guard = TrueResidual {
-            a,
             b,
             x: &sys.x,
             bufs,
+            op: &sys.a,
+            b_gpu: &sys.b,
+            ds: Default::default(),
             comp: 1,
         };
         Ok(CgCheck {

@@ -6,6 +6,7 @@
 
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
+use crate::gpu::ds::TrueResidualDs;
 use crate::gpu::kernels::SolverBuffers;
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
@@ -524,5 +525,19 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             }
         }
         Ok(Some(sum.sqrt()))
+    }
+}
+
+impl<T: Scalar> GmresSystem<'_, T> {
+    /// The f32 true-residual guard's kernel: ‖b − Ax‖² in double-single from the pool's x and
+    /// b as they are (`true_residual_ds`, [`TrueResidualDs`]), without a download of x.
+    pub(super) fn true_residual_ds(&self) -> Result<TrueResidualDs> {
+        let n = self.n;
+        TrueResidualDs::at(
+            self.engine,
+            &self.a,
+            (&self.pool, self.at.x() as usize * n),
+            (&self.pool, self.at.b() as usize * n),
+        )
     }
 }

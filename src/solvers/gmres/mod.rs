@@ -232,13 +232,23 @@ pub fn solve<T: Scalar>(
     let times0 = engine.kernel_times();
     let mut run = Run::new(monitor);
     let before = engine.counters().snapshot();
-    // The true-residual guard: ‖b − Ax‖ in f64, on the GPU (`gmres_residual`) for f64 solves,
-    // on the CPU from x for f32 solves (the GPU holds only f32 data then).
+    // The true-residual guard: ‖b − Ax‖ on the GPU without a download of x: in f64 by
+    // `gmres_residual` for f64 solves, in double-single by `true_residual_ds` from the pool's x
+    // and b for f32 solves (`gpu::ds::TrueResidualDs`). The final value, from the x the
+    // solve returns anyway, is the host's f64 one for f32 solves.
+    let ds = std::cell::OnceCell::new();
     let true_abs = |x: Option<&[T]>| -> Result<f64> {
         Ok(match (T::PRECISION, x) {
             (Precision::F32, Some(x)) => crate::cpu::true_relative_residual(a, b, x) * b_norm,
             (Precision::F32, None) => {
-                crate::cpu::true_relative_residual(a, b, &sys.read_x()?) * b_norm
+                let ds = match ds.get() {
+                    Some(ds) => ds,
+                    None => {
+                        let made = sys.true_residual_ds()?;
+                        ds.get_or_init(|| made)
+                    }
+                };
+                ds.norm2::<T>(engine)?.sqrt()
             }
             (Precision::F64, _) => gm.true_rr()?.sqrt(),
         })
