@@ -499,3 +499,42 @@ fn f32_solves_guard_without_downloading_x() {
         );
     }
 }
+
+/// The Jacobi iteration's f32 guard runs on the GPU too (on whichever of its three rotating x
+/// buffers holds the last sweep's x).
+#[test]
+fn f32_jacobi_guards_without_downloading_x() {
+    use krylov_wgpu::solvers::{CheckMode, Method, SolveOptions, solve_gpu};
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    // Strictly diagonally dominant: the iteration converges.
+    let a: Csr<f32> = krylov_wgpu::matrix::generators::random_nonsymmetric(3000, 7, 42);
+    let b = common::problems::rhs(&a);
+    for check_mode in [CheckMode::Device, CheckMode::Paper] {
+        let opts = SolveOptions {
+            method: Method::Jacobi,
+            rtol: 1e-5,
+            check_mode,
+            ..Default::default()
+        };
+        let before = engine.counters().snapshot();
+        let sol = solve_gpu(&engine, &a, &b, None, &opts, &mut ()).unwrap();
+        let c = engine.counters().snapshot().since(&before);
+        assert!(sol.report.converged, "{check_mode:?}");
+        let x_bytes = 4 * a.nrows() as u64;
+        // Paper mode reads 16 B per workgroup per sweep; device mode histories.
+        let loop_bytes = c.bytes_read_back - x_bytes;
+        assert!(
+            loop_bytes < x_bytes,
+            "{check_mode:?}: {} bytes read back, x is {x_bytes}",
+            c.bytes_read_back
+        );
+        let host = krylov_wgpu::cpu::true_relative_residual(&a, &b, &sol.x);
+        let rel = sol.report.relative_residual;
+        assert!(
+            (rel - host).abs() <= 1e-9 * host,
+            "{check_mode:?}: reported {rel:e}, host f64 {host:e}"
+        );
+    }
+}

@@ -25,12 +25,13 @@
 //!
 //! [`StopReason::Diverged`]: crate::solvers::StopReason::Diverged
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 
 use crate::base::error::Result;
-use crate::base::scalar::Scalar;
+use crate::base::scalar::{Precision, Scalar};
+use crate::gpu::ds::TrueResidualDs;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
-use crate::gpu::{Batch, Engine, Kernel};
+use crate::gpu::{Batch, Engine, GpuOperator, Kernel};
 use crate::matrix::Csr;
 use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, StopReason};
 
@@ -65,6 +66,11 @@ struct JacobiIteration<'a, T> {
     sweep: Kernel,
     /// The three x buffers of the rotation.
     x: [wgpu::Buffer; 3],
+    /// A and b on the device, and the f32 guard's kernel bound to each x buffer (made on
+    /// first use).
+    op: &'a dyn GpuOperator<T>,
+    b_gpu: &'a wgpu::Buffer,
+    ds: [OnceCell<TrueResidualDs>; 3],
     /// `[kind][k]`: sweep of that kind reading x from buffer k, writing buffer k + 1 and
     /// partial slot k, finishing slot k − 1 (mod 3).
     bg: [[wgpu::BindGroup; 3]; 3],
@@ -174,11 +180,26 @@ impl<T: Scalar> GpuIterative<T> for JacobiIteration<'_, T> {
     }
 }
 
-/// The guard reads the x of the last recorded sweep back (x rotates, so no init kernel can
-/// recompute r in place) and decodes the sweep's divergence status.
+/// The guard takes the x of the last recorded sweep (x rotates, so no init kernel can
+/// recompute r in place): f32 solves compute ‖b − Ax‖ on the GPU in double-single
+/// (`true_residual_ds` on that x buffer, no download of x), f64 solves read x back for the
+/// host's f64 residual. It also decodes the sweep's divergence status.
 impl<T: Scalar> StopCheck for JacobiIteration<'_, T> {
-    fn true_relative(&self, _engine: &Engine) -> Result<f64> {
-        let x = self.read_x(self.last_iteration()?)?;
+    fn true_relative(&self, engine: &Engine) -> Result<f64> {
+        let k = self.last_iteration()?;
+        if T::PRECISION == Precision::F32 {
+            let i = self.x_buffer(k);
+            let ds = match self.ds[i].get() {
+                Some(ds) => ds,
+                None => {
+                    let made = TrueResidualDs::new(engine, self.op, &self.x[i], self.b_gpu)?;
+                    self.ds[i].get_or_init(|| made)
+                }
+            };
+            let bn = crate::cpu::norm2_f64(self.b);
+            return Ok(ds.norm2::<T>(engine)?.sqrt() / if bn > 0.0 { bn } else { 1.0 });
+        }
+        let x = self.read_x(k)?;
         Ok(crate::cpu::true_relative_residual(self.a, self.b, &x))
     }
 
@@ -280,6 +301,9 @@ pub fn solve<T: Scalar>(
         mode: opts.check_mode,
         sweep,
         x,
+        op: gpu_a,
+        b_gpu: b_buf,
+        ds: Default::default(),
         bg,
         next: Cell::new(0),
         base: Cell::new((0, 0)),
