@@ -109,7 +109,7 @@ pub use pipelined::PipelinedBicgstab;
 
 use paper::Partials;
 
-use crate::KrylovError;
+use crate::base::error::KrylovError;
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{GpuStatus, Params, SolverBuffers, solver_kernel};
