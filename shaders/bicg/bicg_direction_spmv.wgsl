@@ -119,7 +119,7 @@ fn main(ids: Ids) {
     }
     dir_beta = beta;
     dir_first = first;
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     // q = A·p over A's row chunks: stores p and q of those rows, and the terms of
     // ⟨p̃,q⟩, ⟨p̃,p̃⟩, ⟨q,q⟩.
     for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
@@ -130,7 +130,7 @@ fn main(ids: Ids) {
             p[row] = dir_entry(row, beta, first, false);
             let pti = dir_entry(row, beta, first, true);
             q[row] = qi;
-            acc = acc + vec4<Real>(pti * qi, pti * pti, qi * qi, Real(0.0));
+            acc = sum_add(acc, vec4<Real>(pti * qi, pti * pti, qi * qi, Real(0.0)));
         }
     }
     // q̃ = Aᵀ·p̃ over Aᵀ's row chunks (formats that sort rows order them differently from A's,
@@ -142,5 +142,5 @@ fn main(ids: Ids) {
             qt[out.row] = out.value;
         }
     }
-    store_partials(1u, acc, ids);
+    store_sum(1u, acc, ids);
 }

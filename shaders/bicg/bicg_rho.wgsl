@@ -14,12 +14,12 @@ fn main(ids: Ids) {
     if current_status(ids) != STATUS_RUNNING {
         return;
     }
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
         let zi = zz[i];
         let ri = rr[i];
         let rti = rr[params.n + i];
-        acc = acc + vec4<Real>(zi * rti, zi * zi, rti * rti, ri * ri);
+        acc = sum_add(acc, vec4<Real>(zi * rti, zi * zi, rti * rti, ri * ri));
     }
-    store_partials(0u, acc, ids);
+    store_sum(0u, acc, ids);
 }

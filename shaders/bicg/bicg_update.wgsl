@@ -59,7 +59,7 @@ fn main(ids: Ids) {
         return;
     }
     let stacked = (params.flags & BICG_STACKED) != 0u;
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
         x[i] = x[i] + alpha * p[i];
         let ri = r[i] - alpha * q[i];
@@ -74,10 +74,10 @@ fn main(ids: Ids) {
         if params.jacobi != 0u {
             zi = dinv[i] * ri;
         }
-        acc = acc + vec4<Real>(zi * rti, zi * zi, rti * rti, ri * ri);
+        acc = sum_add(acc, vec4<Real>(zi * rti, zi * zi, rti * rti, ri * ri));
     }
     if !stacked {
-        store_partials(0u, acc, ids);
+        store_sum(0u, acc, ids);
     }
     if is_leader(ids) {
         scalars[BICG_S_RHO_OLD] = c.x;

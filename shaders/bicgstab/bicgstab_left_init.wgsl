@@ -14,13 +14,13 @@ fn main(ids: Ids) {
     if current_status(ids) != STATUS_RUNNING {
         return;
     }
-    var acc = Real(0.0);
+    var acc = sum_zero();
     for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
         let zi = z[i];
         r[i] = zi;
         rstar[i] = zi;
         p[i] = zi;
-        acc = acc + zi * zi;
+        acc = sum_add(acc, vec4<Real>(zi * zi, zi * zi, Real(0.0), Real(0.0)));
     }
-    store_partials(0u, vec4<Real>(acc, acc, Real(0.0), Real(0.0)), ids);
+    store_sum(0u, acc, ids);
 }

@@ -59,11 +59,11 @@ fn main(ids: Ids) {
     if is_leader(ids) {
         scalars[S_ALPHA] = alpha;
     }
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
         let si = r[i] - alpha * ap[i];
         s[i] = si;
-        acc = acc + vec4<Real>(si * si, Real(0.0), Real(0.0), Real(0.0));
+        acc = sum_add_x(acc, si * si);
     }
-    store_partials(2u, acc, ids);
+    store_sum(2u, acc, ids);
 }

@@ -96,7 +96,7 @@ fn main(ids: Ids) {
             // sums go to slot 0 as ⟨r,r⟩ and ⟨s,s⟩ to S_EST: the next spmv_dot_bicgstab_p
             // finishes the same sums in the same order, records ⟨s,s⟩ and converges.
             if ids.lid == 0u {
-                partials[ids.wid.x] = vec4<Real>(Real(0.0), partials[2u * params.groups + ids.wid.x].x, Real(0.0), Real(0.0));
+                partial_copy_x_as_y(ids.wid.x, 2u * params.groups + ids.wid.x);
             }
             if is_leader(ids) {
                 scalars[S_EST] = ss;
@@ -107,7 +107,7 @@ fn main(ids: Ids) {
     if is_leader(ids) {
         scalars[S_EST] = ss - (omega + omega) * as_s + omega * omega * as_as;
     }
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + stride) {
         let pi = p[i];
         let si = s[i];
@@ -121,7 +121,7 @@ fn main(ids: Ids) {
         let ri = si - omega * asv[i];
         r[i] = ri;
         p[i] = ri + beta * (pi - omega * ap[i]);
-        acc = acc + vec4<Real>(ri * rstar[i], ri * ri, Real(0.0), Real(0.0));
+        acc = sum_add(acc, vec4<Real>(ri * rstar[i], ri * ri, Real(0.0), Real(0.0)));
     }
-    store_partials(0u, acc, ids);
+    store_sum(0u, acc, ids);
 }

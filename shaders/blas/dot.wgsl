@@ -9,9 +9,9 @@ fn main(ids: Ids) {
     if current_status(ids) != STATUS_RUNNING {
         return;
     }
-    var acc = Real(0.0);
+    var acc = sum_zero();
     for (var i = ids.wid.x * WG + ids.lid; i < params.n; i = i + params.groups * WG) {
-        acc = acc + x[i] * y[i];
+        acc = sum_add_x(acc, x[i] * y[i]);
     }
-    store_partials(params.slot, vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
+    store_sum(params.slot, acc, ids);
 }

@@ -49,15 +49,15 @@ fn main(ids: Ids) {
             atomicStore(&state[2], atomicLoad(&state[1]) - 1u);
         }
     }
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     if first.valid {
-        acc = store_row(first);
+        acc = sum_of(store_row(first));
     }
     for (var chunk = ids.wid.x + params.groups; chunk < passes; chunk = chunk + params.groups) {
         let q = spmv_pass(chunk, ids.lid);
         if q.valid {
-            acc = acc + store_row(q);
+            acc = sum_add(acc, store_row(q));
         }
     }
-    store_partials(1u, acc, ids);
+    store_sum(1u, acc, ids);
 }

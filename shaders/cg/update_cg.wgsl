@@ -84,7 +84,7 @@ fn main(ids: Ids) {
     // read_write bindings the compiler must assume may alias, so a store would otherwise
     // hold back the next loads and leave one load in flight per thread.
     let stride = params.groups * WG;
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     for (var i = first; i < params.n; i = i + 4u * stride) {
         let i1 = i + stride;
         let i2 = i1 + stride;
@@ -105,16 +105,16 @@ fn main(ids: Ids) {
         if i3 < params.n {
             e3 = load_entry(i3);
         }
-        acc = acc + update_entry(i, e0, alpha, beta);
+        acc = sum_add(acc, update_entry(i, e0, alpha, beta));
         if i1 < params.n {
-            acc = acc + update_entry(i1, e1, alpha, beta);
+            acc = sum_add(acc, update_entry(i1, e1, alpha, beta));
         }
         if i2 < params.n {
-            acc = acc + update_entry(i2, e2, alpha, beta);
+            acc = sum_add(acc, update_entry(i2, e2, alpha, beta));
         }
         if i3 < params.n {
-            acc = acc + update_entry(i3, e3, alpha, beta);
+            acc = sum_add(acc, update_entry(i3, e3, alpha, beta));
         }
     }
-    store_partials(0u, acc, ids);
+    store_sum(0u, acc, ids);
 }

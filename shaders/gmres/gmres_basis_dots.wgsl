@@ -28,30 +28,30 @@ fn main(ids: Ids) {
     let t_off = params.dst * n;
     let end = params.den;
     for (var j = params.num; j < end; j = j + 8u) {
-        var a0 = vec4<Real>(Real(0.0));
-        var a1 = vec4<Real>(Real(0.0));
+        var a0 = sum_zero();
+        var a1 = sum_zero();
         let wide = j + 4u < end;
         for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
             let t = pool[t_off + row];
-            a0 = a0 + t * vec4<Real>(
+            a0 = sum_add(a0, t * vec4<Real>(
                 gm_basis_at(j, end, row),
                 gm_basis_at(j + 1u, end, row),
                 gm_basis_at(j + 2u, end, row),
                 gm_basis_at(j + 3u, end, row),
-            );
+            ));
             if wide {
-                a1 = a1 + t * vec4<Real>(
+                a1 = sum_add(a1, t * vec4<Real>(
                     gm_basis_at(j + 4u, end, row),
                     gm_basis_at(j + 5u, end, row),
                     gm_basis_at(j + 6u, end, row),
                     gm_basis_at(j + 7u, end, row),
-                );
+                ));
             }
         }
         let slot = params.slot + (j - params.num) / 4u;
-        store_partials(slot, a0, ids);
+        store_sum(slot, a0, ids);
         if wide {
-            store_partials(slot + 1u, a1, ids);
+            store_sum(slot + 1u, a1, ids);
         }
     }
 }

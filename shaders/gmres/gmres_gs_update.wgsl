@@ -48,7 +48,7 @@ fn main(ids: Ids) {
         }
     }
     let w_off = i * n;
-    var acc = Real(0.0);
+    var acc = sum_zero();
     for (var j0 = 1u; j0 < i; j0 = j0 + GM_CHUNK) {
         let j1 = min(j0 + GM_CHUNK, i);
         for (var j = j0; j < j1; j = j + 4u) {
@@ -85,12 +85,12 @@ fn main(ids: Ids) {
             }
             pool[w_off + row] = w;
             if last {
-                acc = acc + w * w;
+                acc = sum_add_x(acc, w * w);
             }
         }
         workgroupBarrier();
     }
     if (params.flags & GM_FLAG_NORM) != 0u {
-        store_partials(GM_SLOT_NORM, vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
+        store_sum(GM_SLOT_NORM, acc, ids);
     }
 }

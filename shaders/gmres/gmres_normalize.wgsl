@@ -64,16 +64,17 @@ fn main(ids: Ids) {
     let v_off = i * n;
     let r_off = params.num * n;
     let z_off = params.dst * n;
-    var acc = Real(0.0);
+    var acc = sum_zero();
     for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
         let v = pool[v_off + row] / rii;
         pool[v_off + row] = v;
         if params.jacobi != 0u {
             pool[z_off + row] = dinv[row] * v;
         }
-        acc = acc + pool[r_off + row] * v;
+        acc = sum_add_x(acc, pool[r_off + row] * v);
     }
-    let t = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
+    // ξ partials go to scalars, one Real each: rounded once (sum_value), no error term.
+    let t = sum_value(workgroup_total(acc, ids));
     if ids.lid == 0u {
         scalars[params.slot + 4u + ids.wid.x] = t.x;
     }

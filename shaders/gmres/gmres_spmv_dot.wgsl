@@ -91,11 +91,11 @@ fn main(ids: Ids) {
         }
     } else if monitor {
         // Second stage of ξ_{i−1} and the Walker–Zhou estimate of ‖r_{i−1}‖.
-        var acc = Real(0.0);
+        var acc = sum_zero();
         for (var g = ids.lid; g < params.groups; g = g + WG) {
-            acc = acc + scalars[params.slot + 4u + g];
+            acc = sum_add_x(acc, scalars[params.slot + 4u + g]);
         }
-        let xi = workgroup_sum(vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids).x;
+        let xi = sum_value(workgroup_total(acc, ids)).x;
         if ids.lid == 0u {
             gm_a = scalars[params.comp + 4u * (i - 2u) + 1u];
             gm_b = scalars[GM_H_THR];

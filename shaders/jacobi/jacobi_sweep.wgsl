@@ -68,7 +68,7 @@ fn main(ids: Ids) {
             return;
         }
     }
-    var acc = Real(0.0);
+    var acc = sum_zero();
     for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
         let spmv_out = spmv_pass(chunk, ids.lid);
         if spmv_out.valid {
@@ -76,8 +76,8 @@ fn main(ids: Ids) {
             let ax = spmv_out.value;
             let ri = b[row] - ax;
             x_out[row] = x_in[row] + dinv[row] * ri;
-            acc = acc + ri * ri;
+            acc = sum_add_x(acc, ri * ri);
         }
     }
-    store_partials(params.slot, vec4<Real>(acc, Real(0.0), Real(0.0), Real(0.0)), ids);
+    store_sum(params.slot, acc, ids);
 }

@@ -72,20 +72,27 @@ fn record_residual(rr: Real) {
 
 // Re-sums the per-workgroup partials in partials[base .. base + count] (every workgroup
 // does this redundantly: the second reduction stage of paper 000 without an extra launch).
+// With compensated sums (sum_compensated.wgsl) the partials' error terms are added too.
 fn sum_partials(base: u32, count: u32, ids: Ids) -> vec4<Real> {
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     for (var g = ids.lid; g < count; g = g + WG) {
-        acc = acc + partials[base + g];
+        acc = sum_merge(acc, partial_load(base + g));
     }
-    return workgroup_sum(acc, ids);
+    return sum_value(workgroup_total(acc, ids));
 }
 
 // The first reduction stage: the workgroup's sum of `v` into partials slot `slot`
 // (partials[slot · groups + workgroup], written by thread 0). Call from uniform control flow.
 fn store_partials(slot: u32, v: vec4<Real>, ids: Ids) {
-    let t = workgroup_sum(v, ids);
+    store_sum(slot, sum_of(v), ids);
+}
+
+// `store_partials` of a running sum (sum_plain.wgsl / sum_compensated.wgsl): the kernels'
+// grid-stride loops accumulate their terms with `sum_add` and store them with this.
+fn store_sum(slot: u32, a: Sum, ids: Ids) {
+    let t = workgroup_total(a, ids);
     if ids.lid == 0u {
-        partials[slot * params.groups + ids.wid.x] = t;
+        partial_store(slot * params.groups + ids.wid.x, t);
     }
 }
 
@@ -102,7 +109,7 @@ struct Params {
     comp: u32,       // component of the partial vec4 that finish stores
     comp_monitor: u32, // component it records as the squared residual
     ell_width: u32,  // entries per row of an ELL matrix
-    _pad1: u32,
+    zero: u32,       // always 0 (the host never sets it): sum_compensated.wgsl's opaque zero
 }
 
 const FLAG_NEGATE: u32 = 1u;   // axpy: y -= a·x

@@ -9,12 +9,12 @@
 // then the workgroup's sum of the terms into partials slot `slot`.
 
 fn spmv_partials(slot: u32, ids: Ids) {
-    var acc = vec4<Real>(Real(0.0));
+    var acc = sum_zero();
     for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
         let out = spmv_pass(chunk, ids.lid);
         if out.valid {
-            acc = acc + spmv_store(out.row, out.value);
+            acc = sum_add(acc, spmv_store(out.row, out.value));
         }
     }
-    store_partials(slot, acc, ids);
+    store_sum(slot, acc, ids);
 }

@@ -90,7 +90,9 @@ pub enum KrylovError {
     #[error("no GPU adapter found{0}")]
     NoAdapter(String),
     /// `--device gpu`: adapters exist but none has what the request needs.
-    #[error("no GPU adapter has {needs} (seen: {seen}); use --device cpu or --device auto")]
+    #[error(
+        "no GPU adapter has {needs} (seen: {seen}); use --device cpu or --device auto (for f64: --precision mixed, or --allow-mixed, refines f32 solves to f64 accuracy on the GPU)"
+    )]
     NoUsableAdapter { needs: &'static str, seen: String },
     /// The adapter lacks a feature the request needs.
     #[error("adapter `{adapter}` does not support {feature}")]

@@ -12,11 +12,11 @@ pub mod scalar;
 pub use error::{KrylovError, MarketErrorKind, Result};
 pub use monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use options::{
-    CheckMode, DEFAULT_PADDING_BUDGET, Format, GramSchmidt, Method, Precond, Side, SolveOptions,
-    Trisolve, Variant,
+    CheckMode, DEFAULT_PADDING_BUDGET, Format, GramSchmidt, Method, OuterPrecision, Precond,
+    Reduction, RefineOptions, Side, SolveOptions, Trisolve, Variant,
 };
 pub use report::{
-    DeviceInfo, DeviceKind, FormatEstimate, KernelTime, PrecondInfo, Solution, SolveReport,
-    StopReason, WorkCounts,
+    DeviceInfo, DeviceKind, FormatEstimate, KernelTime, PrecondInfo, RefinementReport, Solution,
+    SolveReport, StopReason, WorkCounts,
 };
 pub use scalar::{Precision, Scalar};

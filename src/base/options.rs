@@ -196,6 +196,79 @@ cli_enum!(
     }
 );
 
+cli_enum!(
+    /// How the GPU kernels sum their inner products and norms (issue 15).
+    Reduction {
+        /// Plain sums: per-thread loops, a workgroup tree, a second stage over workgroups.
+        Plain = "plain",
+        /// The same stages with TwoSum error terms (`shaders/lib/sum_compensated.wgsl`):
+        /// within about one rounding of the exact sum of the rounded terms. f32 kernels only;
+        /// f64 solves and the CPU reference run plain.
+        Compensated = "compensated",
+    }
+);
+
+cli_enum!(
+    /// The precision of the outer loop of mixed-precision refinement (residual and x).
+    OuterPrecision {
+        /// f64 where the device has SHADER_F64 (and on the CPU), else double-single.
+        Auto = "auto",
+        /// f64 (a GPU needs SHADER_F64).
+        F64 = "f64",
+        /// Double-single: pairs of f32 with error-free transformations (any GPU).
+        DoubleSingle = "double-single",
+    }
+);
+
+/// Options of mixed-precision iterative refinement (`--precision mixed`, see
+/// `solvers::mixed`): the outer loop refines x in high precision, each inner solve runs in f32
+/// with the method, preconditioner and variant of the [`SolveOptions`].
+///
+/// ```
+/// use krylov_wgpu::base::RefineOptions;
+/// let refine = RefineOptions::default();
+/// assert_eq!(refine.inner_rtol, 1e-4);
+/// ```
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RefineOptions {
+    /// Relative tolerance of each inner f32 solve on its normalised right-hand side: each
+    /// outer iteration aims to shrink the residual by this factor (the last one is loosened
+    /// to what is still needed). Between f32's ε·κ and 1.
+    pub inner_rtol: f64,
+    /// Most outer iterations (inner solves).
+    pub max_outer: usize,
+    /// The outer precision.
+    pub outer: OuterPrecision,
+}
+
+impl Default for RefineOptions {
+    fn default() -> Self {
+        RefineOptions {
+            inner_rtol: 1e-4,
+            max_outer: 30,
+            outer: OuterPrecision::Auto,
+        }
+    }
+}
+
+impl RefineOptions {
+    /// Checks the values.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.inner_rtol > 0.0 && self.inner_rtol < 1.0) {
+            return Err(KrylovError::InvalidOption(format!(
+                "the inner rtol of mixed refinement must lie in (0, 1), got {}",
+                self.inner_rtol
+            )));
+        }
+        if self.max_outer == 0 {
+            return Err(KrylovError::InvalidOption(
+                "mixed refinement needs at least one outer iteration".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Default padding budget: a format may store at most this many entries (values, padding
 /// included) per CSR non-zero. ELL with one long row, DIA on a scattered matrix or BCSR8 on a
 /// matrix without dense blocks exceed it and are refused.
@@ -240,6 +313,8 @@ pub struct SolveOptions {
     /// Largest stored entries (padding included) per non-zero a format may use; formats
     /// over it are refused (`auto` skips them).
     pub max_padding: f64,
+    /// Plain or compensated sums in the f32 GPU kernels' reductions.
+    pub reduction: Reduction,
 }
 
 impl Default for SolveOptions {
@@ -260,6 +335,7 @@ impl Default for SolveOptions {
             batch: 0,
             format: Format::Csr,
             max_padding: DEFAULT_PADDING_BUDGET,
+            reduction: Reduction::Plain,
         }
     }
 }

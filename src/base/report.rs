@@ -1,6 +1,6 @@
 //! What a solve reports: the same structure for the CPU reference and the GPU solvers.
 
-use super::options::{CheckMode, Format, Method, Precond, Trisolve, Variant};
+use super::options::{CheckMode, Format, Method, Precond, Reduction, Trisolve, Variant};
 use super::scalar::Precision;
 
 /// Why a solve stopped.
@@ -87,6 +87,34 @@ pub struct KernelTime {
     pub seconds: f64,
 }
 
+/// What mixed-precision iterative refinement did (`--precision mixed`; see
+/// [`crate::solvers::mixed`]): an outer loop whose residual r = b − Ax and solution update
+/// are in `outer_precision`, around inner f32 solves of A d = r/‖r‖.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RefinementReport {
+    /// `f64` (a device with SHADER_F64, or the CPU) or `double-single` (pairs of f32 with
+    /// error-free transformations, on a device without f64).
+    pub outer_precision: String,
+    /// The inner solves' precision (f32).
+    pub inner_precision: Precision,
+    /// The relative tolerance each inner solve was given (relative to its normalised
+    /// right-hand side), in order.
+    pub inner_rtol: Vec<f64>,
+    /// Outer iterations (inner solves) run.
+    pub outer_iterations: usize,
+    /// Iterations of each inner solve.
+    pub inner_iterations: Vec<usize>,
+    /// How each inner solve stopped.
+    pub inner_reasons: Vec<String>,
+    /// The true relative residual ‖b − Ax‖/‖b‖ in the outer precision before the first and
+    /// after every inner solve.
+    pub outer_residuals: Vec<f64>,
+    /// Wall-clock seconds the inner solves spent outside their own `seconds` (input checks,
+    /// uploads, pipeline creation, reading d back), left out of the report's `seconds` as a
+    /// single solve leaves them out of its own.
+    pub inner_setup_seconds: f64,
+}
+
 /// The outcome of one solve. Serialises to the CLI's `--json` object.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SolveReport {
@@ -127,6 +155,9 @@ pub struct SolveReport {
     pub loop_counts: WorkCounts,
     /// Convergence-check mode of a GPU solve (`null` on the CPU).
     pub check_mode: Option<CheckMode>,
+    /// How the GPU kernels summed inner products and norms: `compensated` only for an f32 GPU
+    /// solve asked for it (`--reduction`), else `plain` (f64 and the CPU reference).
+    pub reduction: Reduction,
     /// Iterations recorded per submit (the last batch size in adaptive `device` mode).
     pub batch_size: usize,
     /// Iterations recorded on the GPU, including no-op ones recorded after convergence
@@ -137,6 +168,12 @@ pub struct SolveReport {
     pub restarts: usize,
     /// Why each restart happened (`"breakdown <r, r0*> at iteration 16"`, …), in order.
     pub restart_log: Vec<String>,
+    /// Residual replacements (counted in `restarts` too): the recursive residual met the
+    /// threshold but the true residual b − Ax did not (the recurrences drifted, as pipelined
+    /// ones do by design, or f32 rounding caught up), so r — and the auxiliary vectors of the
+    /// method (p, A·p, …; the basis of a GMRES cycle) — were recomputed from x and the
+    /// iteration went on, at most `MAX_GAP_RESTARTS` (3) times before `residual_gap`.
+    pub replacements: usize,
     /// What the preconditioner is and costs (`null` without one).
     pub preconditioner: Option<PrecondInfo>,
     /// The row reordering applied before the solve (`matrix::reorder`: P·A x = P·b, same x
@@ -160,6 +197,8 @@ pub struct SolveReport {
     /// GMRES: ‖I − VᵀV‖_F (Frobenius norm) of the orthonormalised Krylov vectors of the last
     /// cycle (`null` for other methods and on the CPU).
     pub orthogonality_loss: Option<f64>,
+    /// Mixed-precision refinement's outer and inner counts (`null` unless `--precision mixed`).
+    pub refinement: Option<RefinementReport>,
 }
 
 impl SolveReport {
@@ -194,9 +233,11 @@ impl SolveReport {
             counts: WorkCounts::default(),
             loop_counts: WorkCounts::default(),
             check_mode: None,
+            reduction: Reduction::Plain,
             batch_size: 0,
             iterations_recorded: 0,
             restarts: 0,
+            replacements: 0,
             restart_log: Vec::new(),
             preconditioner: None,
             reordering: None,
@@ -207,6 +248,7 @@ impl SolveReport {
             history: Vec::new(),
             transpose_bytes: None,
             orthogonality_loss: None,
+            refinement: None,
         }
     }
 

@@ -136,6 +136,7 @@ fn gmres_core<T: Scalar>(
         let mut gap_restarts = 0;
         let mut stop = gmres_cycles(sys, x, hist, variant, gs, target, &mut gap_restarts);
         stop.restarts = gap_restarts;
+        stop.replacements = gap_restarts;
         stop
     })
 }
@@ -328,6 +329,7 @@ fn gmres_cycles<T: Scalar>(
             if stagnant >= STAGNATION_CYCLES {
                 return Stop {
                     restarts: 0,
+                    replacements: 0,
                     iterations: total,
                     reason: StopReason::Stagnation,
                     detail: stagnation_detail(total, stagnant_from, restart_res, stagnant, m),

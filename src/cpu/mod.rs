@@ -68,6 +68,7 @@ pub mod ds;
 pub mod gmres;
 pub mod ilu;
 pub mod jacobi;
+pub mod mixed;
 pub mod precond;
 pub mod side;
 pub mod trisolve;
@@ -118,7 +119,7 @@ pub const MAX_BREAKDOWN_RESTARTS: usize = 10;
 pub fn gap_restart_note(iteration: usize, true_rel: f64) -> String {
     format!(
         "residual gap at iteration {iteration} (true |b - Ax|/|b| = {true_rel:.3e}): \
-         restarted from x"
+         residual replaced by b - Ax, restarted from x"
     )
 }
 
@@ -157,12 +158,16 @@ pub(crate) struct Stop {
     pub detail: String,
     /// Restarts from the current x after the true residual missed the tolerance (GMRES).
     pub restarts: usize,
+    /// Of those, residual replacements (GMRES: a cycle's estimate met the threshold, its
+    /// restart residual did not).
+    pub replacements: usize,
 }
 
 impl Stop {
     pub(crate) fn converged(iterations: usize, res: f64, sys_b_norm: f64) -> Self {
         Stop {
             restarts: 0,
+            replacements: 0,
             iterations,
             reason: StopReason::Converged,
             detail: format!(
@@ -175,6 +180,7 @@ impl Stop {
     pub(crate) fn max_iterations(iterations: usize, res: f64, sys_b_norm: f64) -> Self {
         Stop {
             restarts: 0,
+            replacements: 0,
             iterations,
             reason: StopReason::MaxIterations,
             detail: format!(
@@ -187,6 +193,7 @@ impl Stop {
     pub(crate) fn breakdown(iterations: usize, quantity: &str, value: f64, scale: f64) -> Self {
         Stop {
             restarts: 0,
+            replacements: 0,
             iterations,
             reason: StopReason::Breakdown {
                 quantity: quantity.to_string(),
@@ -201,6 +208,7 @@ impl Stop {
     pub(crate) fn non_finite(iterations: usize, quantity: &str, value: f64) -> Self {
         Stop {
             restarts: 0,
+            replacements: 0,
             iterations,
             reason: StopReason::NonFinite {
                 quantity: quantity.to_string(),
@@ -212,6 +220,7 @@ impl Stop {
     pub(crate) fn not_spd(iterations: usize, what: &str) -> Self {
         Stop {
             restarts: 0,
+            replacements: 0,
             iterations,
             reason: StopReason::NotSpd,
             detail: format!("not SPD at iteration {iterations}: {what}"),
@@ -221,6 +230,7 @@ impl Stop {
     pub(crate) fn diverged(iterations: usize, res: f64, r0: f64) -> Self {
         Stop {
             restarts: 0,
+            replacements: 0,
             iterations,
             reason: StopReason::Diverged,
             detail: format!(
@@ -304,7 +314,9 @@ pub fn solve<T: Scalar>(
     x0: Option<&[T]>,
     opts: &SolveOptions,
 ) -> Result<Solution<T>> {
-    solve_with_reorder(a, b, x0, opts, opts.reorder)
+    let mut sol = solve_with_reorder(a, b, x0, opts, opts.reorder)?;
+    explain_f32_gap(&mut sol.report);
+    Ok(sol)
 }
 
 /// [`solve`] with the row reordering `how` ([`Reorder::None`]: A x = b exactly as given;
@@ -517,6 +529,7 @@ pub(crate) fn run_preconditioned<T: Scalar>(
     report.history = history;
     report.iterations = iterations;
     report.restarts = restarts;
+    report.replacements = gaps + stop.replacements;
     report.restart_log = restart_log;
     let stop = if restarts > stop.restarts {
         Stop {
@@ -547,6 +560,19 @@ pub(crate) fn run_preconditioned<T: Scalar>(
     report.reason = reason;
     report.reason_detail = detail;
     Ok(Solution { x, report })
+}
+
+/// Adds to the detail of an f32 solve stopped by a residual gap what f32 attained and the way
+/// past it: below about ε_f32·κ(A) the f32 x cannot represent a better answer, so restarting
+/// does not help, and `--precision mixed` (f32 solves refined in f64 or double-single) does.
+pub fn explain_f32_gap(report: &mut SolveReport) {
+    if report.precision == crate::base::Precision::F32 && report.reason == StopReason::ResidualGap {
+        report.reason_detail = format!(
+            "{}; f32 attained |b - Ax|/|b| = {:.2e}, near what x in f32 can represent for this \
+             matrix: --precision mixed refines f32 solves to f64 accuracy",
+            report.reason_detail, report.relative_residual
+        );
+    }
 }
 
 /// Checks a scalar for NaN/∞, returning the `NonFinite` stop naming it.

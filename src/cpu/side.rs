@@ -151,12 +151,14 @@ pub(crate) fn on_side<T: Scalar>(
         return run(x, hist, Target::right(sys));
     }
     let mut target = Target::left(sys, rtol, atol);
-    let mut restarts = 0;
+    let (mut restarts, mut replacements) = (0, 0);
     let mut guards = 0;
     loop {
         let mut stop = run(x, hist, target);
         restarts += stop.restarts;
         stop.restarts = restarts;
+        replacements += stop.replacements;
+        stop.replacements = replacements;
         stop.detail = format!(
             "{} [left-preconditioned: threshold {:.3e} = max(rtol*|M^-1 b|, atol), \
              |M^-1 b| = {:.3e}]",

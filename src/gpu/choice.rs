@@ -147,6 +147,9 @@ pub struct DeviceChoice {
     pub allow_software: bool,
     /// Backends to look at (the app leaves GL out beside its own window).
     pub backends: wgpu::Backends,
+    /// Hide SHADER_F64 from every adapter (`--no-f64`): plan as if none had it and open the
+    /// device without it, so any machine can run the f32-only path.
+    pub no_f64: bool,
 }
 
 impl DeviceChoice {
@@ -159,6 +162,7 @@ impl DeviceChoice {
             cpu_only: None,
             allow_software: false,
             backends: wgpu::Backends::all(),
+            no_f64: false,
         }
     }
 
@@ -187,6 +191,12 @@ impl DeviceChoice {
     /// Marks the request as one no GPU can run, with the reason (e.g. a method not ported).
     pub fn cpu_only(mut self, why: Option<String>) -> Self {
         self.cpu_only = why;
+        self
+    }
+
+    /// Hides SHADER_F64 from the adapters when `hide` is true (see [`Self::no_f64`]).
+    pub fn without_f64(mut self, hide: bool) -> Self {
+        self.no_f64 = hide;
         self
     }
 
@@ -361,7 +371,14 @@ impl DeviceChoice {
         } else {
             ranked_adapters(self.backends)
         };
-        let listed = summaries(&adapters);
+        let mut listed = summaries(&adapters);
+        let mut features = WANTED_FEATURES;
+        if self.no_f64 {
+            for a in &mut listed {
+                a.shader_f64 = false;
+            }
+            features.remove(wgpu::Features::SHADER_F64);
+        }
         let cpu = |reason: String| ChosenDevice {
             adapters: listed.clone(),
             ..ChosenDevice::cpu(reason)
@@ -370,7 +387,7 @@ impl DeviceChoice {
             DevicePlan::Cpu { reason } => Ok(cpu(reason)),
             DevicePlan::Gpu { index, reason } => {
                 let adapter = adapters.into_iter().nth(index).expect("planned index");
-                match GpuContext::open_at(adapter, WANTED_FEATURES, index) {
+                match GpuContext::open_at(adapter, features, index) {
                     Ok(ctx) => Ok(ChosenDevice {
                         info: DeviceInfo::gpu(&listed[index]),
                         context: Some(ctx),

@@ -261,6 +261,7 @@ impl Engine {
             workgroup_size: self.tuning.workgroup_size,
             subgroups: self.tuning.subgroups.unwrap_or(self.ctx.has_subgroups()),
             format: Default::default(),
+            compensated: false,
         }
     }
 

@@ -41,7 +41,7 @@ struct MatInfo {
 /// assert!(m.bytes() < 6 * 4 * a.nrows() as u64);
 /// # Ok::<(), krylov_wgpu::KrylovError>(())
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct GpuMatrix<T> {
     pub nrows: usize,
     pub ncols: usize,
@@ -53,6 +53,8 @@ pub struct GpuMatrix<T> {
     passes: u32,
     bytes: u64,
     stored: u64,
+    /// Kernels of solves on this matrix reduce with error terms ([`Self::with_compensated`]).
+    compensated: bool,
     _t: PhantomData<T>,
 }
 
@@ -254,6 +256,7 @@ impl<T: Scalar> GpuMatrix<T> {
             passes,
             bytes,
             stored: stored as u64,
+            compensated: false,
             _t: PhantomData,
         })
     }
@@ -272,7 +275,25 @@ impl<T: Scalar> GpuMatrix<T> {
     /// every kernel multiplying by it is compiled with (kernels without a matrix ignore the
     /// format, so solvers use it for all their kernels).
     pub fn shader_config(&self, engine: &Engine) -> ShaderConfig {
-        super::operator::operator_config(engine, self)
+        ShaderConfig {
+            compensated: self.compensated,
+            ..super::operator::operator_config(engine, self)
+        }
+    }
+
+    /// This matrix with the solver kernels of solves on it compiled with compensated
+    /// reductions (`on`; [`ShaderConfig::compensated`], `--reduction compensated`) or plain
+    /// ones. Only f32 kernels compensate: in f64 the plain tree's error (log2 n · 1e-16
+    /// relative to the terms' magnitudes) is below anything an f64 solve can see, and the
+    /// second workgroup array would not fit 16 KiB of workgroup memory at 256 threads.
+    pub fn with_compensated(mut self, on: bool) -> Self {
+        self.compensated = on && T::PRECISION == crate::base::Precision::F32;
+        self
+    }
+
+    /// Whether solver kernels on this matrix compile with compensated reductions.
+    pub fn compensated(&self) -> bool {
+        self.compensated
     }
 
     /// Row chunks of `WG` rows (slots, block-row groups) the kernels loop over.

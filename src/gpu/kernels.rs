@@ -3,7 +3,7 @@
 //! `shaders/lib/solver_state.wgsl`).
 
 use super::engine::{Engine, Kernel};
-use super::shader::{ShaderConfig, kernel_source};
+use super::shader::{ShaderConfig, kernel_source, partials_entries};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 
@@ -23,6 +23,8 @@ pub struct Params {
     pub comp_monitor: u32,
     /// ELL width (entries per row) for the ELL SpMV kernels.
     pub ell_width: u32,
+    /// `zero` of the WGSL struct: must stay 0. The compensated sums
+    /// (`shaders/lib/sum_compensated.wgsl`) use it as a zero the shader compiler cannot see.
     pub _pad: u32,
 }
 
@@ -80,7 +82,8 @@ pub fn solver_kernel<T: Scalar>(
 pub struct SolverBuffers {
     /// `array<atomic<u32>, 4>`: status, residuals recorded, iteration of the status change.
     pub state: wgpu::Buffer,
-    /// `array<vec4<Real>>`: `slots × groups` per-workgroup partial sums.
+    /// `array<vec4<Real>>`: `slots × groups` per-workgroup partial sums (and as many error
+    /// terms above them for compensated kernels).
     pub partials: wgpu::Buffer,
     /// `array<Real>`: finished scalars; index 2 holds tol².
     pub scalars: wgpu::Buffer,
@@ -88,6 +91,8 @@ pub struct SolverBuffers {
     pub history: wgpu::Buffer,
     pub groups: u32,
     pub history_len: usize,
+    /// Whether `partials` has room for the error terms of compensated kernels.
+    pub compensated: bool,
 }
 
 /// Number of scalar slots in `SolverBuffers::scalars`.
@@ -102,13 +107,27 @@ impl SolverBuffers {
         slots: u32,
         history_len: usize,
     ) -> Result<Self> {
+        Self::with_reduction::<T>(engine, groups, slots, history_len, false)
+    }
+
+    /// [`Self::new`] for kernels compiled with `compensated` reductions
+    /// ([`ShaderConfig::compensated`]): then `partials` holds twice the entries.
+    pub fn with_reduction<T: Scalar>(
+        engine: &Engine,
+        groups: u32,
+        slots: u32,
+        history_len: usize,
+        compensated: bool,
+    ) -> Result<Self> {
+        let entries = partials_entries(slots, groups, compensated);
         Ok(SolverBuffers {
             state: engine.storage_zeroed::<u32>("state", 4)?,
-            partials: engine.storage_zeroed::<[T; 4]>("partials", (groups * slots) as usize)?,
+            partials: engine.storage_zeroed::<[T; 4]>("partials", entries)?,
             scalars: engine.storage_zeroed::<T>("scalars", N_SCALARS)?,
             history: engine.storage_from("history", &vec![-T::one(); history_len])?,
             groups,
             history_len,
+            compensated,
         })
     }
 

@@ -115,6 +115,10 @@ impl Piece {
 pub const REDUCE_WORKGROUP: &str = include_str!("../../shaders/lib/reduce_workgroup.wgsl");
 /// `shaders/lib/reduce_subgroup.wgsl`.
 pub const REDUCE_SUBGROUP: &str = include_str!("../../shaders/lib/reduce_subgroup.wgsl");
+/// `shaders/lib/sum_plain.wgsl`: the reductions' running sums, plain.
+pub const SUM_PLAIN: &str = include_str!("../../shaders/lib/sum_plain.wgsl");
+/// `shaders/lib/sum_compensated.wgsl`: the reductions' running sums with error terms.
+pub const SUM_COMPENSATED: &str = include_str!("../../shaders/lib/sum_compensated.wgsl");
 /// `shaders/lib/solver_state.wgsl`.
 pub const SOLVER_STATE: &str = include_str!("../../shaders/lib/solver_state.wgsl");
 /// `shaders/lib/spmv_row.wgsl`: the interface of the format libraries.
@@ -269,6 +273,17 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("bicg", "bicg_update", true),
     kernel!("bicg", "bicg_finish", true),
     kernel!("bicg", "bicg_rho", true),
+    // Mixed-precision refinement's outer loop.
+    kernel!(
+        "mixed",
+        "refine_residual",
+        true,
+        1,
+        [SpmvPartials, Residual]
+    ),
+    kernel!("mixed", "refine_update", true),
+    kernel!("mixed", "refine_residual_ds", true, 0, [Ds]),
+    kernel!("mixed", "refine_update_ds", true, 0, [Ds]),
     // The Jacobi method.
     kernel!("jacobi", "jacobi_sweep", true, 1),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
@@ -294,6 +309,16 @@ pub struct ShaderConfig {
     pub subgroups: bool,
     /// Storage format of the matrix operand (kernels without one ignore it).
     pub format: FormatKernel,
+    /// Compensated reductions (`shaders/lib/sum_compensated.wgsl`: TwoSum error terms in
+    /// every stage; issue 15) instead of plain sums (`sum_plain.wgsl`). A kernel compiled
+    /// with it needs a partials buffer of twice the slots ([`partials_entries`]).
+    pub compensated: bool,
+}
+
+/// Entries (`vec4`s) of a partials buffer of `slots` slots of `groups` partials: twice as
+/// many for compensated kernels, whose error terms fill the upper half.
+pub fn partials_entries(slots: u32, groups: u32, compensated: bool) -> usize {
+    (slots * groups) as usize * if compensated { 2 } else { 1 }
 }
 
 impl ShaderConfig {
@@ -304,12 +329,13 @@ impl ShaderConfig {
             workgroup_size: 256,
             subgroups: false,
             format: FormatKernel::Csr,
+            compensated: false,
         }
     }
 }
 
-/// The full WGSL text of `kernel` for `config`: prelude, reduction and solver state (solver
-/// kernels), format library (kernels with a matrix), the kernel's [`Piece`]s, source.
+/// The full WGSL text of `kernel` for `config`: prelude, reduction, running sums and solver
+/// state (solver kernels), format library (kernels with a matrix), the kernel's [`Piece`]s, source.
 ///
 /// A kernel built on [`Piece::Ds`] gets Dekker's product here ([`TwoProd::Split`], exact
 /// everywhere); the engine compiles it with [`specialise_with`] and the adapter's choice.
@@ -340,6 +366,15 @@ pub fn specialise_with(kernel: &KernelSource, config: ShaderConfig, two_prod: Tw
         } else {
             REDUCE_WORKGROUP
         });
+        text.push('\n');
+        // Compensated sums are f32 only (their barrier is a bitcast to u32): f64 runs plain.
+        text.push_str(
+            if config.compensated && config.precision == Precision::F32 {
+                SUM_COMPENSATED
+            } else {
+                SUM_PLAIN
+            },
+        );
         text.push('\n');
         text.push_str(SOLVER_STATE);
         text.push('\n');

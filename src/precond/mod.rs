@@ -136,10 +136,20 @@ pub fn build<T: Scalar>(
 
 /// A preconditioner as the solver kernels bind it: M, plus what the fused kernels bind at
 /// their D⁻¹ binding when M has no diagonal form (a 1-entry dummy: the kernels branch on
-/// `Params.jacobi` but bind the buffer either way). Derefs to M.
+/// `Params.jacobi` but bind the buffer either way). Derefs to M. Clones share M (its
+/// buffers and factors): how repeated solves of one matrix reuse it.
 pub struct SolverPrecond<T> {
-    m: Box<dyn GpuPreconditioner<T>>,
+    m: std::rc::Rc<dyn GpuPreconditioner<T>>,
     unused_dinv: Option<Buffer>,
+}
+
+impl<T> Clone for SolverPrecond<T> {
+    fn clone(&self) -> Self {
+        SolverPrecond {
+            m: self.m.clone(),
+            unused_dinv: self.unused_dinv.clone(),
+        }
+    }
 }
 
 impl<T: Scalar> SolverPrecond<T> {
@@ -150,7 +160,10 @@ impl<T: Scalar> SolverPrecond<T> {
             Some(_) => None,
             None => Some(engine.storage_zeroed::<T>("dinv (unused)", 1)?),
         };
-        Ok(SolverPrecond { m, unused_dinv })
+        Ok(SolverPrecond {
+            m: m.into(),
+            unused_dinv,
+        })
     }
 
     /// Whether the fused kernels scale by D⁻¹ (`Params.jacobi`).

@@ -530,6 +530,7 @@ pub(crate) fn drive<T: Scalar>(
         None => detail,
     };
     run.close(report, reason, detail, true_rel, restarts);
+    report.replacements = gap_restarts;
     report.restart_log = restart_log;
     report.counts = engine.counters().snapshot().since(counts0);
     Ok(())

@@ -9,16 +9,21 @@ pub mod cg;
 mod driver;
 pub mod gmres;
 pub mod jacobi;
+pub mod mixed;
+mod reuse;
+
+pub use reuse::{ReuseScope, reuse_uploads};
 mod system;
 pub(crate) use driver::kernel_times_since;
 
 // The vocabulary lives in the ground floor (`crate::base`); solver users find it here too.
 pub use crate::base::monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use crate::base::options::{
-    CheckMode, Format, GramSchmidt, Method, Precond, Reorder, Side, SolveOptions, Trisolve, Variant,
+    CheckMode, Format, GramSchmidt, Method, OuterPrecision, Precond, Reduction, RefineOptions,
+    Reorder, Side, SolveOptions, Trisolve, Variant,
 };
 pub use crate::base::report::{
-    KernelTime, PrecondInfo, Solution, SolveReport, StopReason, WorkCounts,
+    KernelTime, PrecondInfo, RefinementReport, Solution, SolveReport, StopReason, WorkCounts,
 };
 pub use crate::matrix::validate_system;
 
@@ -46,9 +51,11 @@ pub fn solve_gpu<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    crate::cpu::with_reordering(a, b, opts, opts.reorder, |a, b| {
+    let mut sol = crate::cpu::with_reordering(a, b, opts, opts.reorder, |a, b| {
         solve_gpu_as_given(engine, a, b, x0, opts, monitor)
-    })
+    })?;
+    crate::cpu::explain_f32_gap(&mut sol.report);
+    Ok(sol)
 }
 
 /// [`solve_gpu`] on A x = b exactly as given.

@@ -44,6 +44,9 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
     report.device = crate::gpu::DeviceInfo::gpu(&engine.context().summary);
     report.device_reason = "the GPU engine the solver was given".into();
     report.check_mode = Some(opts.check_mode);
+    if compensated::<T>(opts) {
+        report.reduction = crate::base::Reduction::Compensated;
+    }
     report.format = opts.format.to_string();
     report.b_norm = crate::cpu::norm2_f64(b);
     let threshold = opts.threshold(report.b_norm);
@@ -70,7 +73,7 @@ pub(crate) fn upload_matrix<T: Scalar>(
         report.format = m.format().to_string();
         report.format_reason = "requested".into();
         report.matrix_bytes = m.bytes();
-        return Ok(m);
+        return Ok(m.with_compensated(compensated::<T>(opts)));
     }
     // Statistics only when choosing (block densities cost a pass over A per block size).
     let stats = crate::matrix::MatrixStats::of(a);
@@ -106,7 +109,14 @@ pub(crate) fn upload_matrix<T: Scalar>(
     report.format = m.format().to_string();
     report.format_reason = reason;
     report.matrix_bytes = m.bytes();
-    Ok(m)
+    Ok(m.with_compensated(compensated::<T>(opts)))
+}
+
+/// Whether the solver kernels of a solve in `T` reduce with error terms: f32 and
+/// `opts.reduction` compensated ([`crate::gpu::GpuMatrix::with_compensated`]).
+pub(crate) fn compensated<T: Scalar>(opts: &SolveOptions) -> bool {
+    opts.reduction == crate::base::Reduction::Compensated
+        && T::PRECISION == crate::base::Precision::F32
 }
 
 /// The linear system every GPU solver starts from: the operator A (in its storage format),
@@ -131,7 +141,7 @@ impl<T: Scalar> GpuSystem<T> {
         opts: &SolveOptions,
         report: &mut SolveReport,
     ) -> Result<Self> {
-        let gpu_a = upload_matrix(engine, a, opts, report)?;
+        let gpu_a = super::reuse::upload_matrix(engine, a, opts, report)?;
         let sys = Self::upload_with(engine, a, gpu_a, b, x0, opts)?;
         record_precond(report, &sys.m);
         Ok(sys)
@@ -151,7 +161,7 @@ impl<T: Scalar> GpuSystem<T> {
             Some(x0) => engine.storage_from("x", x0)?,
             None => engine.storage_zeroed::<T>("x", n)?,
         };
-        let m = SolverPrecond::build(engine, a, opts.precond, opts.trisolve)?;
+        let m = super::reuse::precond(engine, a, opts)?;
         Ok(GpuSystem {
             a: gpu_a,
             b: engine.storage_from("b", b)?,
@@ -200,7 +210,13 @@ pub(crate) fn solver_buffers<T: Scalar>(
     opts: &SolveOptions,
 ) -> Result<SolverBuffers> {
     let history_len = opts.max_iter.min(1 << 24) + 2;
-    SolverBuffers::new::<T>(engine, engine.reduction_groups(n), slots, history_len)
+    SolverBuffers::with_reduction::<T>(
+        engine,
+        engine.reduction_groups(n),
+        slots,
+        history_len,
+        compensated::<T>(opts),
+    )
 }
 
 /// Records what M is and costs in the report, and its shift notice among the notes.

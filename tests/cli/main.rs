@@ -14,6 +14,7 @@ mod info_spmv;
 mod input_errors;
 mod methods;
 mod output;
+mod precision;
 
 use std::fs;
 use std::path::Path;
@@ -43,6 +44,16 @@ fn solve_ok(args: &[&str], rtol: f64) -> Value {
     let iterations = r["iterations"].as_u64().expect("iterations") as usize;
     let history = r["history"].as_array().expect("history is an array");
     assert_eq!(history.len(), iterations + 1, "history length\n{ctx}");
+    // ‖b − Ax‖∞ of the returned x lies between ‖r‖₂/√n and ‖r‖₂ (to rounding).
+    let inf = r["residual_inf"]
+        .as_f64()
+        .expect("residual_inf is a number");
+    let two = rel * r["b_norm"].as_f64().expect("b_norm");
+    let n = r["n"].as_f64().expect("n");
+    assert!(
+        inf <= two * (1.0 + 1e-6) + 1e-300 && inf >= two / n.sqrt() * (1.0 - 1e-6),
+        "residual_inf {inf:e} vs |r|_2 {two:e}\n{ctx}"
+    );
     r
 }
 

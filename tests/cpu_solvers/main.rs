@@ -124,6 +124,22 @@ fn check_report<T: Scalar>(sol: &Solution<T>, o: &SolveOptions, a: &Csr<T>, b: &
         r.reason_detail
     );
     assert!(r.seconds >= 0.0);
+    // Residual replacements: counted among the restarts; for the Krylov methods but GMRES
+    // (whose cycles replace without a log entry) one logged gap each, and a `residual_gap`
+    // stop only after all of them (the Jacobi iteration has no recurrence to replace).
+    assert!(r.replacements <= r.restarts, "{:?}", r.restart_log);
+    use krylov_wgpu::solvers::Method;
+    if !matches!(o.method, Method::Gmres | Method::Jacobi) {
+        let logged = r
+            .restart_log
+            .iter()
+            .filter(|l| l.contains("residual replaced by b - Ax"))
+            .count();
+        assert_eq!(r.replacements, logged, "{:?}", r.restart_log);
+        if r.reason == StopReason::ResidualGap && r.iterations < o.max_iter {
+            assert_eq!(r.replacements, cpu::MAX_GAP_RESTARTS, "{}", r.reason_detail);
+        }
+    }
 }
 
 /// The CPU solve with `o` from x0 = 0.

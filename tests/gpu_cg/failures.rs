@@ -72,6 +72,27 @@ fn never_reports_false_convergence_in_f32() {
             "{:?}",
             sol.report.reason
         );
+        assert_replacements_counted(&sol.report, o.max_iter, &format!("{variant} {mode}"));
+    }
+}
+
+/// Every residual gap before the last was a residual replacement, logged and counted in
+/// `replacements`; a `residual_gap` stop comes only after all of them (or at the limit).
+fn assert_replacements_counted(r: &krylov_wgpu::solvers::SolveReport, max_iter: usize, tag: &str) {
+    let logged = r
+        .restart_log
+        .iter()
+        .filter(|l| l.contains("residual replaced by b - Ax"))
+        .count();
+    assert_eq!(r.replacements, logged, "{tag}: {:?}", r.restart_log);
+    assert!(r.replacements <= r.restarts, "{tag}");
+    if r.reason == StopReason::ResidualGap {
+        assert!(
+            r.replacements == krylov_wgpu::cpu::MAX_GAP_RESTARTS || r.iterations >= max_iter,
+            "{tag}: gap after {} replacement(s) at iteration {}",
+            r.replacements,
+            r.iterations
+        );
     }
 }
 

@@ -145,6 +145,7 @@ impl StudioApp {
             batch: self.batch,
             format: self.format,
             max_padding: krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET,
+            ..SolveOptions::default()
         };
         opts.validate().map_err(|e| e.to_string())?;
         Ok(opts)

@@ -23,9 +23,10 @@ pub struct MatrixArgs {
     /// (`--sample help` lists them with their provenance).
     #[arg(long, conflicts_with_all = ["matrix", "generate"])]
     pub sample: Option<String>,
-    /// Precision of the computation.
-    #[arg(long, default_value = "f64", value_parser = parse_precision)]
-    pub precision: Precision,
+    /// Precision of the computation: f64, f32, or (solve only) mixed — f32 inner solves
+    /// refined by an outer loop in f64 or, on a GPU without f64, double-single.
+    #[arg(long, default_value = "f64", value_parser = parse_precision_arg)]
+    pub precision: PrecisionArg,
     /// GPU adapter: index from `krylov info` or a name substring (default: $KRYLOV_ADAPTER or the best).
     #[arg(long)]
     pub adapter: Option<String>,
@@ -55,6 +56,43 @@ pub fn parse_enum<T: std::str::FromStr<Err = String>>(s: &str) -> std::result::R
 
 pub fn parse_precision(s: &str) -> std::result::Result<Precision, String> {
     s.parse()
+}
+
+/// `--precision` of `solve` and `spmv`: one precision, or mixed-precision refinement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrecisionArg {
+    Plain(Precision),
+    Mixed,
+}
+
+impl PrecisionArg {
+    /// The precision of the kernels: f32 for `mixed` (its inner solves).
+    pub fn working(self) -> Precision {
+        match self {
+            PrecisionArg::Plain(p) => p,
+            PrecisionArg::Mixed => Precision::F32,
+        }
+    }
+
+    /// The precision of a command that has no `mixed` (an error naming `what` for it).
+    pub fn plain(self, what: &str) -> Result<Precision> {
+        match self {
+            PrecisionArg::Plain(p) => Ok(p),
+            PrecisionArg::Mixed => Err(krylov_wgpu::KrylovError::InvalidOption(format!(
+                "{what} runs in f32 or f64; --precision mixed is for `krylov solve`"
+            ))),
+        }
+    }
+}
+
+pub fn parse_precision_arg(s: &str) -> std::result::Result<PrecisionArg, String> {
+    match s {
+        "mixed" => Ok(PrecisionArg::Mixed),
+        other => other
+            .parse()
+            .map(PrecisionArg::Plain)
+            .map_err(|e: String| format!("{e} (or mixed)")),
+    }
 }
 
 /// The environment's device request ($KRYLOV_ADAPTER, KRYLOV_REQUIRE_GPU), `--adapter`

@@ -6,10 +6,33 @@ use krylov_wgpu::solvers::SolveReport;
 /// The summary printed without `--json`.
 pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>) {
     println!(
-        "{name}: n = {}, nnz = {}; {} {} {}",
-        report.n, report.nnz, report.variant, report.method, report.precision,
+        "{name}: n = {}, nnz = {}; {} {} {}{}",
+        report.n,
+        report.nnz,
+        report.variant,
+        report.method,
+        report.precision,
+        match report.reduction {
+            krylov_wgpu::solvers::Reduction::Compensated => " (compensated sums)",
+            krylov_wgpu::solvers::Reduction::Plain => "",
+        },
     );
     println!("device: {}: {}", report.device, report.device_reason);
+    if let Some(r) = &report.refinement {
+        let residuals: Vec<String> = r
+            .outer_residuals
+            .iter()
+            .map(|v| format!("{v:.2e}"))
+            .collect();
+        println!(
+            "mixed precision: {} outer iteration(s) in {} around f32 solves of {:?} iterations; \
+             |b - Ax|/|b|: {}",
+            r.outer_iterations,
+            r.outer_precision,
+            r.inner_iterations,
+            residuals.join(" -> ")
+        );
+    }
     println!(
         "{} after {} iterations: {}; true relative residual {:.3e}; {:.3} s",
         if report.converged {
@@ -22,6 +45,13 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
         report.relative_residual,
         report.seconds
     );
+    if report.replacements > 0 {
+        println!(
+            "{} residual replacement(s): the recurrences drifted from b - Ax and were recomputed \
+             from x",
+            report.replacements
+        );
+    }
     if report.device.is_gpu() {
         println!(
             "{:.2} dispatches and {:.3} host transfers per iteration",
@@ -39,11 +69,18 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
     }
 }
 
-/// The full report as one JSON object, with the matrix's name and the RMS error against the
-/// exact solution (null when unknown).
-pub fn print_json(report: &SolveReport, name: &str, solution_error: Option<f64>) {
+/// The full report as one JSON object, with the matrix's name, the RMS error against the
+/// exact solution (null when unknown) and ‖b − Ax‖∞ of the solution returned (f64, host).
+pub fn print_json(
+    report: &SolveReport,
+    name: &str,
+    solution_error: Option<f64>,
+    residual_inf: f64,
+) {
     let mut v = serde_json::to_value(report).expect("serialisable");
     v["matrix"] = name.into();
+    v["residual_inf"] =
+        serde_json::Number::from_f64(residual_inf).map_or(serde_json::Value::Null, Into::into);
     v["solution_error"] = solution_error.map_or(serde_json::Value::Null, Into::into);
     println!("{v}");
 }

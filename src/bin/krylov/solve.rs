@@ -7,12 +7,12 @@ use std::process::ExitCode;
 use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine};
 use krylov_wgpu::matrix::{Csr, market, samples};
 use krylov_wgpu::solvers::{
-    CheckMode, Format, GramSchmidt, Method, Precond, Reorder, Side, SolveOptions, SolveReport,
-    Trisolve, Variant, on_gpu, solve_on,
+    CheckMode, Format, GramSchmidt, Method, OuterPrecision, Precond, Reduction, RefineOptions,
+    Reorder, Side, SolveOptions, SolveReport, Trisolve, Variant, mixed, on_gpu, solve_on,
 };
-use krylov_wgpu::{KrylovError, Result, Scalar};
+use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
-use crate::args::{MatrixArgs, MatrixTask, parse_enum, run_in};
+use crate::args::{MatrixArgs, MatrixTask, PrecisionArg, parse_enum, run_in};
 use crate::report;
 
 #[derive(clap::Args)]
@@ -75,6 +75,31 @@ pub struct SolveArgs {
     /// Most stored entries (padding included) per non-zero a format may use.
     #[arg(long, default_value_t = krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET)]
     max_padding: f64,
+    /// Sums of the f32 GPU kernels' inner products and norms: plain, or compensated (TwoSum
+    /// error terms in every reduction stage; f64 and the CPU reference always run plain).
+    /// The JSON report's `reduction` says which ran.
+    #[arg(long, default_value = "plain", value_parser = parse_enum::<Reduction>)]
+    reduction: Reduction,
+    /// Hide SHADER_F64 from every adapter: any machine then runs the f32-only path (f64
+    /// requests go to the CPU, or with --allow-mixed to mixed refinement on the GPU).
+    #[arg(long)]
+    no_f64: bool,
+    /// With --precision f64: when no GPU can run f64 kernels, run mixed-precision refinement
+    /// on a GPU (f64 accuracy from f32 solves) instead of the CPU reference; the report's
+    /// first note says so.
+    #[arg(long)]
+    allow_mixed: bool,
+    /// --precision mixed: the relative tolerance of each inner f32 solve (the factor by which
+    /// an outer iteration aims to shrink the residual).
+    #[arg(long, default_value_t = 1e-4)]
+    inner_rtol: f64,
+    /// --precision mixed: the most outer iterations (inner solves).
+    #[arg(long, default_value_t = 30)]
+    max_outer: usize,
+    /// --precision mixed: precision of the outer loop (x and r = b − Ax): auto (f64 where the
+    /// device has it, else double-single), f64, or double-single.
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<OuterPrecision>)]
+    outer_precision: OuterPrecision,
     /// Write the solution as a Matrix Market vector.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -126,22 +151,86 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         batch: args.batch,
         format: args.format,
         max_padding: args.max_padding,
+        reduction: args.reduction,
     };
-    let device = DeviceChoice::from_env(args.device)
-        .adapter(args.matrix.adapter.clone())
-        .precision(args.matrix.precision)
-        .cpu_only(
-            (!on_gpu(args.method, args.variant))
-                .then(|| format!("{} does not run on the GPU yet", args.method)),
-        )
-        .resolve()?;
+    let (device, mixed_because) = choose_device(args)?;
+    if args.matrix.precision == PrecisionArg::Mixed || mixed_because.is_some() {
+        let refine = RefineOptions {
+            inner_rtol: args.inner_rtol,
+            max_outer: args.max_outer,
+            outer: args.outer_precision,
+        };
+        let engine = device
+            .context
+            .as_ref()
+            .map(|ctx| Engine::with_tuning(ctx.clone(), krylov_wgpu::gpu::Tuning::from_env()));
+        let mut sol = mixed::solve_on(
+            &device,
+            engine.as_ref(),
+            &a,
+            &b,
+            None,
+            &opts,
+            &refine,
+            &mut (),
+        )?;
+        if let Some(why) = mixed_because {
+            sol.report.notes.insert(0, why);
+        }
+        return finish_solve(args, &name, (&a, &b), &sol.x, &sol.report, exact_known);
+    }
     let task = RunSolve {
         device: &device,
         b: &b,
         opts: &opts,
     };
-    let (x, report) = run_in(args.matrix.precision, &a, task)?;
-    finish_solve(args, &name, &x, &report, exact_known)
+    let (x, report) = run_in(args.matrix.precision.working(), &a, task)?;
+    finish_solve(args, &name, (&a, &b), &x, &report, exact_known)
+}
+
+/// The device of the solve, and why it runs mixed-precision refinement when f64 was asked
+/// for: with `--allow-mixed`, an f64 request that no GPU can run (none has SHADER_F64, or
+/// `--no-f64` hides it) runs `mixed` on a GPU that can run f32, instead of the CPU.
+fn choose_device(args: &SolveArgs) -> Result<(ChosenDevice, Option<String>)> {
+    let choice = |precision| {
+        DeviceChoice::from_env(args.device)
+            .adapter(args.matrix.adapter.clone())
+            .precision(precision)
+            .without_f64(args.no_f64)
+            .cpu_only(
+                (!on_gpu(args.method, args.variant))
+                    .then(|| format!("{} does not run on the GPU yet", args.method)),
+            )
+    };
+    let precision = args.matrix.precision.working();
+    let wants_f64 = args.matrix.precision == PrecisionArg::Plain(Precision::F64);
+    if !(wants_f64 && args.allow_mixed) {
+        return Ok((choice(precision).resolve()?, None));
+    }
+    let f64_device = match choice(Precision::F64).resolve() {
+        Ok(d) if d.context.is_some() => return Ok((d, None)),
+        Ok(d) => Ok(d),
+        Err(e @ (KrylovError::MissingFeature { .. } | KrylovError::NoUsableAdapter { .. })) => {
+            Err(e)
+        }
+        Err(e) => return Err(e),
+    };
+    let gpu = choice(Precision::F32).resolve()?;
+    if gpu.context.is_none() {
+        // No GPU for f32 either: the f64 outcome stands (the CPU, or the error).
+        return f64_device.map(|d| (d, None));
+    }
+    let why = match &f64_device {
+        Ok(cpu) => cpu.reason.clone(),
+        Err(e) => e.to_string(),
+    };
+    Ok((
+        gpu,
+        Some(format!(
+            "f64 asked for, but no GPU can run f64 kernels ({why}): ran --precision mixed (f32 \
+             inner solves, double-single outer loop) on the GPU, as --allow-mixed permits"
+        )),
+    ))
 }
 
 /// The solve in `T` on the chosen device; the solution comes back in f64.
@@ -185,12 +274,26 @@ impl MatrixTask for RunSolve<'_> {
 fn finish_solve(
     args: &SolveArgs,
     name: &str,
+    (a, b): (&Csr<f64>, &[f64]),
     x: &[f64],
     report: &SolveReport,
     exact_known: bool,
 ) -> Result<ExitCode> {
     let solution_error = exact_known
         .then(|| (x.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt());
+    // ‖b − Ax‖∞ in f64 from the x returned (paper 001's error measure), for the JSON.
+    let ax = a.mul_vec(x)?;
+    let residual_inf = b
+        .iter()
+        .zip(&ax)
+        .map(|(bi, axi)| (bi - axi).abs())
+        .fold(0.0f64, |m, v| {
+            if m.is_nan() || v.is_nan() {
+                f64::NAN
+            } else {
+                m.max(v)
+            }
+        });
     if let Some(path) = &args.out {
         market::write_vector(path, x)?;
     }
@@ -201,7 +304,7 @@ fn finish_solve(
         })?;
     }
     if args.json {
-        report::print_json(report, name, solution_error);
+        report::print_json(report, name, solution_error, residual_inf);
     } else {
         report::print_text(report, name, solution_error);
     }

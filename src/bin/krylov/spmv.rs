@@ -36,7 +36,7 @@ pub fn spmv(args: &SpmvArgs) -> Result<ExitCode> {
         name: &name,
         args,
     };
-    run_in(args.matrix.precision, &a, task)
+    run_in(args.matrix.precision.plain("spmv")?, &a, task)
 }
 
 /// The benchmark's product: upload, compare with the f64 CPU product, time `repeat`

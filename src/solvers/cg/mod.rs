@@ -119,7 +119,7 @@ pub fn solve<T: Scalar>(
         mut report,
         threshold,
     } = start_gpu_solve(engine, Method::Cg, a, b, x0, opts)?;
-    if !a.is_symmetric(1e-10) {
+    if !crate::solvers::reuse::is_symmetric(engine, a, 1e-10) {
         return Err(KrylovError::MethodMismatch(
             "cg needs a symmetric positive definite matrix and this one is not symmetric; use bicgstab or gmres".into(),
         ));

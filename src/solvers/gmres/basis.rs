@@ -9,11 +9,11 @@ use crate::base::scalar::Scalar;
 use crate::gpu::ds::TrueResidualDs;
 use crate::gpu::kernels::SolverBuffers;
 use crate::gpu::kernels::{Params, solver_kernel};
+use crate::gpu::shader::partials_entries;
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
 use crate::precond::{ApplySite, ApplyStep, SolverPrecond};
 use crate::solvers::driver::sum_component;
-use crate::solvers::system::upload_matrix;
 use crate::solvers::{CheckMode, GramSchmidt, Precond, Side, SolveOptions, SolveReport, Variant};
 
 // Cycle-buffer header (mirrors the `GM_H_*` constants of the shaders).
@@ -197,7 +197,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         threshold: f64,
         report: &mut SolveReport,
     ) -> Result<Self> {
-        let gpu_a = upload_matrix(engine, a, opts, report)?;
+        let gpu_a = crate::solvers::reuse::upload_matrix(engine, a, opts, report)?;
         let n = a.nrows();
         let m = opts.restart.min(n).max(1);
         let at = Pool { m };
@@ -218,11 +218,15 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         init[H_EPS] = T::from_f64(T::PRECISION.epsilon());
         init[lay.add + 1] = T::one();
         let slots = SLOT_DOTS as usize + m.div_ceil(4) + 1;
-        let precond = SolverPrecond::build(engine, a, opts.precond, opts.trisolve)?;
+        let precond = crate::solvers::reuse::precond(engine, a, opts)?;
         crate::solvers::system::record_precond(report, &precond);
         let dots = solver_kernel::<T>(engine, "gmres_basis_dots", gpu_a.shader_config(engine))?;
         let state = engine.storage_zeroed::<u32>("gmres state", 4)?;
-        let partials = engine.storage_zeroed::<[T; 4]>("gmres partials", slots * g as usize)?;
+        let compensated = gpu_a.shader_config(engine).compensated;
+        let partials = engine.storage_zeroed::<[T; 4]>(
+            "gmres partials",
+            partials_entries(slots as u32, g, compensated),
+        )?;
         let cyc = engine.storage_from("gmres cycle buffer", &init)?;
         // A factored M's launches bind the GMRES state (they stop with the cycle) and take
         // n and the workgroup count from a params uniform of their own.
@@ -233,6 +237,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             history: engine.storage_zeroed::<T>("gmres history (unused)", 1)?,
             groups: g,
             history_len: 0,
+            compensated,
         };
         let params = engine.uniform_from(
             "gmres apply params",
@@ -496,9 +501,11 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             })
             .collect();
         let slots = bases[k - 1] + k.div_ceil(4);
-        let gram = self
-            .engine
-            .storage_zeroed::<[T; 4]>("gmres Gram partials", slots * g)?;
+        let compensated = self.a.shader_config(self.engine).compensated;
+        let gram = self.engine.storage_zeroed::<[T; 4]>(
+            "gmres Gram partials",
+            partials_entries(slots as u32, g as u32, compensated),
+        )?;
         let bgs: Vec<wgpu::BindGroup> = (1..=k)
             .map(|j| {
                 self.bind_with(

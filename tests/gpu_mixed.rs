@@ -1,0 +1,294 @@
+//! Mixed-precision refinement on the GPU (`--precision mixed`, issue 15) against the CPU
+//! reference and the host's f64 residual: f64 accuracy (1e-10) from f32 inner solves, with
+//! the outer loop in f64 and in double-single (f64 hidden from the adapter); the outer
+//! residual kernels against the host's f64 value; no false convergence.
+
+mod common;
+
+use krylov_wgpu::base::{OuterPrecision, RefineOptions};
+use krylov_wgpu::cpu;
+use krylov_wgpu::cpu::ds::Ds;
+use krylov_wgpu::cpu::mixed::Outer;
+use krylov_wgpu::gpu::Engine;
+use krylov_wgpu::matrix::Csr;
+use krylov_wgpu::matrix::generators::random_nonsymmetric;
+use krylov_wgpu::solvers::{Method, Precond, Solution, SolveOptions, StopReason, mixed};
+
+/// The shipped test systems of the issue: three SPD (CG) and two nonsymmetric (BiCGStab)
+/// matrices, with the preconditioner that lets f32 solve them (κ·ε_f32 < 1 after it).
+fn systems() -> Vec<(&'static str, Method, Precond)> {
+    vec![
+        ("bcsstk21", Method::Cg, Precond::Jacobi),
+        ("nos6", Method::Cg, Precond::Jacobi),
+        ("mesh1e1", Method::Cg, Precond::None),
+        ("sherman4", Method::Bicgstab, Precond::Ilu0),
+        ("add32", Method::Bicgstab, Precond::Jacobi),
+    ]
+}
+
+fn opts(method: Method, precond: Precond) -> SolveOptions {
+    SolveOptions {
+        method,
+        precond,
+        rtol: 1e-10,
+        max_iter: 20_000,
+        ..Default::default()
+    }
+}
+
+/// Converged to `rtol` by the host's f64 residual, which the report states to 1e-4.
+fn assert_truly_converged(sol: &Solution<f64>, a: &Csr<f64>, b: &[f64], rtol: f64, tag: &str) {
+    let r = &sol.report;
+    let true_rel = cpu::true_relative_residual(a, b, &sol.x);
+    assert!(r.converged, "{tag}: {} ({})", r.reason, r.reason_detail);
+    assert!(true_rel <= rtol * 1.001, "{tag}: true {true_rel:e}");
+    assert!(
+        (r.relative_residual - true_rel).abs() <= 1e-4 * true_rel.max(1e-300),
+        "{tag}: reported {:e}, host {true_rel:e}",
+        r.relative_residual
+    );
+    let rr = r.refinement.as_ref().expect("refinement report");
+    assert_eq!(
+        rr.inner_iterations.iter().sum::<usize>(),
+        r.iterations,
+        "{tag}"
+    );
+    assert!(rr.outer_iterations >= 2, "{tag}: {rr:?}");
+}
+
+fn run_all(engine: &Engine, outer: OuterPrecision, expect: &str) {
+    for (name, method, precond) in systems() {
+        let (a, b) = common::problems::shipped_system(name, &["sherman4", "mesh1e1"]);
+        let o = opts(method, precond);
+        let refine = RefineOptions {
+            outer,
+            ..Default::default()
+        };
+        let sol = mixed::solve(engine, &a, &b, None, &o, &refine, &mut ()).unwrap();
+        let tag = format!("{name} {expect}");
+        assert_truly_converged(&sol, &a, &b, o.rtol, &tag);
+        let rr = sol.report.refinement.as_ref().unwrap();
+        assert_eq!(rr.outer_precision, expect, "{tag}");
+        // The CPU reference refines the same way: the same number of outer steps, give or
+        // take one (the f32 inner solves round differently).
+        let cpu = cpu::mixed::solve(&a, &b, None, &o, &refine).unwrap();
+        assert_truly_converged(&cpu, &a, &b, o.rtol, &format!("{tag} CPU"));
+        let cpu_outer = cpu.report.refinement.unwrap().outer_iterations;
+        assert!(
+            rr.outer_iterations.abs_diff(cpu_outer) <= 1,
+            "{tag}: GPU {} vs CPU {cpu_outer} outer iterations",
+            rr.outer_iterations
+        );
+    }
+}
+
+#[test]
+fn f64_outer_reaches_1e10_on_the_shipped_matrices() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    if !engine.context().supports(krylov_wgpu::Precision::F64) {
+        return;
+    }
+    run_all(&engine, OuterPrecision::Auto, "f64");
+}
+
+#[test]
+fn double_single_outer_reaches_1e10_without_f64() {
+    let Some(engine) = common::solve::engine_without_f64() else {
+        return;
+    };
+    assert!(!engine.context().supports(krylov_wgpu::Precision::F64));
+    run_all(&engine, OuterPrecision::Auto, "double-single");
+}
+
+#[test]
+fn outer_residual_kernels_match_the_host_f64_residual() {
+    for (double_single, engine) in [
+        (false, common::engine()),
+        (true, common::solve::engine_without_f64()),
+    ] {
+        let Some(engine) = engine else {
+            return;
+        };
+        let a = random_nonsymmetric::<f64>(500, 7, 11);
+        let n = a.nrows();
+        let x: Vec<f64> = (0..n)
+            .map(|i| 1.0 + (i as f64 * 0.731).sin() * 1e-3)
+            .collect();
+        // b close to A·x: the residual is 1e-9 of b, the cancellation f32 alone cannot do.
+        let ax = a.mul_vec(&x).unwrap();
+        let b: Vec<f64> = ax
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v + 1e-9 * v.abs().max(1.0) * ((i % 5) as f64 - 2.0))
+            .collect();
+        let mut r = vec![0.0; n];
+        for i in 0..n {
+            r[i] = b[i] - ax[i];
+        }
+        let host_norm = cpu::norm2_f64(&r);
+        let mut outer = mixed::GpuOuter::upload(&engine, &a, &b, Some(&x), double_single).unwrap();
+        let hint = 2f64.powi(30);
+        let (norm, r32) = outer.residual(hint).unwrap();
+        if double_single {
+            // The kernel computes exactly what its CPU twin computes, bit for bit.
+            let ds = |v: &[f64]| v.iter().map(|&x| Ds::from_f64(x)).collect::<Vec<_>>();
+            let (twin, twin_norm) =
+                cpu::mixed::residual_ds(&a, &ds(&x), &ds(&b), hint as f32, engine.two_prod());
+            let differ = r32
+                .iter()
+                .zip(&twin)
+                .filter(|(g, c)| g.to_bits() != c.to_bits())
+                .count();
+            assert_eq!(
+                differ, 0,
+                "{differ} of {n} entries differ from the CPU twin"
+            );
+            assert!((norm - twin_norm).abs() <= 1e-5 * twin_norm);
+        }
+        // f64: the residual to rounding; double-single: 48 bits of every product and sum,
+        // norm squared in f32.
+        let tol = if double_single { 1e-5 } else { 1e-12 };
+        let tag = if double_single {
+            "double-single"
+        } else {
+            "f64"
+        };
+        assert!(
+            (norm - host_norm).abs() <= tol * host_norm,
+            "{tag}: {norm:e} vs {host_norm:e}"
+        );
+        // Entry by entry, against the rounding bound of the outer precision: each of the k
+        // products and sums of row i errs by at most a few units of `eps` of the row's scale
+        // |b_i| + Σ_j |a_ij x_j| (double-single stores A, x and b to 48 bits: eps = 2⁻⁴⁷),
+        // and r_i·hint is then rounded once to f32 (2⁻²⁴|r_i|). A zero r_i must come out as
+        // (nearly) zero: the bound does not scale with r.
+        let eps = if double_single {
+            2f64.powi(-47)
+        } else {
+            2f64.powi(-52)
+        };
+        let (rows, cols, vals) = (a.row_ptr(), a.col_idx(), a.values());
+        let worst = (0..n)
+            .map(|i| {
+                let span = rows[i] as usize..rows[i + 1] as usize;
+                let k = span.len() as f64 + 2.0;
+                let scale = b[i].abs()
+                    + span
+                        .map(|j| (vals[j] * x[cols[j] as usize]).abs())
+                        .sum::<f64>();
+                let bound = 2.0 * k * eps * scale + 2f64.powi(-24) * r[i].abs();
+                (r32[i] as f64 / hint - r[i]).abs() / bound
+            })
+            .fold(
+                0.0f64,
+                |m, e| if e.is_nan() { f64::INFINITY } else { m.max(e) },
+            );
+        assert!(
+            worst <= 1.0,
+            "{tag}: worst entry error {worst:.2} x its bound"
+        );
+        // x += s·d and back.
+        let d: Vec<f32> = (0..n).map(|i| (i % 3) as f32 - 1.0).collect();
+        outer.update(&d, 1e-6).unwrap();
+        let x1 = outer.solution().unwrap();
+        for i in 0..n {
+            let want = x[i] + 1e-6 * d[i] as f64;
+            assert!((x1[i] - want).abs() <= 1e-13 * want.abs(), "{tag} x[{i}]");
+        }
+    }
+}
+
+#[test]
+fn an_unsolvable_f32_system_stops_by_name_without_claiming_convergence() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let (a, b) = nearly_singular();
+    let o = SolveOptions {
+        method: Method::Gmres,
+        rtol: 1e-10,
+        max_iter: 3000,
+        ..Default::default()
+    };
+    let refine = RefineOptions::default();
+    let gpu = mixed::solve(&engine, &a, &b, None, &o, &refine, &mut ()).unwrap();
+    let cpu = cpu::mixed::solve(&a, &b, None, &o, &refine).unwrap();
+    for (sol, tag) in [(gpu, "GPU"), (cpu, "CPU")] {
+        let r = &sol.report;
+        assert!(!r.converged, "{tag}: {}", r.reason_detail);
+        assert!(
+            matches!(r.reason, StopReason::Stagnation | StopReason::MaxIterations),
+            "{tag}: {}",
+            r.reason
+        );
+        let true_rel = cpu::true_relative_residual(&a, &b, &sol.x);
+        assert!(true_rel > o.rtol, "{tag}: {true_rel:e}");
+        assert!(
+            (r.relative_residual - true_rel).abs() <= 1e-4 * true_rel,
+            "{tag}"
+        );
+    }
+}
+
+/// tridiag(−1, 2, −1) shifted by (1 − 1e-10)·λ_min: cond ≈ 1e15, and rounding the diagonal to
+/// f32 moves λ_min by far more than λ_min itself, so f32 inner solves cannot correct x.
+fn nearly_singular() -> (Csr<f64>, Vec<f64>) {
+    let n = 300;
+    let lmin = 2.0 - 2.0 * (std::f64::consts::PI / (n + 1) as f64).cos();
+    let d = 2.0 - (1.0 - 1e-10) * lmin;
+    let mut entries = Vec::new();
+    for i in 0..n {
+        entries.push((i, i, d));
+        if i > 0 {
+            entries.push((i, i - 1, -1.0));
+            entries.push((i - 1, i, -1.0));
+        }
+    }
+    let a = Csr::from_triplets(n, &entries).unwrap();
+    let b: Vec<f64> = (0..n).map(|i| ((i * 7 % 13) as f64) - 6.0).collect();
+    (a, b)
+}
+
+#[test]
+fn solves_inside_a_reuse_scope_upload_a_and_factor_m_once() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let (a, b) = common::problems::shipped_system("sherman4", &["sherman4"]);
+    let (a32, b32) = common::problems::cast::<f32>(&a, &b);
+    let o = SolveOptions {
+        method: Method::Bicgstab,
+        precond: Precond::Ilu0,
+        rtol: 1e-4,
+        ..Default::default()
+    };
+    let solve = || krylov_wgpu::solvers::solve_gpu(&engine, &a32, &b32, None, &o, &mut ()).unwrap();
+    let alone = solve();
+    let scope = krylov_wgpu::solvers::reuse_uploads();
+    let first = solve();
+    let second = solve();
+    drop(scope);
+    let after = solve();
+    let up = |s: &Solution<f32>| s.report.counts.bytes_uploaded;
+    // The same solve each time: the same iterations, bit for bit the same x.
+    assert_eq!(second.x, alone.x);
+    assert_eq!(up(&first), up(&alone));
+    assert_eq!(up(&after), up(&alone));
+    // The second skips A (matrix_bytes) and the ILU factors (at least A's non-zeros again).
+    let skipped = up(&alone) - up(&second);
+    assert!(
+        skipped >= 2 * alone.report.matrix_bytes,
+        "skipped {skipped} bytes of {}; A is {}",
+        up(&alone),
+        alone.report.matrix_bytes
+    );
+    assert_eq!(second.report.format, alone.report.format);
+    let info = |s: &Solution<f32>| {
+        let mut i = s.report.preconditioner.clone().unwrap();
+        i.setup_seconds = 0.0;
+        i
+    };
+    assert_eq!(info(&second), info(&alone));
+}
