@@ -197,6 +197,15 @@ fn outer_residual_kernels_match_the_host_f64_residual() {
             let want = x[i] + 1e-6 * d[i] as f64;
             assert!((x1[i] - want).abs() <= 1e-13 * want.abs(), "{tag} x[{i}]");
         }
+        // A diverged inner solve's step (|s·d| ≫ |x|) undone: x exactly as before, where
+        // subtracting the step again would have wiped its digits out.
+        outer.update(&d, 1e30).unwrap();
+        outer.undo().unwrap();
+        let x2 = outer.solution().unwrap();
+        assert!(
+            x2.iter().zip(&x1).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{tag}: undo did not restore x"
+        );
     }
 }
 

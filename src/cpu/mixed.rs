@@ -45,8 +45,11 @@ pub trait Outer {
     /// r = b − A x in the outer precision: ‖r‖₂ (to f32 accuracy at least) and r·`hint`
     /// rounded to f32 (`hint` a power of two, so the scaling is exact).
     fn residual(&mut self, hint: f64) -> Result<(f64, Vec<f32>)>;
-    /// x += `scale`·d in the outer precision.
+    /// x += `scale`·d in the outer precision, keeping the x it replaces for [`Outer::undo`].
     fn update(&mut self, d: &[f32], scale: f64) -> Result<()>;
+    /// Restores x exactly as it was before the last [`Outer::update`] (subtracting the step
+    /// again would not: a diverged inner solve's huge d wipes x's digits out).
+    fn undo(&mut self) -> Result<()>;
     /// x, rounded to f64.
     fn solution(&mut self) -> Result<Vec<f64>>;
 }
@@ -169,9 +172,10 @@ pub fn refine(
         hint = pow2_inverse(r_norm * inner_rtol);
         let (new_norm, new_r32) = outer.residual(hint)?;
         rr.outer_residuals.push(rel(new_norm));
-        if new_norm >= r_norm && new_norm.is_finite() {
-            // The correction made x worse: undo it; the same inner solve would follow.
-            outer.update(&sol.x, -r_norm)?;
+        if new_norm >= r_norm || !new_norm.is_finite() {
+            // The correction made x worse (or overflowed the residual: a diverged inner
+            // solve): undo it; the same inner solve would follow.
+            outer.undo()?;
             r_norm = outer.residual(pow2_inverse(r_norm))?.0;
             rr.outer_residuals.push(rel(r_norm));
             break stagnation(&rr, rel(r_norm));
@@ -264,6 +268,8 @@ pub struct CpuOuter<'a> {
     a: &'a Csr<f64>,
     b: &'a [f64],
     x: Vec<f64>,
+    /// x before the last update.
+    x_prev: Vec<f64>,
     r: Vec<f64>,
 }
 
@@ -275,6 +281,7 @@ impl<'a> CpuOuter<'a> {
             a,
             b,
             x: x0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec),
+            x_prev: Vec::new(),
             r: vec![0.0; n],
         }
     }
@@ -295,9 +302,15 @@ impl Outer for CpuOuter<'_> {
     }
 
     fn update(&mut self, d: &[f32], scale: f64) -> Result<()> {
+        self.x_prev.clone_from(&self.x);
         for (xi, &di) in self.x.iter_mut().zip(d) {
             *xi += scale * di as f64;
         }
+        Ok(())
+    }
+
+    fn undo(&mut self) -> Result<()> {
+        std::mem::swap(&mut self.x, &mut self.x_prev);
         Ok(())
     }
 
@@ -425,6 +438,86 @@ mod tests {
         for method in [Method::Gmres, Method::Bicgstab] {
             check(&a, method, 1e-10);
         }
+    }
+
+    #[test]
+    fn undo_restores_x_exactly_after_a_huge_step() {
+        let a = poisson_2d_fd::<f64>(4);
+        let b = vec![1.0; a.nrows()];
+        let x0: Vec<f64> = (0..a.nrows()).map(|i| 1.0 + i as f64 / 7.0).collect();
+        let mut outer = CpuOuter::new(&a, &b, Some(&x0));
+        outer.update(&vec![3.0; a.nrows()], 1e30).unwrap();
+        outer.undo().unwrap();
+        assert_eq!(outer.solution().unwrap(), x0);
+    }
+
+    /// An outer half whose residual overflows (as f32's r·hint does on a GPU) once x is huge.
+    struct Overflowing<'a>(CpuOuter<'a>);
+
+    impl Outer for Overflowing<'_> {
+        fn precision(&self) -> &'static str {
+            "f64"
+        }
+        fn residual(&mut self, hint: f64) -> Result<(f64, Vec<f32>)> {
+            let (norm, r) = self.0.residual(hint)?;
+            let huge = self.0.x.iter().any(|v| v.abs() > 1e30);
+            Ok((if huge { f64::INFINITY } else { norm }, r))
+        }
+        fn update(&mut self, d: &[f32], scale: f64) -> Result<()> {
+            self.0.update(d, scale)
+        }
+        fn undo(&mut self) -> Result<()> {
+            self.0.undo()
+        }
+        fn solution(&mut self) -> Result<Vec<f64>> {
+            self.0.solution()
+        }
+    }
+
+    #[test]
+    fn a_diverged_inner_solve_is_undone_and_named() {
+        let a = poisson_2d_fd::<f64>(4);
+        let b = vec![1.0; a.nrows()];
+        let mut outer = Overflowing(CpuOuter::new(&a, &b, None));
+        let n = a.nrows();
+        // An inner solve that "returns" a huge correction, as a diverged f32 BiCGStab does.
+        let mut inner = |_: &[f32], o: &SolveOptions| {
+            let mut report = SolveReport::new(o.method, o.variant, Precision::F32, n, a.nnz());
+            report.iterations = 5;
+            Ok(Solution {
+                x: vec![1e38f32; n],
+                report,
+            })
+        };
+        let mut report = SolveReport::new(
+            Method::Cg,
+            crate::base::Variant::Pipelined,
+            Precision::F32,
+            n,
+            a.nnz(),
+        );
+        report.b_norm = crate::cpu::norm2_f64(&b);
+        let x = refine(
+            &mut outer,
+            &mut inner,
+            &SolveOptions::default(),
+            &RefineOptions::default(),
+            &mut report,
+        )
+        .unwrap();
+        assert_eq!(
+            report.reason,
+            StopReason::Stagnation,
+            "{}",
+            report.reason_detail
+        );
+        assert!(!report.converged);
+        assert_eq!(x, vec![0.0; n], "x restored to x0");
+        assert!(
+            (report.relative_residual - 1.0).abs() < 1e-12,
+            "{}",
+            report.relative_residual
+        );
     }
 
     #[test]

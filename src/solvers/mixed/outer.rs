@@ -37,6 +37,8 @@ pub struct GpuOuter<'e> {
     n: usize,
     arrays: Arrays,
     x: wgpu::Buffer,
+    /// x before the last update (copied on the GPU in the update's batch), for `undo`.
+    x_prev: wgpu::Buffer,
     r32: wgpu::Buffer,
     d: wgpu::Buffer,
     bufs: SolverBuffers,
@@ -80,6 +82,7 @@ impl<'e> GpuOuter<'e> {
                 Some(x0) => engine.storage_from("refine x", &split_all(x0))?,
                 None => engine.storage_zeroed::<f32>("refine x", 2 * n)?,
             };
+            let x_prev = engine.storage_zeroed::<f32>("refine x before", 2 * n)?;
             let b = engine.storage_from("refine b", &split_all(b))?;
             let rows = engine.storage_from("refine A rows", a.row_ptr())?;
             let cols = engine.storage_from("refine A cols", a.col_idx())?;
@@ -110,6 +113,7 @@ impl<'e> GpuOuter<'e> {
                 n,
                 arrays: Arrays::DoubleSingle { hint, scale },
                 x,
+                x_prev,
                 r32,
                 d,
                 bufs,
@@ -123,6 +127,7 @@ impl<'e> GpuOuter<'e> {
             Some(x0) => engine.storage_from("refine x", x0)?,
             None => engine.storage_zeroed::<f64>("refine x", n)?,
         };
+        let x_prev = engine.storage_zeroed::<f64>("refine x before", n)?;
         let b = engine.storage_from("refine b", b)?;
         let hint = engine.storage_zeroed::<f64>("refine hint", 1)?;
         let scale = engine.storage_zeroed::<f64>("refine scale", 1)?;
@@ -152,12 +157,18 @@ impl<'e> GpuOuter<'e> {
                 scale,
             },
             x,
+            x_prev,
             r32,
             d,
             bufs,
             residual: (rk, rb),
             update: (uk, ub),
         })
+    }
+
+    /// x's bytes: n f64, or n (hi, lo) f32 pairs.
+    fn x_bytes(&self) -> u64 {
+        8 * self.n as u64
     }
 
     fn double_single(&self) -> bool {
@@ -203,7 +214,7 @@ impl Outer for GpuOuter<'_> {
         Ok((sum.max(0.0).sqrt() / norm_scale, r32))
     }
 
-    /// Uploads d and `scale`; one `refine_update[_ds]` launch.
+    /// Uploads d and `scale`; copies x aside, then one `refine_update[_ds]` launch.
     fn update(&mut self, d: &[f32], scale: f64) -> Result<()> {
         let engine = self.engine;
         engine.write(&self.d, 0, d);
@@ -212,7 +223,15 @@ impl Outer for GpuOuter<'_> {
             Arrays::DoubleSingle { scale: s, .. } => engine.write(s, 0, &split(scale)),
         }
         let mut batch = engine.begin("refine update");
+        batch.copy(&self.x, 0, &self.x_prev, 0, self.x_bytes());
         batch.dispatch(&self.update.0, &self.update.1, self.bufs.groups);
+        batch.submit()
+    }
+
+    /// Copies the x of before the last update back (one GPU copy, one submit).
+    fn undo(&mut self) -> Result<()> {
+        let mut batch = self.engine.begin("refine undo");
+        batch.copy(&self.x_prev, 0, &self.x, 0, self.x_bytes());
         batch.submit()
     }
 
