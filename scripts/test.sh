@@ -32,3 +32,36 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
 fi
 
 cargo test --workspace "$@"
+
+# The Python package (python/): built into a virtual environment under target/ and tested
+# with pytest against SciPy, when Python 3 is here. KRYLOV_SKIP_PYTHON=1 skips it.
+python_tests() {
+    if [ "${KRYLOV_SKIP_PYTHON:-0}" = 1 ]; then
+        echo "KRYLOV_SKIP_PYTHON=1: skipping the Python package's tests" >&2
+        return 0
+    fi
+    if ! command -v python3 >/dev/null; then
+        echo "python3 not found: skipping the Python package's tests" >&2
+        return 0
+    fi
+    local venv=target/python-venv
+    if [ ! -x "$venv/bin/python" ]; then
+        rm -rf "$venv"
+        if ! python3 -m venv "$venv" 2>/dev/null; then
+            # Debian's python3 comes without venv.
+            if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+                rm -rf "$venv"
+                apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-venv
+                python3 -m venv "$venv"
+            else
+                echo "warning: python3 has no venv module (apt-get install python3-venv): skipping the Python package's tests" >&2
+                return 0
+            fi
+        fi
+    fi
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9,<2" numpy scipy pytest
+    # maturin develop builds with cargo's dev profile, reusing what `cargo test` just built.
+    (cd python && VIRTUAL_ENV="$PWD/../$venv" PATH="$PWD/../$venv/bin:$PATH" maturin develop -q)
+    "$venv/bin/python" -m pytest -q python/tests
+}
+python_tests

@@ -301,3 +301,72 @@ fn solves_inside_a_reuse_scope_upload_a_and_factor_m_once() {
     };
     assert_eq!(info(&second), info(&alone));
 }
+
+#[test]
+fn kept_uploads_serve_a_later_scope_and_nested_scopes_leave_the_outer_ones() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let (a, b) = common::problems::shipped_system("sherman4", &["sherman4"]);
+    let (a32, b32) = common::problems::cast::<f32>(&a, &b);
+    let o = SolveOptions {
+        method: Method::Bicgstab,
+        precond: Precond::Ilu0,
+        rtol: 1e-4,
+        ..Default::default()
+    };
+    let solve = || krylov_wgpu::solvers::solve_gpu(&engine, &a32, &b32, None, &o, &mut ()).unwrap();
+    let up = |s: &Solution<f32>| s.report.counts.bytes_uploaded;
+    let alone = solve();
+    // A scope kept (as a matrix handle keeps it between calls, from any thread) and reopened:
+    // the later solve finds A and M on the device.
+    let scope = krylov_wgpu::solvers::reuse_uploads();
+    let first = solve();
+    let kept = scope.keep();
+    let moved = std::thread::spawn(move || kept).join().unwrap();
+    let outside = solve();
+    assert_eq!(up(&outside), up(&alone), "keep() closed the scope");
+    let scope = krylov_wgpu::solvers::reuse_uploads_from(moved);
+    let reopened = solve();
+    assert_eq!(up(&first), up(&alone));
+    assert!(up(&alone) - up(&reopened) >= 2 * alone.report.matrix_bytes);
+    assert_eq!(reopened.x, alone.x);
+    // A scope opened inside it (as mixed refinement opens one) shares its values and leaves
+    // them when dropped.
+    let inner = krylov_wgpu::solvers::reuse_uploads();
+    assert_eq!(up(&solve()), up(&reopened));
+    drop(inner);
+    assert_eq!(up(&solve()), up(&reopened));
+    // A nested scope kept hands over nothing: the outer one still owns the values.
+    let inner = krylov_wgpu::solvers::reuse_uploads();
+    drop(inner.keep());
+    assert_eq!(up(&solve()), up(&reopened));
+    drop(scope);
+    assert_eq!(up(&solve()), up(&alone));
+}
+
+#[test]
+fn mixed_refinement_inside_a_scope_uploads_its_f32_matrix_once() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let (a, b) = common::problems::shipped_system("sherman4", &["sherman4"]);
+    let o = SolveOptions {
+        method: Method::Bicgstab,
+        rtol: 1e-10,
+        ..Default::default()
+    };
+    let refine = RefineOptions::default();
+    let solve = || mixed::solve(&engine, &a, &b, None, &o, &refine, &mut ()).unwrap();
+    let alone = solve();
+    let _scope = krylov_wgpu::solvers::reuse_uploads();
+    let first = solve();
+    let second = solve();
+    let up = |s: &Solution<f64>| s.report.counts.bytes_uploaded;
+    assert!(alone.report.converged && second.report.converged);
+    assert_eq!(up(&first), up(&alone));
+    // The second refinement finds the f32 copy of A (the same one) and its upload: at least
+    // A's f32 values and column indices are not sent again.
+    assert!(up(&second) + 8 * a.nnz() as u64 <= up(&first));
+    assert_eq!(second.x, alone.x);
+}

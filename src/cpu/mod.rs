@@ -76,6 +76,8 @@ pub mod trisolve;
 pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
 pub use spmv::{spmv, spmv_f64, true_relative_residual};
 
+use std::cell::RefCell;
+
 use crate::base::error::Result;
 use crate::base::options::Reorder;
 use crate::base::scalar::Scalar;
@@ -290,9 +292,76 @@ impl<T: Scalar> System<'_, T> {
     }
 
     /// Whether a tracked residual norm meets the threshold.
+    /// Whether the tracked residual `res` meets the threshold; every method core asks once
+    /// per residual it computes. It answers `true` as well when the thread's cancel check
+    /// ([`cancellable`]) says stop: [`run`] then reports the stop as `Cancelled`.
     pub fn done(&self, res: f64) -> bool {
-        res <= self.tau
+        cancel_requested() || res <= self.tau
     }
+}
+
+/// The cancel check of the CPU solves on this thread ([`cancellable`]) and whether it fired.
+struct CancelCheck {
+    check: Box<dyn Fn() -> bool>,
+    fired: bool,
+}
+
+thread_local! {
+    static CANCEL: RefCell<Option<CancelCheck>> = const { RefCell::new(None) };
+}
+
+/// Asks the thread's cancel check (once per residual a method computes); `true` from then on
+/// once it has fired.
+pub(crate) fn cancel_requested() -> bool {
+    CANCEL.with(|c| {
+        let mut c = c.borrow_mut();
+        let Some(c) = c.as_mut() else {
+            return false;
+        };
+        c.fired = c.fired || (c.check)();
+        c.fired
+    })
+}
+
+/// Runs `f` with `cancelled` asked before every residual test of the CPU reference solves
+/// it makes on this thread, as the GPU solvers ask their monitor between batches: once it
+/// says `true` the solve stops and its report says `Cancelled`. (Make the check cheap, or
+/// let it look at a clock: it runs once per iteration.) The Python package's Ctrl-C reaches
+/// the CPU reference this way.
+///
+/// ```
+/// use std::cell::Cell;
+/// use std::rc::Rc;
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::{SolveOptions, StopReason};
+/// let a = poisson_2d_fd::<f64>(32);
+/// let b = vec![1.0; a.nrows()];
+/// let asked = Rc::new(Cell::new(0));
+/// let counter = asked.clone();
+/// let sol = krylov_wgpu::cpu::cancellable(move || { counter.set(counter.get() + 1); counter.get() > 5 }, || {
+///     krylov_wgpu::cpu::solve(&a, &b, None, &SolveOptions::default())
+/// })?;
+/// assert_eq!(sol.report.reason, StopReason::Cancelled);
+/// assert_eq!(sol.report.iterations, 5); // r0 and five iterations' residuals tested
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn cancellable<R>(cancelled: impl Fn() -> bool + 'static, f: impl FnOnce() -> R) -> R {
+    let outer = CANCEL.with(|c| {
+        c.borrow_mut().replace(CancelCheck {
+            check: Box::new(cancelled),
+            fired: false,
+        })
+    });
+    // Put the outer check back even when `f` unwinds.
+    struct Restore(Option<CancelCheck>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            CANCEL.with(|c| *c.borrow_mut() = outer);
+        }
+    }
+    let _restore = Restore(outer);
+    f()
 }
 
 /// Solves `A x = b` on the CPU with the method, variant and preconditioner of `opts`.
@@ -497,6 +566,13 @@ pub(crate) fn run_preconditioned<T: Scalar>(
         history.extend(h);
         iterations += stop.iterations;
         restarts += stop.restarts;
+        if cancel_requested() {
+            break Stop {
+                reason: StopReason::Cancelled,
+                detail: format!("cancelled at iteration {iterations}"),
+                ..stop
+            };
+        }
         let left = iterations < opts.max_iter;
         let restartable = !matches!(method, Method::Gmres | Method::Jacobi);
         // The guard's true residual, only where a restart could follow.

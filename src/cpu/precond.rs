@@ -129,7 +129,7 @@ pub struct Ilu<T> {
     l: TriFactor<T>,
     u: TriFactor<T>,
     /// Uᵀ and Lᵀ, formed on the first transposed apply (BiCG).
-    transposed: std::cell::OnceCell<(TriFactor<T>, TriFactor<T>)>,
+    transposed: std::sync::OnceLock<(TriFactor<T>, TriFactor<T>)>,
     how: Trisolve,
     info: PrecondInfo,
 }
@@ -164,7 +164,7 @@ impl<T: Scalar> Ilu<T> {
             factors,
             l,
             u,
-            transposed: std::cell::OnceCell::new(),
+            transposed: std::sync::OnceLock::new(),
             how,
             info,
         })

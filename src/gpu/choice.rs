@@ -363,6 +363,42 @@ impl DeviceChoice {
         }
     }
 
+    /// [`resolve`](Self::resolve), except that an f64 request no GPU can run (none has
+    /// SHADER_F64, or [`no_f64`](Self::no_f64) hides it) goes to a GPU that can run f32 when
+    /// there is one, with the note to put first in the report: the caller then runs
+    /// mixed-precision refinement there (f64 accuracy from f32 solves, `--allow-mixed`)
+    /// instead of the CPU reference. `None`: run the request as asked.
+    pub fn resolve_allowing_mixed(&self) -> Result<(ChosenDevice, Option<String>)> {
+        if self.precision != Precision::F64 {
+            return Ok((self.resolve()?, None));
+        }
+        let f64_device = match self.resolve() {
+            Ok(d) if d.context.is_some() => return Ok((d, None)),
+            Ok(d) => Ok(d),
+            Err(e @ (KrylovError::MissingFeature { .. } | KrylovError::NoUsableAdapter { .. })) => {
+                Err(e)
+            }
+            Err(e) => return Err(e),
+        };
+        let gpu = self.clone().precision(Precision::F32).resolve()?;
+        if gpu.context.is_none() {
+            // No GPU for f32 either: the f64 outcome stands (the CPU, or the error).
+            return f64_device.map(|d| (d, None));
+        }
+        let why = match &f64_device {
+            Ok(cpu) => cpu.reason.clone(),
+            Err(e) => e.to_string(),
+        };
+        Ok((
+            gpu,
+            Some(format!(
+                "f64 asked for, but no GPU can run f64 kernels ({why}): ran --precision mixed \
+                 (f32 inner solves, double-single outer loop) on the GPU, as --allow-mixed \
+                 permits"
+            )),
+        ))
+    }
+
     /// Enumerates the adapters, plans, and opens the planned device. In `auto` mode a device
     /// that fails to open falls back to the CPU reference (the reason says so).
     pub fn resolve(&self) -> Result<ChosenDevice> {

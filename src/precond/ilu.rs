@@ -11,7 +11,7 @@
 //! stacked factors ([`TriFactor::stack`](crate::cpu::trisolve::TriFactor::stack); IC(0):
 //! diag(L, L) and diag(U, U), since M⁻ᵀ = M⁻¹ there).
 
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 use super::trisolve::GpuTriangular;
 use super::{ApplySite, ApplyStep, GpuPreconditioner};
@@ -30,7 +30,7 @@ pub struct Ilu<T> {
     host: HostIlu<T>,
     l: GpuTriangular,
     u: GpuTriangular,
-    transposed: OnceCell<(GpuTriangular, GpuTriangular)>,
+    transposed: OnceLock<(GpuTriangular, GpuTriangular)>,
     info: PrecondInfo,
 }
 
@@ -51,7 +51,7 @@ impl<T: Scalar> Ilu<T> {
             host,
             l,
             u,
-            transposed: OnceCell::new(),
+            transposed: OnceLock::new(),
             info,
         })
     }

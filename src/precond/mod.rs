@@ -43,8 +43,9 @@ use wgpu::Buffer;
 pub use ilu::Ilu;
 pub use jacobi::Jacobi;
 
-/// A preconditioner resident on the GPU, as the solvers use it.
-pub trait GpuPreconditioner<T> {
+/// A preconditioner resident on the GPU, as the solvers use it (`Send + Sync`: a matrix
+/// handle may keep it between calls from any thread).
+pub trait GpuPreconditioner<T>: Send + Sync {
     /// Which preconditioner this is (the report's and the CLI's name).
     fn kind(&self) -> Precond;
     /// D⁻¹ when M is diagonal: the fused solver kernels bind it and scale by it inside their
@@ -139,7 +140,7 @@ pub fn build<T: Scalar>(
 /// `Params.jacobi` but bind the buffer either way). Derefs to M. Clones share M (its
 /// buffers and factors): how repeated solves of one matrix reuse it.
 pub struct SolverPrecond<T> {
-    m: std::rc::Rc<dyn GpuPreconditioner<T>>,
+    m: std::sync::Arc<dyn GpuPreconditioner<T>>,
     unused_dinv: Option<Buffer>,
 }
 

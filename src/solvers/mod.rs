@@ -12,7 +12,7 @@ pub mod jacobi;
 pub mod mixed;
 mod reuse;
 
-pub use reuse::{ReuseScope, reuse_uploads};
+pub use reuse::{KeptUploads, ReuseScope, reuse_uploads, reuse_uploads_from};
 mod system;
 pub(crate) use driver::kernel_times_since;
 

@@ -13,6 +13,7 @@
 use std::any::Any;
 use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
@@ -21,8 +22,9 @@ use crate::gpu::{Engine, GpuMatrix};
 use crate::matrix::Csr;
 use crate::precond::SolverPrecond;
 
-/// The values of the open scope, each with what it was built from.
-type Entries = Vec<(Key, Box<dyn Any>)>;
+/// The values of the open scope, each with what it was built from (`Send`, so a handle may
+/// keep them between scopes: [`KeptUploads`]).
+type Entries = Vec<(Key, Box<dyn Any + Send>)>;
 
 thread_local! {
     static CACHE: RefCell<Option<Entries>> = const { RefCell::new(None) };
@@ -41,13 +43,58 @@ struct Key {
 /// While alive, solves on this thread reuse uploads and preconditioners (see the module
 /// documentation); dropping it frees them. Open one with [`reuse_uploads`].
 pub struct ReuseScope {
+    /// Whether this scope opened the cache (and so frees it): a scope opened inside another
+    /// shares the outer one's values and leaves them to it.
+    owner: bool,
     _not_send: PhantomData<*const ()>,
+}
+
+/// The values of a closed scope, kept for a later one ([`ReuseScope::keep`],
+/// [`reuse_uploads_from`]): a matrix handle that outlives one call (the Python package's
+/// `kw.Matrix`) keeps A's upload and M on the device between solves, whichever thread makes
+/// them. The device buffers are freed when it is dropped.
+pub struct KeptUploads(Entries);
+
+impl ReuseScope {
+    /// Closes the scope and hands its values over instead of freeing them (a scope opened
+    /// inside another hands over nothing: the outer scope owns the values).
+    pub fn keep(mut self) -> KeptUploads {
+        let entries = if self.owner {
+            CACHE.with(|c| c.borrow_mut().take()).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        self.owner = false;
+        KeptUploads(entries)
+    }
+}
+
+/// Opens a scope holding `kept`'s values, as [`reuse_uploads`] does with none.
+pub fn reuse_uploads_from(kept: KeptUploads) -> ReuseScope {
+    let owner = CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        match c.as_mut() {
+            // Inside an open scope: its values stay, `kept`'s join them.
+            Some(list) => {
+                list.extend(kept.0);
+                false
+            }
+            None => {
+                *c = Some(kept.0);
+                true
+            }
+        }
+    });
+    ReuseScope {
+        owner,
+        _not_send: PhantomData,
+    }
 }
 
 /// Opens a scope in which GPU solves of the same matrix (the same `Csr`, kept alive and
 /// unchanged meanwhile) share A's upload and the preconditioner: many right-hand sides, time
-/// steps, or the inner solves of mixed refinement pay the setup once. Opening a scope
-/// replaces an open one's contents.
+/// steps, or the inner solves of mixed refinement pay the setup once. A scope opened while
+/// another is open shares the outer one's values and leaves them to it when dropped.
 ///
 /// ```no_run
 /// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
@@ -65,21 +112,20 @@ pub struct ReuseScope {
 /// # Ok::<(), krylov_wgpu::KrylovError>(())
 /// ```
 pub fn reuse_uploads() -> ReuseScope {
-    CACHE.with(|c| *c.borrow_mut() = Some(Vec::new()));
-    ReuseScope {
-        _not_send: PhantomData,
-    }
+    reuse_uploads_from(KeptUploads(Vec::new()))
 }
 
 impl Drop for ReuseScope {
     fn drop(&mut self) {
-        CACHE.with(|c| *c.borrow_mut() = None);
+        if self.owner {
+            CACHE.with(|c| *c.borrow_mut() = None);
+        }
     }
 }
 
 /// The value cached for (`engine`'s device, `a`, `what`), or `make()`'s, cached when a scope
 /// is open.
-fn reused<T: Scalar, V: Clone + 'static>(
+fn reused<T: Scalar, V: Clone + Send + 'static>(
     engine: &Engine,
     a: &Csr<T>,
     what: String,
@@ -173,6 +219,14 @@ pub(crate) fn is_symmetric<T: Scalar>(engine: &Engine, a: &Csr<T>, tol: f64) -> 
         )),
         Ok(true)
     )
+}
+
+/// A cast to f32 (mixed refinement's inner matrix), reused inside a scope: the copy must
+/// keep its address for the uploads keyed on it to be found again by a later solve.
+pub(crate) fn cast_f32(engine: &Engine, a: &Csr<f64>) -> Result<Arc<Csr<f32>>> {
+    reused(engine, a, "f32 copy".into(), || {
+        Ok(Arc::new(a.cast::<f32>()?))
+    })
 }
 
 /// Builds now, inside the open scope, what the solves of `a` with `opts` will reuse: A in its

@@ -243,3 +243,46 @@ fn overflow_is_reported_as_non_finite() {
         }
     }
 }
+
+#[test]
+fn a_cancel_check_stops_every_method_and_says_so() {
+    // The check answers "stop" at its 6th question: every method stops within a few
+    // iterations with `Cancelled`, not converged, and a true residual still computed.
+    for o in all_combos(1e-12) {
+        let a = if o.method == Method::Cg {
+            poisson::<f64>(16)
+        } else {
+            convdiff::<f64>(16)
+        };
+        let b = rhs(&a);
+        let asked = std::rc::Rc::new(std::cell::Cell::new(0usize));
+        let counter = asked.clone();
+        let s = cpu::cancellable(
+            move || {
+                counter.set(counter.get() + 1);
+                counter.get() > 5
+            },
+            || cpu_solve(&a, &b, &o),
+        );
+        let t = tag(&o);
+        assert_eq!(
+            s.report.reason,
+            StopReason::Cancelled,
+            "{t}: {}",
+            s.report.reason_detail
+        );
+        assert!(!s.report.converged, "{t}");
+        assert!(
+            s.report.iterations <= 6,
+            "{t}: {} iterations",
+            s.report.iterations
+        );
+        assert!(
+            s.report.relative_residual.is_finite() && s.report.relative_residual > 1e-12,
+            "{t}"
+        );
+        assert!(asked.get() >= 6, "{t}");
+        // Outside `cancellable` nothing is asked: the same solve converges.
+        assert!(cpu_solve(&a, &b, &o).report.converged, "{t}");
+    }
+}

@@ -189,48 +189,22 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
 }
 
 /// The device of the solve, and why it runs mixed-precision refinement when f64 was asked
-/// for: with `--allow-mixed`, an f64 request that no GPU can run (none has SHADER_F64, or
-/// `--no-f64` hides it) runs `mixed` on a GPU that can run f32, instead of the CPU.
+/// for ([`DeviceChoice::resolve_allowing_mixed`] with `--allow-mixed`).
 fn choose_device(args: &SolveArgs) -> Result<(ChosenDevice, Option<String>)> {
-    let choice = |precision| {
-        DeviceChoice::from_env(args.device)
-            .adapter(args.matrix.adapter.clone())
-            .precision(precision)
-            .without_f64(args.no_f64)
-            .cpu_only(
-                (!on_gpu(args.method, args.variant))
-                    .then(|| format!("{} does not run on the GPU yet", args.method)),
-            )
-    };
-    let precision = args.matrix.precision.working();
+    let choice = DeviceChoice::from_env(args.device)
+        .adapter(args.matrix.adapter.clone())
+        .precision(args.matrix.precision.working())
+        .without_f64(args.no_f64)
+        .cpu_only(
+            (!on_gpu(args.method, args.variant))
+                .then(|| format!("{} does not run on the GPU yet", args.method)),
+        );
     let wants_f64 = args.matrix.precision == PrecisionArg::Plain(Precision::F64);
-    if !(wants_f64 && args.allow_mixed) {
-        return Ok((choice(precision).resolve()?, None));
+    if wants_f64 && args.allow_mixed {
+        choice.resolve_allowing_mixed()
+    } else {
+        Ok((choice.resolve()?, None))
     }
-    let f64_device = match choice(Precision::F64).resolve() {
-        Ok(d) if d.context.is_some() => return Ok((d, None)),
-        Ok(d) => Ok(d),
-        Err(e @ (KrylovError::MissingFeature { .. } | KrylovError::NoUsableAdapter { .. })) => {
-            Err(e)
-        }
-        Err(e) => return Err(e),
-    };
-    let gpu = choice(Precision::F32).resolve()?;
-    if gpu.context.is_none() {
-        // No GPU for f32 either: the f64 outcome stands (the CPU, or the error).
-        return f64_device.map(|d| (d, None));
-    }
-    let why = match &f64_device {
-        Ok(cpu) => cpu.reason.clone(),
-        Err(e) => e.to_string(),
-    };
-    Ok((
-        gpu,
-        Some(format!(
-            "f64 asked for, but no GPU can run f64 kernels ({why}): ran --precision mixed (f32 \
-             inner solves, double-single outer loop) on the GPU, as --allow-mixed permits"
-        )),
-    ))
 }
 
 /// The solve in `T` on the chosen device; the solution comes back in f64.
@@ -282,18 +256,7 @@ fn finish_solve(
     let solution_error = exact_known
         .then(|| (x.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt());
     // ‖b − Ax‖∞ in f64 from the x returned (paper 001's error measure), for the JSON.
-    let ax = a.mul_vec(x)?;
-    let residual_inf = b
-        .iter()
-        .zip(&ax)
-        .map(|(bi, axi)| (bi - axi).abs())
-        .fold(0.0f64, |m, v| {
-            if m.is_nan() || v.is_nan() {
-                f64::NAN
-            } else {
-                m.max(v)
-            }
-        });
+    let residual_inf = a.residual_inf(b, x)?;
     if let Some(path) = &args.out {
         market::write_vector(path, x)?;
     }

@@ -98,9 +98,10 @@ fn solve_as_given(
     report.device = crate::gpu::DeviceInfo::gpu(&engine.context().summary);
     report.device_reason = "the GPU engine the solver was given".into();
     report.b_norm = crate::cpu::norm2_f64(b);
-    let a32 = a.cast::<f32>()?;
-    // The inner solves share A's upload and M (a32 lives, unchanged, until the scope ends).
+    // The inner solves share A's upload and M (a32 lives, unchanged, until the scope ends;
+    // inside a caller's scope, for later refinements of the same A too).
     let _reuse = super::reuse_uploads();
+    let a32 = super::reuse::cast_f32(engine, a)?;
     let mut outer = GpuOuter::upload(engine, a, b, x0, double_single)?;
     // A's f32 upload, M and the input checks before refinement's clock starts, as a single
     // solve's `seconds` leave them out.

@@ -1,0 +1,293 @@
+"""The public functions: SciPy's ``cg``/``bicgstab``/``gmres``/``bicg`` signatures, the rich
+``solve``, the ``Matrix`` handle, devices and Matrix Market I/O."""
+
+import json
+import os
+
+import numpy as np
+
+from . import _native
+from ._convert import native_matrix, vector
+from ._errors import NotConvergedError, UnsupportedError
+from ._report import SolveReport
+
+_PRECONDITIONERS = ("none", "jacobi", "ilu0", "ic0")
+
+
+class Matrix:
+    """A sparse matrix converted once to the library's CSR form. Solves of it keep A's upload
+    and the preconditioner on the device until the handle is dropped, so repeated solves
+    (many right-hand sides, time steps) pay the set-up once.
+
+    ``A``: any SciPy sparse matrix or array, a dense 2-D NumPy array, or another Matrix.
+    ``dtype`` (float64 or float32) is the precision solves use by default; it defaults to the
+    input's (float64 for integer input).
+
+    >>> import numpy as np, krylov_wgpu as kw
+    >>> A = kw.Matrix(np.array([[4.0, 1.0], [1.0, 3.0]]))
+    >>> A.shape, A.nnz
+    ((2, 2), 4)
+    """
+
+    def __init__(self, A, dtype=None):
+        if isinstance(A, _native.NativeMatrix):
+            self._native, in_dtype = A, np.dtype(np.float64)
+        else:
+            self._native, in_dtype = native_matrix(A)
+        dtype = np.dtype(dtype) if dtype is not None else in_dtype
+        self.dtype = np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+    @property
+    def shape(self):
+        return self._native.shape
+
+    @property
+    def nnz(self):
+        return self._native.nnz
+
+    def to_scipy(self):
+        """The matrix as a ``scipy.sparse.csr_array`` (float64)."""
+        import scipy.sparse
+
+        indptr, indices, data = self._native.csr_arrays()
+        return scipy.sparse.csr_array((data, indices, indptr), shape=self.shape)
+
+    def is_symmetric(self, tol=1e-10):
+        """Whether A equals its transpose within ``tol`` (relative): CG's input check."""
+        return self._native.is_symmetric(tol)
+
+    def __matmul__(self, x):
+        return self._native.matvec(vector(x, "x", self.shape[1]))
+
+    def __repr__(self):
+        return f"<krylov_wgpu.Matrix {self.shape[0]}x{self.shape[1]}, nnz={self.nnz}, {self.dtype}>"
+
+
+def _precision(precision, a_dtype, b):
+    if precision is not None:
+        return str(precision)
+    b_dtype = np.asarray(b).dtype
+    single = a_dtype == np.float32 and b_dtype == np.float32
+    return "f32" if single else "f64"
+
+
+def _precond(M, precond):
+    """``precond`` from SciPy's ``M`` (None or a preconditioner's name) and the keyword."""
+    if M is None:
+        return precond
+    if isinstance(M, str) and M.lower() in _PRECONDITIONERS:
+        if precond not in (None, "none", M.lower()):
+            raise UnsupportedError(f"M={M!r} and precond={precond!r} disagree", "Unsupported")
+        return M.lower()
+    raise UnsupportedError(
+        "M as a matrix or operator is not supported: the preconditioner is built on the GPU "
+        f"from A; pass precond= (or M=) one of {', '.join(_PRECONDITIONERS)}",
+        "Unsupported",
+    )
+
+
+def _run(A, b, x0, callback, options):
+    native, a_dtype = native_matrix(A)
+    n = native.shape[0]
+    b_arr = vector(b, "b", n)
+    x0_arr = vector(x0, "x0", native.shape[1])
+    options = {k: v for k, v in options.items() if v is not None}
+    options["precision"] = _precision(options.get("precision"), a_dtype, b_arr)
+    live = [0]
+
+    def counted(residual):
+        live[0] += 1
+        callback(residual)
+
+    x, text = _native.solve(native, b_arr, x0_arr, options, counted if callback else None)
+    report = SolveReport._from_json(text, x)
+    if callback is not None and live[0] == 0 and report.iterations > 0:
+        # The CPU reference keeps its residuals to itself while it runs: replay them, one
+        # call per iteration in order, as a GPU solve makes them.
+        for residual in report.history[1 : report.iterations + 1]:
+            callback(float(residual))
+    return report
+
+
+def solve(
+    A,
+    b,
+    x0=None,
+    *,
+    method="cg",
+    rtol=1e-5,
+    atol=0.0,
+    maxiter=None,
+    restart=30,
+    precond=None,
+    variant="pipelined",
+    precision=None,
+    device="auto",
+    format="auto",
+    callback=None,
+    check=True,
+    **options,
+):
+    """Solves ``A x = b`` and returns the full :class:`SolveReport` (the solution is
+    ``report.x``).
+
+    ``method``: ``cg``, ``bicgstab``, ``gmres``, ``bicg`` or ``jacobi``. ``maxiter`` counts
+    iterations (default 10·n), ``restart`` is GMRES's m. ``precision``: ``f64``, ``f32`` or
+    ``mixed`` (f32 solves refined to f64 accuracy); default f32 when A and b are both float32,
+    else f64. ``device``: ``auto`` (a hardware GPU that can run the request, else the CPU
+    reference), ``gpu`` or ``cpu``; ``report.device_reason`` says which ran and why.
+    ``precond``: ``none``, ``jacobi``, ``ilu0`` or ``ic0``. More options, as the CLI's:
+    ``side``, ``trisolve``, ``reorder``, ``gs``, ``check_mode``, ``batch``, ``reduction``,
+    ``max_padding``, ``adapter``, ``no_f64``, ``allow_mixed``, ``inner_rtol``, ``max_outer``,
+    ``outer_precision``.
+
+    ``callback(residual_norm)`` is called after every iteration. With ``check`` (the
+    default) a solve that does not converge raises :class:`NotConvergedError` carrying the
+    report; with ``check=False`` it returns it.
+    """
+    report = _run(
+        A,
+        b,
+        x0,
+        callback,
+        dict(
+            options,
+            method=method,
+            rtol=rtol,
+            atol=atol,
+            maxiter=maxiter,
+            restart=restart,
+            precond=precond,
+            variant=variant,
+            precision=precision,
+            device=device,
+            format=format,
+        ),
+    )
+    if check and not report.converged:
+        raise NotConvergedError(f"not converged: {report.reason_detail}", report)
+    return report
+
+
+def _scipy_shaped(method, A, b, x0, rtol, atol, maxiter, M, callback, full_output, options):
+    options.setdefault("variant", "pipelined")
+    options.setdefault("format", "auto")
+    options.setdefault("device", "auto")
+    report = _run(
+        A,
+        b,
+        x0,
+        callback,
+        dict(
+            options,
+            method=method,
+            rtol=rtol,
+            atol=atol,
+            maxiter=maxiter,
+            precond=_precond(M, options.pop("precond", None)),
+        ),
+    )
+    if full_output:
+        return report.x, report.info, report
+    return report.x, report.info
+
+
+_SCIPY_DOC = """
+    Same arguments, defaults and return value as ``scipy.sparse.linalg.{name}``: returns
+    ``(x, info)``, ``info`` 0 when converged, the iteration count when the tolerance was not
+    met within ``maxiter``{maxiter_note}, negative for a breakdown. Stops when
+    ``|b - Ax| <= max(rtol*|b|, atol)``, confirmed by the true residual.
+
+    ``M`` may be ``None`` or a preconditioner's name (``"jacobi"``, ``"ilu0"``, ``"ic0"``; or
+    ``precond=``): the preconditioner is built from A on the device. ``callback`` receives
+    the residual norm after each iteration (x itself stays on the GPU){callback_note}.
+
+    Keyword extensions: ``variant`` (``pipelined``/``classical``), ``precision``
+    (``f64``/``f32``/``mixed``), ``device`` (``auto``/``gpu``/``cpu``), ``format``,
+    ``precond`` and every option of :func:`solve`; ``full_output=True`` returns
+    ``(x, info, report)`` with the :class:`SolveReport`.
+"""
+
+
+def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+       full_output=False, **options):
+    return _scipy_shaped("cg", A, b, x0, rtol, atol, maxiter, M, callback, full_output, options)
+
+
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+             full_output=False, **options):
+    return _scipy_shaped("bicgstab", A, b, x0, rtol, atol, maxiter, M, callback, full_output,
+                         options)
+
+
+def bicg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+         full_output=False, **options):
+    return _scipy_shaped("bicg", A, b, x0, rtol, atol, maxiter, M, callback, full_output, options)
+
+
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None,
+          callback=None, callback_type=None, full_output=False, **options):
+    restart = 20 if restart is None else int(restart)
+    n = getattr(A, "shape", (0,))[0]
+    # SciPy counts GMRES's maxiter in restart cycles.
+    cycles = 10 * max(int(n), 1) if maxiter is None else int(maxiter)
+    if callback_type not in (None, "legacy", "pr_norm"):
+        raise UnsupportedError(
+            f"callback_type={callback_type!r}: the iterate x stays on the GPU; use 'pr_norm' "
+            "(the residual norm after each iteration)",
+            "Unsupported",
+        )
+    options["restart"] = restart
+    return _scipy_shaped("gmres", A, b, x0, rtol, atol, cycles * restart, M, callback,
+                         full_output, options)
+
+
+for _f, _name, _maxiter_note, _callback_note in (
+    (cg, "cg", "", ""),
+    (bicgstab, "bicgstab", "", ""),
+    (bicg, "bicg", "", ""),
+    (gmres, "gmres", " (counted in restart cycles, as SciPy does)",
+     "; ``callback_type`` ``None``, ``'legacy'`` or ``'pr_norm'``"),
+):
+    _f.__doc__ = f"Solves ``A x = b`` by {_name} on the GPU.\n" + _SCIPY_DOC.format(
+        name=_name, maxiter_note=_maxiter_note, callback_note=_callback_note
+    )
+
+
+def devices():
+    """The adapters the library sees, ranked (a list of dicts: index, name, backend,
+    device_type, software, driver, shader_f64, ...), each with ``auto_f64``/``auto_f32``
+    saying whether ``device="auto"`` picks it for that precision."""
+    d = json.loads(_native.devices())
+    for a in d["adapters"]:
+        a["auto_f64"] = d["auto_f64"]["gpu"] == a["index"]
+        a["auto_f32"] = d["auto_f32"]["gpu"] == a["index"]
+    return d["adapters"]
+
+
+def auto_device(precision="f64"):
+    """What ``device="auto"`` chooses for ``precision``: ``{"gpu": index or None,
+    "reason": ...}`` (``None``: the CPU reference)."""
+    d = json.loads(_native.devices())
+    return d["auto_f64" if str(precision) in ("f64", "mixed") else "auto_f32"]
+
+
+def read_mtx(path):
+    """A Matrix Market matrix file (``.gz`` too) as a :class:`Matrix`."""
+    return Matrix(_native.read_mtx(os.fspath(path)))
+
+
+def write_mtx(path, A):
+    """Writes ``A`` (anything :class:`Matrix` accepts) as a Matrix Market coordinate file."""
+    native, _ = native_matrix(A)
+    _native.write_mtx(os.fspath(path), native)
+
+
+def read_vector(path):
+    """A Matrix Market vector (array format, or an n×1 coordinate matrix), float64."""
+    return _native.read_vector(os.fspath(path))
+
+
+def write_vector(path, x):
+    """Writes a 1-D array as a Matrix Market array file."""
+    _native.write_vector(os.fspath(path), vector(x, "x"))

@@ -1,0 +1,121 @@
+"""SciPy's calling conventions: positional and keyword forms, x0, maxiter and info, M,
+callback, GMRES's restart and cycle-counted maxiter."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as sla
+
+import krylov_wgpu as kw
+from conftest import load, true_relres
+
+
+def poisson(n=30):
+    """2-D Poisson (5-point) on an n×n grid: SPD, n² unknowns."""
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    return sp.csr_array(sp.kron(sp.eye(n), t) + sp.kron(t, sp.eye(n)))
+
+
+@pytest.mark.parametrize("method", ["cg", "bicgstab", "gmres", "bicg"])
+def test_positional_and_keyword_forms_agree(method, device):
+    A = poisson()
+    b = np.ones(A.shape[0])
+    f = getattr(kw, method)
+    x1, i1 = f(A, b, None, rtol=1e-9, device=device)
+    x2, i2 = f(A=A, b=b, x0=None, rtol=1e-9, atol=0.0, device=device)
+    assert i1 == i2 == 0
+    np.testing.assert_array_equal(x1, x2)
+    assert true_relres(A, b, x1) <= 1.01e-9
+    # SciPy's signature: everything after x0 is keyword-only.
+    with pytest.raises(TypeError):
+        f(A, b, None, 1e-9)
+
+
+def test_defaults_are_scipys(device):
+    A = poisson()
+    b = np.ones(A.shape[0])
+    # rtol = 1e-5 and atol = 0 by default, as in SciPy.
+    x, info, report = kw.cg(A, b, device=device, full_output=True)
+    assert info == 0
+    assert 1e-7 < report.relative_residual <= 1.01e-5
+    x_ref, info_ref = sla.cg(A, b)
+    assert info_ref == 0 and true_relres(A, b, x_ref) <= 1e-5
+
+
+def test_x0_is_used(device):
+    A = poisson()
+    x_true = np.linspace(0.0, 1.0, A.shape[0])
+    b = A @ x_true
+    _, info, report = kw.cg(A, b, x0=x_true, rtol=1e-8, device=device, full_output=True)
+    assert info == 0 and report.iterations == 0
+    _, _, cold = kw.cg(A, b, rtol=1e-8, device=device, full_output=True)
+    assert cold.iterations > 10
+
+
+def test_maxiter_gives_scipys_positive_info(device):
+    A, b = load("bcsstk01")
+    x, info, report = kw.cg(A, b, rtol=1e-12, maxiter=7, device=device, full_output=True)
+    assert info == 7 == report.iterations
+    assert report.reason_name == "max_iterations" and not report.converged
+    assert np.isfinite(x).all()
+    _, info_ref = sla.cg(A, b, rtol=1e-12, maxiter=7)
+    assert info_ref == 7
+
+
+def test_gmres_maxiter_counts_restart_cycles(device):
+    A, b = load("sherman4")
+    _, info, report = kw.gmres(A, b, rtol=1e-12, restart=10, maxiter=3, device=device, full_output=True)
+    assert info == 30 == report.iterations
+    _, _, report = kw.gmres(A, b, rtol=1e-8, restart=50, device=device, full_output=True)
+    assert report.converged
+    assert all("restart" not in note or "50" in note for note in report.notes)
+
+
+def test_callback_sees_every_iteration(device):
+    A = poisson()
+    b = np.ones(A.shape[0])
+    seen = []
+    _, info, report = kw.cg(A, b, rtol=1e-8, callback=seen.append, device=device, full_output=True)
+    assert info == 0
+    assert len(seen) == report.iterations
+    # The residual norms the solver tracked, in order (history[0] is the initial one).
+    np.testing.assert_allclose(seen, report.history[1 : report.iterations + 1], rtol=1e-12)
+    seen_gmres = []
+    kw.gmres(A, b, rtol=1e-8, callback=seen_gmres.append, callback_type="pr_norm", device=device)
+    assert len(seen_gmres) > 0
+    with pytest.raises(kw.UnsupportedError):
+        kw.gmres(A, b, callback=print, callback_type="x", device=device)
+
+
+def test_a_raising_callback_stops_the_solve(device):
+    A = poisson()
+    b = np.ones(A.shape[0])
+    calls = []
+
+    def stop(rk):
+        calls.append(rk)
+        if len(calls) == 3:
+            raise StopIteration("enough")
+
+    with pytest.raises(StopIteration, match="enough"):
+        kw.cg(A, b, rtol=1e-12, callback=stop, device=device)
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize("M", ["jacobi", "ilu0"])
+def test_m_names_a_preconditioner(M, device):
+    A, b = load("sherman4")
+    x, info, report = kw.bicgstab(A, b, rtol=1e-8, M=M, device=device, full_output=True)
+    assert info == 0 and report.preconditioner["kind"] == M
+    assert true_relres(A, b, x) <= 1.01e-8
+    x2, info2 = kw.bicgstab(A, b, rtol=1e-8, precond=M, device=device)
+    np.testing.assert_array_equal(x, x2)
+
+
+def test_m_as_an_operator_is_refused_with_the_alternative():
+    A = poisson(8)
+    M = sp.diags(1.0 / A.diagonal())
+    with pytest.raises(kw.UnsupportedError, match="precond="):
+        kw.cg(A, np.ones(A.shape[0]), M=M)
+    with pytest.raises(NotImplementedError):
+        kw.cg(A, np.ones(A.shape[0]), M=sla.aslinearoperator(M))
