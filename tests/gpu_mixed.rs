@@ -260,11 +260,9 @@ fn nearly_singular() -> (Csr<f64>, Vec<f64>) {
     (a, b)
 }
 
-#[test]
-fn solves_inside_a_reuse_scope_upload_a_and_factor_m_once() {
-    let Some(engine) = common::engine() else {
-        return;
-    };
+/// sherman4 in f32 and BiCGStab + ILU(0) options: a solve whose set-up (A and the factors)
+/// is worth reusing.
+fn sherman4_ilu_f32() -> (Csr<f32>, Vec<f32>, SolveOptions) {
     let (a, b) = common::problems::shipped_system("sherman4", &["sherman4"]);
     let (a32, b32) = common::problems::cast::<f32>(&a, &b);
     let o = SolveOptions {
@@ -273,6 +271,15 @@ fn solves_inside_a_reuse_scope_upload_a_and_factor_m_once() {
         rtol: 1e-4,
         ..Default::default()
     };
+    (a32, b32, o)
+}
+
+#[test]
+fn solves_inside_a_reuse_scope_upload_a_and_factor_m_once() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let (a32, b32, o) = sherman4_ilu_f32();
     let solve = || krylov_wgpu::solvers::solve_gpu(&engine, &a32, &b32, None, &o, &mut ()).unwrap();
     let alone = solve();
     let scope = krylov_wgpu::solvers::reuse_uploads();
@@ -307,14 +314,7 @@ fn kept_uploads_serve_a_later_scope_and_nested_scopes_leave_the_outer_ones() {
     let Some(engine) = common::engine() else {
         return;
     };
-    let (a, b) = common::problems::shipped_system("sherman4", &["sherman4"]);
-    let (a32, b32) = common::problems::cast::<f32>(&a, &b);
-    let o = SolveOptions {
-        method: Method::Bicgstab,
-        precond: Precond::Ilu0,
-        rtol: 1e-4,
-        ..Default::default()
-    };
+    let (a32, b32, o) = sherman4_ilu_f32();
     let solve = || krylov_wgpu::solvers::solve_gpu(&engine, &a32, &b32, None, &o, &mut ()).unwrap();
     let up = |s: &Solution<f32>| s.report.counts.bytes_uploaded;
     let alone = solve();

@@ -86,7 +86,10 @@ def _precond(M, precond):
     )
 
 
-def _run(A, b, x0, callback, options):
+def _run(A, b, x0, callback, method, rtol, atol, maxiter, options):
+    """The solve behind every public function: inputs converted, options passed to Rust
+    (unset ones left to its defaults), the report built, CPU residuals replayed."""
+    options = dict(options, method=method, rtol=rtol, atol=atol, maxiter=maxiter)
     native, a_dtype = native_matrix(A)
     n = native.shape[0]
     b_arr = vector(b, "b", n)
@@ -145,48 +148,17 @@ def solve(
     default) a solve that does not converge raises :class:`NotConvergedError` carrying the
     report; with ``check=False`` it returns it.
     """
-    report = _run(
-        A,
-        b,
-        x0,
-        callback,
-        dict(
-            options,
-            method=method,
-            rtol=rtol,
-            atol=atol,
-            maxiter=maxiter,
-            restart=restart,
-            precond=precond,
-            variant=variant,
-            precision=precision,
-            device=device,
-            format=format,
-        ),
-    )
+    options.update(restart=restart, precond=precond, variant=variant, precision=precision,
+                   device=device, format=format)
+    report = _run(A, b, x0, callback, method, rtol, atol, maxiter, options)
     if check and not report.converged:
         raise NotConvergedError(f"not converged: {report.reason_detail}", report)
     return report
 
 
 def _scipy_shaped(method, A, b, x0, rtol, atol, maxiter, M, callback, full_output, options):
-    options.setdefault("variant", "pipelined")
-    options.setdefault("format", "auto")
-    options.setdefault("device", "auto")
-    report = _run(
-        A,
-        b,
-        x0,
-        callback,
-        dict(
-            options,
-            method=method,
-            rtol=rtol,
-            atol=atol,
-            maxiter=maxiter,
-            precond=_precond(M, options.pop("precond", None)),
-        ),
-    )
+    options["precond"] = _precond(M, options.pop("precond", None))
+    report = _run(A, b, x0, callback, method, rtol, atol, maxiter, options)
     if full_output:
         return report.x, report.info, report
     return report.x, report.info

@@ -113,6 +113,12 @@ pub struct RefinementReport {
     /// uploads, pipeline creation, reading d back), left out of the report's `seconds` as a
     /// single solve leaves them out of its own.
     pub inner_setup_seconds: f64,
+    /// Each inner solve's own `seconds` and, of those, its iteration loop's (`loop_seconds`):
+    /// with the report's `seconds` they split refinement's time into inner loops, what each
+    /// inner solve does around its loop (initial residual, true-residual guard, reading x
+    /// back), and the outer steps (the rest).
+    pub inner_seconds: Vec<f64>,
+    pub inner_loop_seconds: Vec<f64>,
 }
 
 /// The outcome of one solve. Serialises to the CLI's `--json` object.

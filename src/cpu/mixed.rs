@@ -92,6 +92,8 @@ pub fn refine(
         inner_reasons: Vec::new(),
         outer_residuals: Vec::new(),
         inner_setup_seconds: 0.0,
+        inner_seconds: Vec::new(),
+        inner_loop_seconds: Vec::new(),
     };
     let mut hint = pow2_inverse(b_norm);
     let (mut r_norm, mut r32) = outer.residual(hint)?;
@@ -155,6 +157,8 @@ pub fn refine(
         rr.inner_rtol.push(inner_rtol);
         rr.inner_iterations.push(ir.iterations);
         rr.inner_reasons.push(ir.reason.to_string());
+        rr.inner_seconds.push(ir.seconds);
+        rr.inner_loop_seconds.push(ir.loop_seconds);
         iterations += ir.iterations;
         absorb_inner(report, ir, rr.outer_iterations);
         weighted_dispatches += ir.dispatches_per_iteration * ir.iterations as f64;

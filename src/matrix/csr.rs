@@ -157,15 +157,8 @@ impl<T: Scalar> Csr<T> {
         }
     }
 
-    /// y = A·x, computed in `T` (see [`Csr::mul_vec_into`]).
-    pub fn mul_vec(&self, x: &[T]) -> Result<Vec<T>> {
-        let mut y = vec![T::zero(); self.nrows];
-        self.mul_vec_into(x, &mut y)?;
-        Ok(y)
-    }
-
-    /// y = A·x into `y`, computed in `T` row by row (the CPU twin of the `spmv` kernel).
-    pub fn mul_vec_into(&self, x: &[T], y: &mut [T]) -> Result<()> {
+    /// Whether `x` has A's column count and `y` (named `y_what` in the error) its row count.
+    fn check_product(&self, x: &[T], y: &[T], y_what: &'static str) -> Result<()> {
         if x.len() != self.ncols() {
             return Err(KrylovError::DimensionMismatch {
                 what: "x length vs matrix columns",
@@ -175,11 +168,24 @@ impl<T: Scalar> Csr<T> {
         }
         if y.len() != self.nrows() {
             return Err(KrylovError::DimensionMismatch {
-                what: "y length vs matrix rows",
+                what: y_what,
                 expected: self.nrows(),
                 found: y.len(),
             });
         }
+        Ok(())
+    }
+
+    /// y = A·x, computed in `T` (see [`Csr::mul_vec_into`]).
+    pub fn mul_vec(&self, x: &[T]) -> Result<Vec<T>> {
+        let mut y = vec![T::zero(); self.nrows];
+        self.mul_vec_into(x, &mut y)?;
+        Ok(y)
+    }
+
+    /// y = A·x into `y`, computed in `T` row by row (the CPU twin of the `spmv` kernel).
+    pub fn mul_vec_into(&self, x: &[T], y: &mut [T]) -> Result<()> {
+        self.check_product(x, y, "y length vs matrix rows")?;
         let (rp, ci, va) = (self.row_ptr(), self.col_idx(), self.values());
         for (i, yi) in y.iter_mut().enumerate() {
             let mut s = T::zero();
@@ -201,20 +207,7 @@ impl<T: Scalar> Csr<T> {
     /// # Ok::<(), krylov_wgpu::KrylovError>(())
     /// ```
     pub fn residual_inf(&self, b: &[T], x: &[T]) -> Result<f64> {
-        if b.len() != self.nrows() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "b length vs matrix rows",
-                expected: self.nrows(),
-                found: b.len(),
-            });
-        }
-        if x.len() != self.ncols() {
-            return Err(KrylovError::DimensionMismatch {
-                what: "x length vs matrix columns",
-                expected: self.ncols(),
-                found: x.len(),
-            });
-        }
+        self.check_product(x, b, "b length vs matrix rows")?;
         let (rp, ci, va) = (self.row_ptr(), self.col_idx(), self.values());
         let mut worst = 0.0f64;
         for (i, bi) in b.iter().enumerate() {
