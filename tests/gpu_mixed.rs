@@ -5,7 +5,7 @@
 
 mod common;
 
-use krylov_wgpu::base::{OuterPrecision, RefineOptions};
+use krylov_wgpu::base::{OuterPrecision, RefineOptions, Refinement};
 use krylov_wgpu::cpu;
 use krylov_wgpu::cpu::ds::Ds;
 use krylov_wgpu::cpu::mixed::Outer;
@@ -60,18 +60,20 @@ fn run_all(engine: &Engine, outer: OuterPrecision, expect: &str) {
     for (name, method, precond) in systems() {
         let (a, b) = common::problems::shipped_system(name, &["sherman4", "mesh1e1"]);
         let o = opts(method, precond);
-        let refine = RefineOptions {
+        let restart = RefineOptions {
             outer,
+            refinement: Refinement::Restart,
             ..Default::default()
         };
-        let sol = mixed::solve(engine, &a, &b, None, &o, &refine, &mut ()).unwrap();
+        let sol = mixed::solve(engine, &a, &b, None, &o, &restart, &mut ()).unwrap();
         let tag = format!("{name} {expect}");
         assert_truly_converged(&sol, &a, &b, o.rtol, &tag);
         let rr = sol.report.refinement.as_ref().unwrap();
         assert_eq!(rr.outer_precision, expect, "{tag}");
+        assert_eq!(rr.strategy, "restart", "{tag}");
         // The CPU reference refines the same way: the same number of outer steps, give or
         // take one (the f32 inner solves round differently).
-        let cpu = cpu::mixed::solve(&a, &b, None, &o, &refine).unwrap();
+        let cpu = cpu::mixed::solve(&a, &b, None, &o, &restart).unwrap();
         assert_truly_converged(&cpu, &a, &b, o.rtol, &format!("{tag} CPU"));
         let cpu_outer = cpu.report.refinement.unwrap().outer_iterations;
         assert!(
@@ -79,6 +81,36 @@ fn run_all(engine: &Engine, outer: OuterPrecision, expect: &str) {
             "{tag}: GPU {} vs CPU {cpu_outer} outer iterations",
             rr.outer_iterations
         );
+        // The default: pipelined CG (none or Jacobi) keeps one f32 iteration going with
+        // reliable updates, and needs no more iterations than restarted refinement.
+        let auto = RefineOptions {
+            outer,
+            ..Default::default()
+        };
+        let rel = mixed::solve(engine, &a, &b, None, &o, &auto, &mut ()).unwrap();
+        let tag = format!("{tag} auto");
+        assert_truly_converged(&rel, &a, &b, o.rtol, &tag);
+        let rr = rel.report.refinement.as_ref().unwrap();
+        assert_eq!(rr.outer_precision, expect, "{tag}");
+        let reliable = method == Method::Cg;
+        assert_eq!(
+            rr.strategy,
+            if reliable { "reliable" } else { "restart" },
+            "{tag}"
+        );
+        if reliable {
+            assert_eq!(rr.inner_iterations.len(), 1, "{tag}");
+            eprintln!(
+                "{tag}: reliable {} iterations ({} outer), restart {}",
+                rel.report.iterations, rr.outer_iterations, sol.report.iterations
+            );
+            assert!(
+                rel.report.iterations <= sol.report.iterations,
+                "{tag}: reliable {} against restart {}",
+                rel.report.iterations,
+                sol.report.iterations
+            );
+        }
     }
 }
 
@@ -369,4 +401,121 @@ fn mixed_refinement_inside_a_scope_uploads_its_f32_matrix_once() {
     // A's f32 values and column indices are not sent again.
     assert!(up(&second) + 8 * a.nnz() as u64 <= up(&first));
     assert_eq!(second.x, alone.x);
+}
+
+#[test]
+fn reliable_replace_matches_its_cpu_twin() {
+    use krylov_wgpu::gpu::kernels::{Params, SolverBuffers, solver_kernel};
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let n = 3001;
+    let f = |k: f32| -> Vec<f32> { (0..n).map(|i| (i as f32 * k).sin() * 3.0).collect() };
+    let (r, p, r32, dinv) = (
+        f(0.37),
+        f(0.11),
+        f(0.53),
+        f(0.07).iter().map(|v| 1.5 + v).collect::<Vec<_>>(),
+    );
+    for jacobi in [false, true] {
+        let groups = engine.reduction_groups(n);
+        let bufs = SolverBuffers::new::<f32>(&engine, groups, 1, 2).unwrap();
+        let params = engine.uniform_from(
+            "params",
+            &Params {
+                n: n as u32,
+                groups,
+                jacobi: jacobi as u32,
+                ..Default::default()
+            },
+        );
+        let (rb, pb) = (
+            engine.storage_from("r", &r).unwrap(),
+            engine.storage_from("p", &p).unwrap(),
+        );
+        let (r32b, db) = (
+            engine.storage_from("r32", &r32).unwrap(),
+            engine.storage_from("dinv", &dinv).unwrap(),
+        );
+        let k = solver_kernel::<f32>(
+            &engine,
+            "reliable_replace",
+            engine.shader_config(krylov_wgpu::Precision::F32),
+        )
+        .unwrap();
+        let mut e = bufs.common(&params);
+        e.extend([(5, &rb), (6, &pb), (7, &r32b), (8, &db)]);
+        let bg = engine.bind_group_at(&k, &e);
+        let mut batch = engine.begin("replace");
+        batch.dispatch(&k, &bg, groups);
+        let parts: Vec<f32> = batch
+            .submit_and_read(&bufs.partials, 0, 4 * groups as usize)
+            .unwrap();
+        let (gr, gp): (Vec<f32>, Vec<f32>) = (
+            engine.read(&rb, 0, n).unwrap(),
+            engine.read(&pb, 0, n).unwrap(),
+        );
+        let (mut tr, mut tp) = (r.clone(), p.clone());
+        let (rz, rr) =
+            cpu::mixed::reliable_replace(&mut tr, &mut tp, &r32, jacobi.then_some(&dinv[..]));
+        assert_eq!(gr, tr, "jacobi {jacobi}: r");
+        assert_eq!(gp, tp, "jacobi {jacobi}: p");
+        let sum = |c: usize| {
+            (0..groups as usize)
+                .map(|g| f64::from(parts[4 * g + c]))
+                .sum::<f64>()
+        };
+        // f32 sums per workgroup against f64: n·ε₃₂ relative at most.
+        assert!(
+            (sum(0) - rz).abs() <= 1e-4 * rz.abs(),
+            "jacobi {jacobi}: <r,z> {} vs {rz}",
+            sum(0)
+        );
+        assert!(
+            (sum(1) - rr).abs() <= 1e-4 * rr,
+            "jacobi {jacobi}: <r,r> {} vs {rr}",
+            sum(1)
+        );
+    }
+}
+
+#[test]
+fn reliable_cg_counts_three_launches_per_fold_and_confirms_in_high_precision() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = krylov_wgpu::matrix::generators::poisson_2d_fd::<f64>(48);
+    let b = a.mul_vec(&vec![1.0; a.ncols()]).unwrap();
+    let o = SolveOptions {
+        rtol: 1e-10,
+        ..Default::default()
+    };
+    let sol = mixed::solve(
+        &engine,
+        &a,
+        &b,
+        None,
+        &o,
+        &RefineOptions::default(),
+        &mut (),
+    )
+    .unwrap();
+    let r = &sol.report;
+    let rr = r.refinement.as_ref().unwrap();
+    assert_eq!(rr.strategy, "reliable");
+    assert_truly_converged(&sol, &a, &b, o.rtol, "poisson2d:48 reliable");
+    // Checks: the true-residual guard's folds (one per loop end); the rest folded in the loop.
+    let checks = rr.outer_residuals.len() - 1;
+    let folds = rr.outer_iterations - checks;
+    assert!(folds >= 3, "{rr:?}");
+    // Per recorded iteration update_cg + spmv_dot_cg; per fold refine_update,
+    // refine_residual and reliable_replace; nothing is read back but the batches' history.
+    assert_eq!(
+        r.loop_counts.dispatches,
+        2 * r.iterations_recorded as u64 + 3 * folds as u64,
+        "{r:?}"
+    );
+    assert_eq!(r.loop_counts.uploads, 0);
+    // The history is b - Ax's units again, starting at |b|.
+    assert!((r.history[0] - cpu::norm2_f64(&b)).abs() <= 1e-6 * r.history[0]);
 }

@@ -36,8 +36,13 @@ def problem(spec):
 CONFIGS = {
     "f64": dict(precision="f64"),
     "f32": dict(precision="f32"),
-    "mixed f64 outer": dict(precision="mixed", outer_precision="f64"),
-    "mixed double-single outer": dict(precision="mixed", outer_precision="double-single"),
+    # --refinement auto: pipelined CG runs as one f32 iteration with reliable updates.
+    "mixed reliable f64 outer": dict(precision="mixed", outer_precision="f64"),
+    "mixed reliable double-single outer": dict(precision="mixed", outer_precision="double-single"),
+    "mixed restart f64 outer": dict(precision="mixed", outer_precision="f64", refinement="restart"),
+    "mixed restart double-single outer": dict(
+        precision="mixed", outer_precision="double-single", refinement="restart"
+    ),
 }
 
 
@@ -55,7 +60,8 @@ def main():
         b = a @ np.ones(a.shape[0])
         handle = kw.Matrix(a)
         for name, cfg in CONFIGS.items():
-            for inner_rtol in [float(v) for v in args.inner_rtol.split(",")] if "mixed" in name else [None]:
+            restart = "restart" in name
+            for inner_rtol in [float(v) for v in args.inner_rtol.split(",")] if restart else [None]:
                 extra = dict(cfg, inner_rtol=inner_rtol) if inner_rtol else cfg
                 run = lambda: kw.solve(handle, b, rtol=args.rtol, maxiter=50000, device="gpu", check=False, **extra)
                 run()  # warm-up

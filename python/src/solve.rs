@@ -159,6 +159,7 @@ const KNOWN: &[&str] = &[
     "inner_rtol",
     "max_outer",
     "outer_precision",
+    "refinement",
 ];
 
 /// The solve's options, refinement options and device request from the Python dict.
@@ -200,6 +201,7 @@ fn options(
         inner_rtol: get(options, "inner_rtol", r.inner_rtol)?,
         max_outer: get(options, "max_outer", r.max_outer)?,
         outer: parsed::<OuterPrecision>(options, "outer_precision", "auto")?,
+        refinement: parsed(options, "refinement", "auto")?,
     };
     let precision = SolvePrecision::parse(&get(options, "precision", "f64".to_string())?)?;
     let key = DeviceKey {

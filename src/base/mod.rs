@@ -13,7 +13,7 @@ pub use error::{KrylovError, MarketErrorKind, Result};
 pub use monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use options::{
     CheckMode, DEFAULT_PADDING_BUDGET, Format, GramSchmidt, Method, OuterPrecision, Precond,
-    Reduction, RefineOptions, Side, SolveOptions, Trisolve, Variant,
+    Reduction, RefineOptions, Refinement, Side, SolveOptions, Trisolve, Variant,
 };
 pub use report::{
     DeviceInfo, DeviceKind, FormatEstimate, KernelTime, PrecondInfo, RefinementReport, Solution,

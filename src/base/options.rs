@@ -220,6 +220,19 @@ cli_enum!(
     }
 );
 
+cli_enum!(
+    /// How mixed precision keeps f32 iterations on course to an f64 answer.
+    Refinement {
+        /// Pipelined CG (no preconditioner or Jacobi) runs as one f32 Krylov iteration whose
+        /// x is folded into the high-precision x, and whose residual is replaced by b − Ax
+        /// computed in high precision, every time the residual has fallen by `inner_rtol`
+        /// (reliable updates, the search direction kept); every other solve restarts.
+        Auto = "auto",
+        /// Iterative refinement: each outer step solves A d = r in f32 from scratch.
+        Restart = "restart",
+    }
+);
+
 /// Options of mixed-precision iterative refinement (`--precision mixed`, see
 /// `solvers::mixed`): the outer loop refines x in high precision, each inner solve runs in f32
 /// with the method, preconditioner and variant of the [`SolveOptions`].
@@ -239,6 +252,8 @@ pub struct RefineOptions {
     pub max_outer: usize,
     /// The outer precision.
     pub outer: OuterPrecision,
+    /// Reliable updates where they apply, or restarted refinement.
+    pub refinement: Refinement,
 }
 
 impl Default for RefineOptions {
@@ -247,6 +262,7 @@ impl Default for RefineOptions {
             inner_rtol: 1e-4,
             max_outer: 30,
             outer: OuterPrecision::Auto,
+            refinement: Refinement::Auto,
         }
     }
 }

@@ -119,6 +119,10 @@ pub struct RefinementReport {
     /// back), and the outer steps (the rest).
     pub inner_seconds: Vec<f64>,
     pub inner_loop_seconds: Vec<f64>,
+    /// `restart` (each outer step an inner solve from scratch) or `reliable` (one f32 CG
+    /// whose x is folded into the outer x and whose residual is replaced by the outer one;
+    /// `outer_iterations` counts those replacements, the last one the final check).
+    pub strategy: String,
 }
 
 /// The outcome of one solve. Serialises to the CLI's `--json` object.

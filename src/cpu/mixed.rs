@@ -58,7 +58,7 @@ pub trait Outer {
 pub type InnerSolve<'a> = dyn FnMut(&[f32], &SolveOptions) -> Result<Solution<f32>> + 'a;
 
 /// The power of two nearest to 1/`v` (1 for 0 or non-finite `v`).
-fn pow2_inverse(v: f64) -> f64 {
+pub(crate) fn pow2_inverse(v: f64) -> f64 {
     if v > 0.0 && v.is_finite() {
         2f64.powi(-(v.log2().round() as i32).clamp(-1000, 1000))
     } else {
@@ -94,6 +94,7 @@ pub fn refine(
         inner_setup_seconds: 0.0,
         inner_seconds: Vec::new(),
         inner_loop_seconds: Vec::new(),
+        strategy: "restart".into(),
     };
     let mut hint = pow2_inverse(b_norm);
     let (mut r_norm, mut r32) = outer.residual(hint)?;
@@ -321,6 +322,28 @@ impl Outer for CpuOuter<'_> {
     fn solution(&mut self) -> Result<Vec<f64>> {
         Ok(self.x.clone())
     }
+}
+
+/// The CPU twin of `reliable_replace` (mixed CG's residual replacement, f32): r := r32,
+/// p += D⁻¹(r32 − r) (D⁻¹ = 1 without `dinv`), and the (⟨r,z⟩, ⟨r,r⟩) of the new r, z = D⁻¹r,
+/// summed in f64 here (the kernel sums in f32 per workgroup). Each entry's p and r are what
+/// the kernel writes, bit for bit.
+pub fn reliable_replace(
+    r: &mut [f32],
+    p: &mut [f32],
+    r32: &[f32],
+    dinv: Option<&[f32]>,
+) -> (f64, f64) {
+    let (mut rz, mut rr) = (0.0f64, 0.0f64);
+    for i in 0..r.len() {
+        let rn = r32[i];
+        let d = dinv.map_or(1.0, |d| d[i]);
+        p[i] += d * (rn - r[i]);
+        r[i] = rn;
+        rz += f64::from(rn * d * rn);
+        rr += f64::from(rn * rn);
+    }
+    (rz, rr)
 }
 
 /// The CPU twin of the `refine_residual_ds` kernel, operation for operation: r_i = b_i −

@@ -284,6 +284,7 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("mixed", "refine_update", true),
     kernel!("mixed", "refine_residual_ds", true, 0, [Ds]),
     kernel!("mixed", "refine_update_ds", true, 0, [Ds]),
+    kernel!("mixed", "reliable_replace", true),
     // The Jacobi method.
     kernel!("jacobi", "jacobi_sweep", true, 1),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the

@@ -192,7 +192,7 @@ fn device_batches<T: Scalar>(
     threshold: f64,
     tol2: T,
     run: &mut Run<'_>,
-    record_iteration: &dyn Fn(&mut Batch<'_>),
+    solver: &dyn GpuIterative<T>,
 ) -> Result<LoopEnd> {
     let mut k = if opts.batch > 0 { opts.batch } else { 8 };
     let mut pending = std::collections::VecDeque::new();
@@ -203,6 +203,9 @@ fn device_batches<T: Scalar>(
         while pending.len() < BATCHES_IN_FLIGHT && !run.monitor.cancelled() {
             if opts.batch == 0 && run.iterations() > 0 {
                 k = adaptive_batch(&run.history, threshold, k, submitted - run.iterations());
+                if let Some(cap) = solver.batch_cap(&run.history) {
+                    k = k.min(cap.max(1));
+                }
             }
             let k_now = k
                 .min(opts.max_iter.saturating_sub(submitted))
@@ -211,8 +214,9 @@ fn device_batches<T: Scalar>(
                 break;
             }
             let mut batch = engine.begin("solver batch");
+            solver.before_batch(&mut batch, &run.history);
             for _ in 0..k_now {
-                record_iteration(&mut batch);
+                solver.record_iteration(&mut batch);
             }
             pending.push_back(batch.submit_read::<T>(&bufs.history, next, k_now)?);
             next += k_now;
@@ -289,6 +293,19 @@ pub(crate) trait GpuIterative<T: Scalar> {
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>>;
     /// Records one iteration (device mode).
     fn record_iteration(&self, batch: &mut Batch<'_>);
+    /// Records what goes before a batch's iterations (device mode), given the residual
+    /// norms read back so far (one batch behind the GPU): nothing by default; mixed CG's
+    /// reliable updates replace the residual here.
+    fn before_batch(&self, batch: &mut Batch<'_>, history: &[f64]) {
+        let _ = (batch, history);
+    }
+    /// The most iterations the next adaptive batch may hold, given the residual norms so
+    /// far: no cap by default; reliable-update CG keeps a batch within part of a decade so
+    /// its folds come on time.
+    fn batch_cap(&self, history: &[f64]) -> Option<usize> {
+        let _ = history;
+        None
+    }
     /// Runs iterations with host-side convergence checks until a stop.
     fn paper_loop(&self, lp: &PaperLoop<'_>, run: &mut Run<'_>) -> Result<LoopEnd>;
 }
@@ -434,7 +451,7 @@ pub(crate) fn drive<T: Scalar>(
                                 monitored(&left),
                                 tol2_gpu,
                                 run,
-                                &|batch| solver.record_iteration(batch),
+                                solver,
                             )
                         })?,
                         CheckMode::Paper => solver.paper_loop(

@@ -20,7 +20,7 @@ pub(crate) use driver::kernel_times_since;
 pub use crate::base::monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use crate::base::options::{
     CheckMode, Format, GramSchmidt, Method, OuterPrecision, Precond, Reduction, RefineOptions,
-    Reorder, Side, SolveOptions, Trisolve, Variant,
+    Refinement, Reorder, Side, SolveOptions, Trisolve, Variant,
 };
 pub use crate::base::report::{
     KernelTime, PrecondInfo, RefinementReport, Solution, SolveReport, StopReason, WorkCounts,

@@ -8,7 +8,8 @@ use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine};
 use krylov_wgpu::matrix::{Csr, market, samples};
 use krylov_wgpu::solvers::{
     CheckMode, Format, GramSchmidt, Method, OuterPrecision, Precond, Reduction, RefineOptions,
-    Reorder, Side, SolveOptions, SolveReport, Trisolve, Variant, mixed, on_gpu, solve_on,
+    Refinement, Reorder, Side, SolveOptions, SolveReport, Trisolve, Variant, mixed, on_gpu,
+    solve_on,
 };
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
@@ -100,6 +101,12 @@ pub struct SolveArgs {
     /// device has it, else double-single), f64, or double-single.
     #[arg(long, default_value = "auto", value_parser = parse_enum::<OuterPrecision>)]
     outer_precision: OuterPrecision,
+    /// --precision mixed: `auto` runs pipelined CG (no preconditioner or Jacobi) as one f32
+    /// iteration with reliable updates (x folded into the high-precision x and the residual
+    /// replaced by b − Ax in high precision, the search direction kept, each time the
+    /// residual falls by --inner-rtol); `restart` refines by inner solves from scratch.
+    #[arg(long, default_value = "auto", value_parser = parse_enum::<Refinement>)]
+    refinement: Refinement,
     /// Write the solution as a Matrix Market vector.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -159,6 +166,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
             inner_rtol: args.inner_rtol,
             max_outer: args.max_outer,
             outer: args.outer_precision,
+            refinement: args.refinement,
         };
         let engine = device
             .context

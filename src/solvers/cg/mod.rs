@@ -18,7 +18,7 @@
 //! the solve restarts from x (at most [`MAX_RESTARTS`] times) and otherwise reports
 
 mod classical;
-mod pipelined;
+pub(crate) mod pipelined;
 
 pub use classical::ClassicalCg;
 pub use pipelined::PipelinedCg;
@@ -37,7 +37,7 @@ use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
 /// CG's vectors beside the shared system (A, b, x, M).
 pub(crate) struct System<T> {
     core: GpuSystem<T>,
-    pub(super) r: wgpu::Buffer,
+    pub(crate) r: wgpu::Buffer,
     pub(super) p: wgpu::Buffer,
     pub(super) ap: wgpu::Buffer,
 }
@@ -45,7 +45,7 @@ pub(crate) struct System<T> {
 impl<T: Scalar> System<T> {
     /// The kernels' parameters every CG launch starts from: n, the reduction's workgroups
     /// and whether the fused kernels scale by D⁻¹.
-    pub(super) fn params(&self, bufs: &SolverBuffers) -> Params {
+    pub(crate) fn params(&self, bufs: &SolverBuffers) -> Params {
         Params {
             n: self.n as u32,
             groups: bufs.groups,
@@ -54,7 +54,7 @@ impl<T: Scalar> System<T> {
         }
     }
 
-    fn new(engine: &Engine, core: GpuSystem<T>) -> Result<Self> {
+    pub(crate) fn new(engine: &Engine, core: GpuSystem<T>) -> Result<Self> {
         Ok(System {
             r: core.vector(engine, "r")?,
             p: core.vector(engine, "p")?,

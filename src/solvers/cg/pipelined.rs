@@ -27,7 +27,7 @@ pub struct PipelinedCg<'a, T> {
 }
 
 impl<'a, T: Scalar> PipelinedCg<'a, T> {
-    pub(super) fn new(
+    pub(crate) fn new(
         engine: &Engine,
         sys: &'a System<T>,
         bufs: &'a SolverBuffers,
@@ -63,6 +63,16 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
         })
     }
 
+    /// Step 1 of an iteration: `update_cg`.
+    pub(crate) fn record_update(&self, batch: &mut Batch<'_>) {
+        batch.dispatch(&self.update, &self.bg_update, self.bufs.groups);
+    }
+
+    /// Step 2 of an iteration: `spmv_dot_cg`.
+    pub(crate) fn record_spmv_dot(&self, batch: &mut Batch<'_>) {
+        batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, self.bufs.groups);
+    }
+
     fn read_partials(&self, batch: Batch<'_>) -> Result<Vec<T>> {
         batch.submit_and_read(&self.bufs.partials, 0, 4 * 2 * self.bufs.groups as usize)
     }
@@ -87,9 +97,8 @@ impl<T: Scalar> GpuIterative<T> for PipelinedCg<'_, T> {
     }
 
     fn record_iteration(&self, batch: &mut Batch<'_>) {
-        let g = self.bufs.groups;
-        batch.dispatch(&self.update, &self.bg_update, g);
-        batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, g);
+        self.record_update(batch);
+        self.record_spmv_dot(batch);
     }
 
     /// Paper 000's scheme: one submit of the two kernels, one readback of all partial sums

@@ -18,6 +18,7 @@
 //! `iterations` sums the inner iterations; `counts` add the outer launches and transfers.
 
 mod outer;
+pub mod reliable;
 
 use crate::base::error::Result;
 use crate::base::options::Reorder;
@@ -102,18 +103,21 @@ fn solve_as_given(
     // inside a caller's scope, for later refinements of the same A too).
     let _reuse = super::reuse_uploads();
     let a32 = super::reuse::cast_f32(engine, a)?;
-    let mut outer = GpuOuter::upload(engine, a, b, x0, double_single)?;
     // A's f32 upload, M and the input checks before refinement's clock starts, as a single
     // solve's `seconds` leave them out.
     super::reuse::prepare(engine, &a32, opts)?;
-    let mut inner =
-        |rhs: &[f32], o: &SolveOptions| super::solve_gpu(engine, &a32, rhs, None, o, monitor);
-    let x = crate::cpu::mixed::refine(&mut outer, &mut inner, opts, refine, &mut report)?;
     if double_single && has_f64 {
         report
             .notes
             .push("double-single outer loop requested on a device with f64".into());
     }
+    if reliable::applies(opts, refine) {
+        return reliable::solve(engine, a, &a32, b, x0, opts, double_single, report, monitor);
+    }
+    let mut outer = GpuOuter::upload(engine, a, b, x0, double_single)?;
+    let mut inner =
+        |rhs: &[f32], o: &SolveOptions| super::solve_gpu(engine, &a32, rhs, None, o, monitor);
+    let x = crate::cpu::mixed::refine(&mut outer, &mut inner, opts, refine, &mut report)?;
     // The inner solves' counts were added as they ran; the outer launches and transfers are
     // the rest of what this engine counted.
     report.counts = engine.counters().snapshot().since(&counts0);

@@ -44,6 +44,8 @@ pub struct GpuOuter<'e> {
     bufs: SolverBuffers,
     residual: (Kernel, wgpu::BindGroup),
     update: (Kernel, wgpu::BindGroup),
+    /// The hint last set ([`Self::set_hint`]): the double-single norm is of r·hint.
+    hint: std::cell::Cell<f64>,
 }
 
 /// v as the double-single pair [hi, lo] ([`Ds::from_f64`]).
@@ -119,6 +121,7 @@ impl<'e> GpuOuter<'e> {
                 bufs,
                 residual: (rk, rb),
                 update: (uk, ub),
+                hint: std::cell::Cell::new(1.0),
             });
         }
         let bufs = SolverBuffers::new::<f64>(engine, groups, 1, 2)?;
@@ -163,6 +166,64 @@ impl<'e> GpuOuter<'e> {
             bufs,
             residual: (rk, rb),
             update: (uk, ub),
+            hint: std::cell::Cell::new(1.0),
+        })
+    }
+
+    /// Sets the power of two r is scaled by in f32 (`r32 = f32(r·hint)`).
+    pub(crate) fn set_hint(&self, hint: f64) {
+        self.hint.set(hint);
+        match &self.arrays {
+            Arrays::F64 { hint: h, .. } => self.engine.write(h, 0, &[hint]),
+            Arrays::DoubleSingle { hint: h, .. } => self.engine.write(h, 0, &[hint as f32]),
+        }
+    }
+
+    /// Sets the factor `refine_update` multiplies d by (x += scale·d).
+    pub(crate) fn set_scale(&self, scale: f64) {
+        match &self.arrays {
+            Arrays::F64 { scale: s, .. } => self.engine.write(s, 0, &[scale]),
+            Arrays::DoubleSingle { scale: s, .. } => self.engine.write(s, 0, &split(scale)),
+        }
+    }
+
+    /// Records the fold of a reliable update of mixed CG into `batch`: x += scale·x32 in the
+    /// outer precision, x32 := 0 (copied from `zeros`), and r = b − Ax in the outer precision
+    /// with f32(r·hint) in [`Self::r32`] (and the partials of ‖r‖² left for
+    /// [`Self::submit_norm`]). Two launches and two copies, no host transfer.
+    pub(crate) fn record_fold(
+        &self,
+        batch: &mut crate::gpu::Batch<'_>,
+        x32: &wgpu::Buffer,
+        zeros: &wgpu::Buffer,
+    ) {
+        let bytes = 4 * self.n as u64;
+        batch.copy(x32, 0, &self.d, 0, bytes);
+        batch.dispatch(&self.update.0, &self.update.1, self.bufs.groups);
+        batch.copy(zeros, 0, x32, 0, bytes);
+        batch.dispatch(&self.residual.0, &self.residual.1, self.bufs.groups);
+    }
+
+    /// The f32 residual r·hint the last residual launch wrote.
+    pub(crate) fn r32(&self) -> &wgpu::Buffer {
+        &self.r32
+    }
+
+    /// Submits `batch` (ending in a residual launch) and returns ‖r‖₂ in the outer precision
+    /// from its partial sums.
+    pub(crate) fn submit_norm(&self, batch: crate::gpu::Batch<'_>) -> Result<f64> {
+        let g = self.bufs.groups as usize;
+        // The double-single kernel squares r·hint in f32 (r itself may underflow there);
+        // the f64 kernel squares r.
+        Ok(match &self.arrays {
+            Arrays::DoubleSingle { .. } => {
+                let parts: Vec<f32> = batch.submit_and_read(&self.bufs.partials, 0, 4 * g)?;
+                sum_component(&parts, g, 0, 0).max(0.0).sqrt() / self.hint.get()
+            }
+            Arrays::F64 { .. } => {
+                let parts: Vec<f64> = batch.submit_and_read(&self.bufs.partials, 0, 4 * g)?;
+                sum_component(&parts, g, 0, 0).max(0.0).sqrt()
+            }
         })
     }
 
@@ -187,41 +248,19 @@ impl Outer for GpuOuter<'_> {
 
     /// One `refine_residual[_ds]` launch; reads the partials of ‖r‖² and r·hint in f32.
     fn residual(&mut self, hint: f64) -> Result<(f64, Vec<f32>)> {
-        let engine = self.engine;
-        let g = self.bufs.groups as usize;
-        // The double-single kernel squares r·hint in f32 (r itself may underflow there);
-        // the f64 kernel squares r.
-        let norm_scale = match &self.arrays {
-            Arrays::F64 { hint: h, .. } => {
-                engine.write(h, 0, &[hint]);
-                1.0
-            }
-            Arrays::DoubleSingle { hint: h, .. } => {
-                engine.write(h, 0, &[hint as f32]);
-                hint
-            }
-        };
-        let mut batch = engine.begin("refine residual");
+        self.set_hint(hint);
+        let mut batch = self.engine.begin("refine residual");
         batch.dispatch(&self.residual.0, &self.residual.1, self.bufs.groups);
-        let sum = if self.double_single() {
-            let parts: Vec<f32> = batch.submit_and_read(&self.bufs.partials, 0, 4 * g)?;
-            sum_component(&parts, g, 0, 0)
-        } else {
-            let parts: Vec<f64> = batch.submit_and_read(&self.bufs.partials, 0, 4 * g)?;
-            sum_component(&parts, g, 0, 0)
-        };
-        let r32: Vec<f32> = engine.read(&self.r32, 0, self.n)?;
-        Ok((sum.max(0.0).sqrt() / norm_scale, r32))
+        let norm = self.submit_norm(batch)?;
+        let r32: Vec<f32> = self.engine.read(&self.r32, 0, self.n)?;
+        Ok((norm, r32))
     }
 
     /// Uploads d and `scale`; copies x aside, then one `refine_update[_ds]` launch.
     fn update(&mut self, d: &[f32], scale: f64) -> Result<()> {
         let engine = self.engine;
         engine.write(&self.d, 0, d);
-        match &self.arrays {
-            Arrays::F64 { scale: s, .. } => engine.write(s, 0, &[scale]),
-            Arrays::DoubleSingle { scale: s, .. } => engine.write(s, 0, &split(scale)),
-        }
+        self.set_scale(scale);
         let mut batch = engine.begin("refine update");
         batch.copy(&self.x, 0, &self.x_prev, 0, self.x_bytes());
         batch.dispatch(&self.update.0, &self.update.1, self.bufs.groups);
