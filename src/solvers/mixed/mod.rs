@@ -16,6 +16,11 @@
 //!
 //! The report's `refinement` holds the outer and inner counts and the outer precision;
 //! `iterations` sums the inner iterations; `counts` add the outer launches and transfers.
+//!
+//! Pipelined CG with no preconditioner or Jacobi (`Refinement::Auto`, the default) runs
+//! instead as one f32 CG with reliable updates ([`reliable`]): its x folded into the outer x
+//! and its residual replaced by the outer one on the GPU, its search direction kept, so CG
+//! does not restart at every outer step.
 
 mod outer;
 pub mod reliable;
