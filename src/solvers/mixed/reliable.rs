@@ -66,7 +66,8 @@ pub fn applies(opts: &SolveOptions, refine: &RefineOptions) -> bool {
         && opts.check_mode == CheckMode::Device
 }
 
-/// Pipelined f32 CG whose batches may begin with a fold (see the module documentation).
+/// Pipelined f32 CG whose batches may carry a fold in their first iteration, between its two
+/// kernels (see the module documentation).
 struct ReliableCg<'a> {
     cg: PipelinedCg<'a, f32>,
     sys: &'a System<f32>,
@@ -74,7 +75,8 @@ struct ReliableCg<'a> {
     zeros: &'a wgpu::Buffer,
     replace: (Kernel, wgpu::BindGroup),
     groups: u32,
-    /// A fold is due in the next iteration recorded.
+    /// A fold is due in the next iteration recorded (set by `before_batch` from the residuals
+    /// read back so far).
     due: Cell<bool>,
     /// Fold when the residual has fallen below this fraction of the last fold's.
     factor: f64,
