@@ -225,8 +225,9 @@ cli_enum!(
     Refinement {
         /// Pipelined CG (no preconditioner or Jacobi) runs as one f32 Krylov iteration whose
         /// x is folded into the high-precision x, and whose residual is replaced by b − Ax
-        /// computed in high precision, every time the residual has fallen by `inner_rtol`
-        /// (reliable updates, the search direction kept); every other solve restarts.
+        /// computed in high precision, every time the residual has fallen by
+        /// `solvers::mixed::reliable::FOLD_FACTOR` (reliable updates, the search direction
+        /// kept; `inner_rtol` does not apply); every other solve restarts.
         Auto = "auto",
         /// Iterative refinement: each outer step solves A d = r in f32 from scratch.
         Restart = "restart",

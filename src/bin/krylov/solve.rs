@@ -104,7 +104,8 @@ pub struct SolveArgs {
     /// --precision mixed: `auto` runs pipelined CG (no preconditioner or Jacobi) as one f32
     /// iteration with reliable updates (x folded into the high-precision x and the residual
     /// replaced by b − Ax in high precision, the search direction kept, each time the
-    /// residual falls by --inner-rtol); `restart` refines by inner solves from scratch.
+    /// residual falls by 0.3); `restart` (and every other solve) refines by inner solves from
+    /// scratch to --inner-rtol.
     #[arg(long, default_value = "auto", value_parser = parse_enum::<Refinement>)]
     refinement: Refinement,
     /// Write the solution as a Matrix Market vector.

@@ -204,6 +204,15 @@ impl<'e> GpuOuter<'e> {
         batch.dispatch(&self.residual.0, &self.residual.1, self.bufs.groups);
     }
 
+    /// ‖b − Ax‖₂ in the outer precision from one residual launch with `hint` (r·hint stays
+    /// on the device, in [`Self::r32`]).
+    pub(crate) fn residual_norm(&self, hint: f64) -> Result<f64> {
+        self.set_hint(hint);
+        let mut batch = self.engine.begin("refine residual");
+        batch.dispatch(&self.residual.0, &self.residual.1, self.bufs.groups);
+        self.submit_norm(batch)
+    }
+
     /// The f32 residual r·hint the last residual launch wrote.
     pub(crate) fn r32(&self) -> &wgpu::Buffer {
         &self.r32
@@ -248,10 +257,7 @@ impl Outer for GpuOuter<'_> {
 
     /// One `refine_residual[_ds]` launch; reads the partials of ‖r‖² and r·hint in f32.
     fn residual(&mut self, hint: f64) -> Result<(f64, Vec<f32>)> {
-        self.set_hint(hint);
-        let mut batch = self.engine.begin("refine residual");
-        batch.dispatch(&self.residual.0, &self.residual.1, self.bufs.groups);
-        let norm = self.submit_norm(batch)?;
+        let norm = self.residual_norm(hint)?;
         let r32: Vec<f32> = self.engine.read(&self.r32, 0, self.n)?;
         Ok((norm, r32))
     }

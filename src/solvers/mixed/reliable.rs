@@ -78,8 +78,6 @@ struct ReliableCg<'a> {
     /// A fold is due in the next iteration recorded (set by `before_batch` from the residuals
     /// read back so far).
     due: Cell<bool>,
-    /// Fold when the residual has fallen below this fraction of the last fold's.
-    factor: f64,
     /// The residual norm (f32 system's units) at the last fold or the start.
     at_fold: Cell<f64>,
     folds: Cell<usize>,
@@ -109,7 +107,7 @@ impl GpuIterative<f32> for ReliableCg<'_> {
         let Some(&last) = history.last() else {
             return;
         };
-        if last <= self.factor * self.at_fold.get() {
+        if last <= FOLD_FACTOR * self.at_fold.get() {
             self.due.set(true);
             self.at_fold.set(last);
         }
@@ -190,7 +188,7 @@ pub(super) fn solve(
     let tau = opts.threshold(b_norm);
     let rel = |v: f64| v / if b_norm > 0.0 { b_norm } else { 1.0 };
     let mut outer = GpuOuter::upload(engine, a, b, x0, double_single)?;
-    let (r0, _) = outer.residual(crate::cpu::mixed::pow2_inverse(b_norm))?;
+    let r0 = outer.residual_norm(crate::cpu::mixed::pow2_inverse(b_norm))?;
     let mut rr = RefinementReport {
         outer_precision: outer.precision().into(),
         inner_precision: Precision::F32,
@@ -265,10 +263,6 @@ pub(super) fn solve(
         replace: (replace, bg_replace),
         groups: bufs.groups,
         due: Cell::new(false),
-        factor: std::env::var("KRYLOV_FOLD_FACTOR")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(FOLD_FACTOR),
         at_fold: Cell::new(f64::INFINITY),
         folds: Cell::new(0),
     };
