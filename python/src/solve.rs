@@ -306,7 +306,9 @@ fn run_solve(
     mut monitor: PyMonitor,
 ) -> Result<(Vec<f64>, Option<Vec<f32>>, SolveReport)> {
     let (device, engine) = (&session.device, session.engine.as_ref());
-    // The GPU CG checks symmetry itself; the CPU reference would run and fail later.
+    // The GPU CG checks symmetry itself; the CPU reference would run and fail later. The
+    // input checks come first, so a non-square A or a wrong b says so.
+    krylov_wgpu::matrix::validate_system(&matrix.a64, b, opts)?;
     if opts.method == Method::Cg && engine.is_none() && !matrix.symmetric() {
         return Err(KrylovError::MethodMismatch(
             "cg needs a symmetric positive definite matrix and this one is not symmetric; use \
