@@ -11,7 +11,7 @@ from ._convert import native_matrix, vector
 from ._errors import NotConvergedError, UnsupportedError
 from ._report import SolveReport
 
-_PRECONDITIONERS = ("none", "jacobi", "ilu0", "ic0")
+_PRECONDITIONERS = ("none", "jacobi", "ilu0", "ic0", "ilut")
 
 
 class Matrix:
@@ -170,7 +170,8 @@ _SCIPY_DOC = """
     met within ``maxiter``{maxiter_note}, negative for a breakdown. Stops when
     ``|b - Ax| <= max(rtol*|b|, atol)``, confirmed by the true residual.
 
-    ``M`` may be ``None`` or a preconditioner's name (``"jacobi"``, ``"ilu0"``, ``"ic0"``; or
+    ``M`` may be ``None`` or a preconditioner's name (``"jacobi"``, ``"ilu0"``, ``"ic0"``,
+    ``"ilut"``; or
     ``precond=``): the preconditioner is built from A on the device. ``callback`` receives
     the residual norm after each iteration (x itself stays on the GPU){callback_note}.
 

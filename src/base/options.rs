@@ -61,6 +61,9 @@ cli_enum!(
         Ilu0 = "ilu0",
         /// Incomplete Cholesky on A's pattern, M = LDLᵀ (symmetric matrices; CG).
         Ic0 = "ic0",
+        /// Dual-threshold incomplete LU with fill-in (Saad's ILUT), M = LU (hard indefinite
+        /// and badly scaled matrices where ILU(0) is unstable).
+        Ilut = "ilut",
     }
 );
 

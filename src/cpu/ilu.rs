@@ -61,6 +61,8 @@ pub struct Ilu0 {
     pub broke_at: Option<usize>,
     /// Whether this is IC(0) (U = D·Lᵀ, positive pivots) rather than ILU(0).
     pub symmetric: bool,
+    /// "ILU(0)", "IC(0)" or "ILUT": which factorisation made these factors (notices).
+    pub label: &'static str,
     /// D_r and D_c of the equilibration: the factors are those of D_r·A·D_c, so
     /// M = D_r⁻¹·L·U·D_c⁻¹.
     row_scale: Vec<f64>,
@@ -105,6 +107,26 @@ impl Ilu0 {
     }
 
     fn factor_as<T: Scalar>(a: &Csr<T>, symmetric: bool) -> Result<Self> {
+        let label = if symmetric { "IC(0)" } else { "ILU(0)" };
+        Self::factor_with(a, label, symmetric, |base, shift| {
+            base.factor(shift, symmetric).map(|values| Factored {
+                row_ptr: base.row_ptr.clone(),
+                col_idx: base.col_idx.clone(),
+                values,
+                diag: base.diag.clone(),
+            })
+        })
+    }
+
+    /// The shift loop shared by ILU(0), IC(0) and ILUT: `factor(pattern, α)` factors the
+    /// equilibrated A + α·diag(row maxima) or names the row whose pivot broke down; the
+    /// first factors that pass the growth test are the answer.
+    pub(super) fn factor_with<T: Scalar>(
+        a: &Csr<T>,
+        label: &'static str,
+        symmetric: bool,
+        factor: impl Fn(&Pattern, f64) -> std::result::Result<Factored, usize>,
+    ) -> Result<Self> {
         a.require_square()?;
         a.check_finite()?;
         let base = Pattern::of(a)?;
@@ -113,18 +135,19 @@ impl Ilu0 {
         // when every shift leaves growth above MAX_GROWTH (reported by `growth`).
         let mut best: Option<Ilu0> = None;
         for (attempt, shift) in std::iter::once(0.0).chain(SHIFTS).enumerate() {
-            match base.factor(shift, symmetric) {
-                Ok(values) => {
+            match factor(&base, shift) {
+                Ok(f) => {
                     let mut m = Ilu0 {
                         n: base.n,
-                        row_ptr: base.row_ptr.clone(),
-                        col_idx: base.col_idx.clone(),
-                        values,
-                        diag: base.diag.clone(),
+                        row_ptr: f.row_ptr,
+                        col_idx: f.col_idx,
+                        values: f.values,
+                        diag: f.diag,
                         shift,
                         attempts: attempt + 1,
                         broke_at,
                         symmetric,
+                        label,
                         row_scale: base.row_scale.clone(),
                         col_scale: base.col_scale.clone(),
                         growth: 0.0,
@@ -148,8 +171,7 @@ impl Ilu0 {
             return Ok(m);
         }
         Err(KrylovError::InvalidMatrix(format!(
-            "{} breaks down at row {} even with the diagonal shifted by {} times the row maxima",
-            if symmetric { "IC(0)" } else { "ILU(0)" },
+            "{label} breaks down at row {} even with the diagonal shifted by {} times the row maxima",
             broke_at.unwrap_or(0),
             SHIFTS[SHIFTS.len() - 1]
         )))
@@ -355,16 +377,26 @@ fn asymmetry<T: Scalar>(a: &Csr<T>) -> Option<(usize, usize)> {
     None
 }
 
-/// A's pattern with every diagonal entry present, its values in f64 and the row maxima.
-struct Pattern {
-    n: usize,
-    row_ptr: Vec<usize>,
-    col_idx: Vec<usize>,
-    values: Vec<f64>,
-    diag: Vec<usize>,
-    row_max: Vec<f64>,
+/// A's pattern with every diagonal entry present, its values in f64 (equilibrated) and the
+/// row maxima.
+pub(super) struct Pattern {
+    pub(super) n: usize,
+    pub(super) row_ptr: Vec<usize>,
+    pub(super) col_idx: Vec<usize>,
+    pub(super) values: Vec<f64>,
+    pub(super) diag: Vec<usize>,
+    pub(super) row_max: Vec<f64>,
     row_scale: Vec<f64>,
     col_scale: Vec<f64>,
+}
+
+/// Factors in CSR (sorted columns) with the position of each row's diagonal entry: L strictly
+/// below it (unit diagonal implied), U from it on.
+pub(super) struct Factored {
+    pub(super) row_ptr: Vec<usize>,
+    pub(super) col_idx: Vec<usize>,
+    pub(super) values: Vec<f64>,
+    pub(super) diag: Vec<usize>,
 }
 
 /// Sweeps of Ruiz's equilibration (each brings every row and column maximum closer to 1).
@@ -405,7 +437,7 @@ impl Pattern {
         }
     }
 
-    fn of<T: Scalar>(a: &Csr<T>) -> Result<Self> {
+    pub(super) fn of<T: Scalar>(a: &Csr<T>) -> Result<Self> {
         let n = a.nrows();
         let (mut row_ptr, mut col_idx, mut values, mut diag, mut row_max) = (
             vec![0],

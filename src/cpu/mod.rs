@@ -67,6 +67,7 @@ pub mod dense;
 pub mod ds;
 pub mod gmres;
 pub mod ilu;
+pub mod ilut;
 pub mod jacobi;
 pub mod mixed;
 pub mod precond;

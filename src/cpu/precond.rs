@@ -140,6 +140,7 @@ impl<T: Scalar> Ilu<T> {
         let start = std::time::Instant::now();
         let factors = match kind {
             Precond::Ic0 => Ilu0::factor_ic0(a)?,
+            Precond::Ilut => crate::cpu::ilut::factor_ilut(a)?,
             _ => Ilu0::factor(a)?,
         };
         let (l, u) = (factors.lower::<T>(), factors.upper::<T>());
@@ -197,7 +198,7 @@ pub fn shift_notice(f: &Ilu0) -> Option<String> {
         return Some(format!(
             "{}: every shift up to {:.0e}·diag(row maxima) leaves unstable factors; using the \
              least unstable (shift {:.0e}, max |M^-1 A e| = {:.1e}): expect slow convergence",
-            if f.symmetric { "IC(0)" } else { "ILU(0)" },
+            f.label,
             crate::cpu::ilu::SHIFTS[crate::cpu::ilu::SHIFTS.len() - 1],
             f.shift,
             f.growth
@@ -207,7 +208,7 @@ pub fn shift_notice(f: &Ilu0) -> Option<String> {
         format!(
             "{}: pivot {} broke down (zero, tiny{}); factored A + {:.0e}·diag(row maxima) \
              instead (attempt {})",
-            if f.symmetric { "IC(0)" } else { "ILU(0)" },
+            f.label,
             f.broke_at.unwrap_or(0),
             if f.symmetric { " or negative" } else { "" },
             f.shift,
@@ -246,7 +247,7 @@ pub fn build<T: Scalar>(
     Ok(match kind {
         Precond::None => Box::new(Identity),
         Precond::Jacobi => Box::new(Jacobi::new(a)),
-        Precond::Ilu0 | Precond::Ic0 => Box::new(Ilu::new(a, kind, how)?),
+        Precond::Ilu0 | Precond::Ic0 | Precond::Ilut => Box::new(Ilu::new(a, kind, how)?),
     })
 }
 

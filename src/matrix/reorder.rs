@@ -18,7 +18,10 @@
 //! * A's diagonal has a zero entry (stored as zero or missing), and
 //! * M is Jacobi (which cannot invert a zero), or M is ILU(0) and the ILU(0) factors of A
 //!   itself are unusable: unstable at every pivot shift (the growth test fails) or not
-//!   computable. ILU(0) of A that factors as it is, or stably after a shift, is kept.
+//!   computable. ILU(0) of A that factors as it is, or stably after a shift, is kept;
+//! * or M is ILUT and A's diagonal has a zero or weak entry (|aᵢᵢ| below
+//!   [`ILUT_WEAK_DIAGONAL`] of its row's largest): ILUT does not pivot, the matching is its
+//!   static pivoting (as in PARDISO and ILUPACK).
 //!
 //! The ILU(0) condition comes from measurements (issue #14, CPU reference, rtol 1e-8):
 //! on west0479 ILU(0) of A is unstable at every shift (growth 4.5e27) and no method
@@ -108,6 +111,10 @@ pub fn diagonal_health<T: Scalar>(a: &Csr<T>) -> DiagonalHealth {
     }
 }
 
+/// ILUT on a matrix with a row whose |a_ii| is below this fraction of the row's largest
+/// entry runs after the matching under [`Reorder::Auto`] (static pivoting).
+pub const ILUT_WEAK_DIAGONAL: f64 = 0.1;
+
 /// Why [`Reorder::Auto`] reorders the rows of `a` for a solve with `opts` (`None`: it does
 /// not): the rule in the module docs. `ilu0_trouble` is asked only for ILU(0) on a matrix
 /// with a zero diagonal entry: what is wrong with the ILU(0) factors of `a` itself
@@ -119,12 +126,22 @@ pub fn auto_reason<T: Scalar>(
     ilu0_trouble: impl FnOnce(&Csr<T>) -> Option<String>,
 ) -> Option<String> {
     if matches!(opts.method, Method::Cg | Method::Jacobi)
-        || !matches!(opts.precond, Precond::Jacobi | Precond::Ilu0)
+        || !matches!(
+            opts.precond,
+            Precond::Jacobi | Precond::Ilu0 | Precond::Ilut
+        )
         || !a.is_square()
     {
         return None;
     }
     let health = diagonal_health(a);
+    if opts.precond == Precond::Ilut && health.zeros == 0 && health.min_ratio < ILUT_WEAK_DIAGONAL {
+        return Some(format!(
+            "A's diagonal is weak (smallest |a_ii| / max_j |a_ij| = {:.1e}) and ILUT does not \
+             pivot: the matching is its static pivoting",
+            health.min_ratio
+        ));
+    }
     if health.zeros == 0 {
         return None;
     }
@@ -134,8 +151,10 @@ pub fn auto_reason<T: Scalar>(
         if health.zeros == 1 { "y" } else { "ies" },
         health.first_zero.unwrap_or(0),
     );
-    if opts.precond == Precond::Jacobi {
-        return Some(format!("{zeros}, which Jacobi cannot invert"));
+    match opts.precond {
+        Precond::Jacobi => return Some(format!("{zeros}, which Jacobi cannot invert")),
+        Precond::Ilut => return Some(format!("{zeros}, and ILUT does not pivot")),
+        _ => {}
     }
     ilu0_trouble(a).map(|trouble| format!("{zeros} and ILU(0) of A {trouble}"))
 }

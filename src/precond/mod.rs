@@ -131,7 +131,7 @@ pub fn build<T: Scalar>(
     Ok(match kind {
         Precond::None => Box::new(Identity),
         Precond::Jacobi => Box::new(Jacobi::new(engine, a)?),
-        Precond::Ilu0 | Precond::Ic0 => Box::new(Ilu::new(engine, a, kind, how)?),
+        Precond::Ilu0 | Precond::Ic0 | Precond::Ilut => Box::new(Ilu::new(engine, a, kind, how)?),
     })
 }
 

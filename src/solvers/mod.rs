@@ -70,7 +70,7 @@ fn solve_gpu_as_given<T: Scalar>(
     // The fused pipelined kernels only know a diagonal M (they scale by D⁻¹ inside their
     // updates); a factored M needs its apply step between launches, which the classical
     // variants record.
-    let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
+    let factored = matches!(opts.precond, Precond::Ilu0 | Precond::Ic0 | Precond::Ilut);
     let left = matches!(opts.method, Method::Gmres | Method::Bicgstab)
         && opts.side == Side::Left
         && opts.precond != Precond::None;

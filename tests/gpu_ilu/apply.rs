@@ -131,3 +131,13 @@ fn ic0_apply_matches_the_host_solve() {
     check(&a, Precond::Ic0, Trisolve::Levels, 1e-12);
     check(&a, Precond::Ic0, Trisolve::Sweeps(4), 1e-12);
 }
+
+#[test]
+fn ilut_apply_with_fill_matches_the_host_solve() {
+    // ILUT's factors have entries outside A's pattern (more levels than ILU(0)'s).
+    for a in problems::<f64>() {
+        check(&a, Precond::Ilut, Trisolve::Levels, 1e-12);
+        check(&a, Precond::Ilut, Trisolve::Sweeps(3), 1e-12);
+    }
+    check(&problems::<f32>()[0], Precond::Ilut, Trisolve::Levels, 1e-4);
+}

@@ -11,6 +11,7 @@ mod common;
 
 mod apply;
 mod concurrent;
+mod hard_kinds;
 mod left;
 mod recovery;
 mod solvers;

@@ -104,7 +104,7 @@ impl StudioApp {
                 .on_disabled_hover_text("GMRES and BiCGStab only");
                 ui.end_row();
 
-                let factored = matches!(self.precond, Precond::Ilu0 | Precond::Ic0);
+                let factored = matches!(self.precond, Precond::Ilu0 | Precond::Ic0 | Precond::Ilut);
                 labelled(ui, "Triangular solve", |ui| {
                     ui.add_enabled_ui(factored, |ui| {
                         ui.horizontal(|ui| {

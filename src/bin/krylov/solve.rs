@@ -42,8 +42,9 @@ pub struct SolveArgs {
     /// GMRES restart length m.
     #[arg(long, default_value_t = 30)]
     restart: usize,
-    /// Preconditioner: none, jacobi, ilu0 (incomplete LU, general matrices) or ic0
-    /// (incomplete Cholesky, symmetric matrices).
+    /// Preconditioner: none, jacobi, ilu0 (incomplete LU, general matrices), ic0
+    /// (incomplete Cholesky, symmetric matrices) or ilut (threshold incomplete LU with fill-in:
+    /// indefinite or badly scaled matrices where ilu0 fails).
     #[arg(long, default_value = "none", value_parser = parse_enum::<Precond>)]
     precond: Precond,
     /// Side of the preconditioner for GMRES and BiCGStab: right (the method monitors the true

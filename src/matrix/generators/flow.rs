@@ -332,6 +332,18 @@ mod spec_tests {
         assert_eq!(a, cavity_2d::<f32>(6, 100.0));
         let a = from_spec::<f64>("cavity2d:6:1e3").unwrap();
         assert_eq!(a, cavity_2d::<f64>(6, 1000.0));
+        assert_eq!(
+            from_spec::<f64>("reservoir3d:5:4:3:9").unwrap(),
+            super::super::reservoir_3d::<f64>(5, 4, 3, 9)
+        );
+        assert_eq!(
+            from_spec::<f64>("waveguide2d:7").unwrap(),
+            super::super::waveguide_2d::<f64>(7, 0.44)
+        );
+        for bad in ["reservoir3d:5:4", "reservoir3d:5:0:3", "waveguide2d:4:inf"] {
+            let e = from_spec::<f64>(bad).unwrap_err().to_string();
+            assert!(e.contains("waveguide2d:K[:SHIFT]"), "{bad}: {e}");
+        }
         for bad in [
             "convdiff2d",
             "convdiff2d:0",

@@ -13,6 +13,8 @@
 //! | [`convection_diffusion_3d`] | −εΔu + b·∇u, upwind | k³ | 7k³ − 6k² | no |
 //! | [`convection_diffusion_2d`] | −Δu + Pe·w·∇u, recirculating w, upwind | k² | 5k² − 4k | no |
 //! | [`cavity_2d`] | driven-cavity Oseen saddle point [A Bᵀ; B 0], MAC grid; k² − 1 zero diagonal entries | 2k(k−1) + k² | ≤ 18k² | no |
+//! | [`reservoir_3d`] | two-phase black-oil Jacobian, layered heterogeneous permeability, (p, S) per cell | 2·nx·ny·nz | ≤ 28·cells | no |
+//! | [`waveguide_2d`] | full-vector dielectric waveguide mode operator, graded mesh (indefinite) | 2k² | ≤ 18k² | no |
 //! | [`random_spd`] | random symmetric pattern, diagonally dominant | n | ≈ n·nnz_per_row | yes (SPD) |
 //! | [`random_nonsymmetric`] | random pattern, diagonally dominant | n | n·min(nnz_per_row, n) | no |
 //! | [`banded`] | given diagonals only, diagonally dominant | n | Σ over diagonals | no |
@@ -39,7 +41,7 @@
 //! [`laplace_3d`]), `fem.rs` ([`poisson_2d_fem`]), `convection.rs`
 //! ([`convection_diffusion_3d`]), `random.rs` (the random families and [`banded`]),
 //! `flow.rs` ([`convection_diffusion_2d`], [`cavity_2d`]: the 2D flow problems of issue
-//! #14) and `spec.rs` ([`from_spec`]).
+//! #14), `reservoir.rs` ([`reservoir_3d`]), `waveguide.rs` ([`waveguide_2d`]) and `spec.rs` ([`from_spec`]).
 //!
 //! [`ChaCha8Rng`]: rand_chacha::ChaCha8Rng
 
@@ -47,15 +49,19 @@ mod convection;
 mod fem;
 mod flow;
 mod random;
+mod reservoir;
 mod spec;
 mod stencil;
+mod waveguide;
 
 pub use convection::{ConvectionField, convection_diffusion_3d};
 pub use fem::{FEM_2D_PAPER_K, fem_2d_sizes, poisson_2d_fem};
 pub use flow::{cavity_2d, cavity_2d_interleaved, cavity_wind, convection_diffusion_2d};
 pub use random::{banded, random_nonsymmetric, random_spd};
+pub use reservoir::reservoir_3d;
 pub use spec::{MAX_SPEC_UNKNOWNS, SPEC_HELP, from_spec};
 pub use stencil::{laplace_3d, poisson_2d_fd};
+pub use waveguide::waveguide_2d;
 
 use super::Csr;
 use crate::base::scalar::Scalar;

@@ -4,7 +4,9 @@ use super::convection::{ConvectionField, convection_diffusion_3d};
 use super::fem::{fem2_size, poisson_2d_fem};
 use super::flow::{cavity_2d, cavity_size, convection_diffusion_2d};
 use super::random::{banded, random_nonsymmetric, random_spd};
+use super::reservoir::{reservoir_3d, reservoir_size};
 use super::stencil::{fd2_size, fd3_size, laplace_3d, poisson_2d_fd};
+use super::waveguide::{waveguide_2d, waveguide_size};
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
 use crate::matrix::Csr;
@@ -27,16 +29,24 @@ Matrix specs (sizes are positive integers; n = number of unknowns <= 2^31):
   cavity2d:K[:RE]              driven-cavity Oseen saddle point [A B^T; B 0] on a K x K MAC
                                grid (n = 2K(K-1) + K^2), viscosity 1/RE, RE > 0 (default
                                100); K^2 - 1 zero diagonal entries (pressure), p0 pinned
+  reservoir3d:NX:NY:NZ[:SEED]  two-phase black-oil Jacobian (pressure and saturation per cell,
+                               n = 2*NX*NY*NZ), layered permeability over 5-7 decades, upwind
+                               mobilities, a producing well: the SHERMAN/SAYLR kind
+  waveguide2d:K[:SHIFT]        dielectric waveguide (Hx, Hy) mode operator on a graded mesh,
+                               n = 2K^2, plus SHIFT*I (default 0.44): indefinite,
+                               nonsymmetric, diagonal through zero; the DW kind
   random-spd:N:NNZ[:SEED]      random symmetric positive definite, ~NNZ entries per row
   random:N:NNZ[:SEED]          random nonsymmetric, NNZ entries per row (diagonal included)
   banded:N:OFFSETS[:SEED]      entries on the diagonals OFFSETS only, e.g. -2,-1,0,1,2
-SEED defaults to 0. All generated matrices but cavity2d are diagonally dominant.
+SEED defaults to 0. All generated matrices but cavity2d, reservoir3d and waveguide2d are
+diagonally dominant.
 Examples: poisson2d:256  fem2d:255  convdiff3d:64:circular:0.01  banded:10000:-1,0,1
-          convdiff2d:64:1000  cavity2d:32:100";
+          convdiff2d:64:1000  cavity2d:32:100
+          reservoir3d:35:11:13  waveguide2d:64";
 
 /// One-line version of the grammar, for error messages.
 const SPEC_SUMMARY: &str = "expected poisson2d:K | fem2d:K | laplace3d:K | \
-convdiff3d:K:x|diagonal|circular[:EPS] | convdiff2d:K[:PECLET] | cavity2d:K[:RE] | random-spd:N:NNZ[:SEED] | random:N:NNZ[:SEED] | \
+convdiff3d:K:x|diagonal|circular[:EPS] | convdiff2d:K[:PECLET] | cavity2d:K[:RE] | reservoir3d:NX:NY:NZ[:SEED] | waveguide2d:K[:SHIFT] | random-spd:N:NNZ[:SEED] | random:N:NNZ[:SEED] | \
 banded:N:OFFSETS[:SEED] (e.g. banded:1000:-1,0,1)";
 
 /// Builds a matrix from a spec string such as `poisson2d:256` (grammar in [`SPEC_HELP`]):
@@ -49,6 +59,8 @@ banded:N:OFFSETS[:SEED] (e.g. banded:1000:-1,0,1)";
 /// | `convdiff3d:K:FIELD[:EPS]` | [`convection_diffusion_3d`]`(K, EPS, FIELD)`, FIELD = `x` \| `diagonal` \| `circular`, EPS default 1 |
 /// | `convdiff2d:K[:PECLET]` | [`convection_diffusion_2d`]`(K, PECLET)`, PECLET default 1000 |
 /// | `cavity2d:K[:RE]` | [`cavity_2d`]`(K, RE)`, RE default 100 |
+/// | `reservoir3d:NX:NY:NZ[:SEED]` | [`reservoir_3d`]`(NX, NY, NZ, SEED)` |
+/// | `waveguide2d:K[:SHIFT]` | [`waveguide_2d`]`(K, SHIFT)`, SHIFT default 0.44 |
 /// | `random-spd:N:NNZ[:SEED]` | [`random_spd`]`(N, NNZ, SEED)` |
 /// | `random:N:NNZ[:SEED]` | [`random_nonsymmetric`]`(N, NNZ, SEED)` |
 /// | `banded:N:D1,D2,…[:SEED]` | [`banded`]`(N, &[D1, D2, …], SEED)` |
@@ -179,6 +191,28 @@ pub fn from_spec<T: Scalar>(spec: &str) -> Result<Csr<T>> {
                 limits(cavity_size(k))?;
                 Ok(cavity_2d(k, param))
             }
+        }
+        "reservoir3d" => {
+            arity(3, 4)?;
+            let nx = positive("NX", args[0])?;
+            let ny = positive("NY", args[1])?;
+            let nz = positive("NZ", args[2])?;
+            let seed = seed(3)?;
+            limits(reservoir_size(nx, ny, nz))?;
+            Ok(reservoir_3d(nx, ny, nz, seed))
+        }
+        "waveguide2d" => {
+            arity(1, 2)?;
+            let k = positive("grid size K", args[0])?;
+            let shift = match args.get(1) {
+                None => 0.44,
+                Some(s) => match s.parse::<f64>() {
+                    Ok(v) if v.is_finite() => v,
+                    _ => return Err(bad(format!("SHIFT `{s}` must be a finite number"))),
+                },
+            };
+            limits(waveguide_size(k))?;
+            Ok(waveguide_2d(k, shift))
         }
         "random-spd" | "random" => {
             arity(2, 3)?;

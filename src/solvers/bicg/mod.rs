@@ -441,8 +441,8 @@ pub fn solve<T: Scalar>(
     } = start_gpu_solve(engine, Method::Bicg, a, b, x0, opts)?;
     // A factored M in the pipelined variant runs the concurrent variant, which applies M
     // itself (stacked: M⁻¹ and M⁻ᵀ in one apply); the shared system then carries M = I.
-    let concurrent =
-        opts.variant == Variant::Pipelined && matches!(opts.precond, Precond::Ilu0 | Precond::Ic0);
+    let concurrent = opts.variant == Variant::Pipelined
+        && matches!(opts.precond, Precond::Ilu0 | Precond::Ic0 | Precond::Ilut);
     let core = if concurrent {
         let plain = SolveOptions {
             precond: Precond::None,
