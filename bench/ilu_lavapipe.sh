@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Paper 004's test problems with none / Jacobi / ILU(0) on one device: iterations, µs per
+# Paper 004's test problems with none / Jacobi / ILU(0) / ILUT on one device: iterations, µs per
 # iteration and launches per iteration, one Markdown row each (issue 14's table).
 # Usage: bench/ilu_lavapipe.sh [KRYLOV_BINARY] (default target/release/krylov); device flags via
 # KRYLOV_DEVICE_ARGS (default "--device gpu").
@@ -10,10 +10,8 @@ echo "| problem | method | precond | device | iterations | µs/iter | launches/i
 echo "|---|---|---|---|---|---|---|---|"
 for gen in laplace3d:16 convdiff3d:16:x:0.01 convdiff3d:16:diagonal:0.01 convdiff3d:16:circular:0.01; do
   for method in bicg bicgstab gmres; do
-    for pc in none jacobi ilu0; do
-      # GMRES with ILU runs on the CPU reference so far: measured on the CPU, marked.
-      d=$dev; [ "$method$pc" = gmresilu0 ] && d="--device cpu"
-      $bin solve $d --generate "$gen" --method "$method" --precond "$pc" --precision f32 \
+    for pc in none jacobi ilu0 ilut; do
+      $bin solve $dev --generate "$gen" --method "$method" --precond "$pc" --precision f32 \
         --rtol 1e-5 --max-iter 3000 --json 2>/dev/null | head -1 | python3 -c "
 import json, sys
 r = json.load(sys.stdin)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 14's table on a real GPU, beside CuPy in the same run: paper 004's problems (3D Laplace
 # 7-point; 3D convection–diffusion, upwind, convection in x / diagonal / circular) with BiCG,
-# BiCGStab and GMRES(30) and none / Jacobi / ILU(0), f64, rtol 1e-8, b = A·1. Each problem is
+# BiCGStab and GMRES(30) and none / Jacobi / ILU(0) / ILUT, f64, rtol 1e-8, b = A·1. Each problem is
 # written once by `krylov solve --write-matrix` so that CuPy (bench/gpu/cupy_ilu.py) solves
 # the same A. Output: $OUT/ilu_table.jsonl (ours) and $OUT/ilu_cupy.jsonl (CuPy).
 # Usage (device machine, repo root): bench/gpu/ilu_table.sh [KRYLOV_BINARY] [K...]
@@ -19,7 +19,7 @@ for k in $sizes; do
     # bicg:classical with ilu0 is the classical twin of the concurrent BiCG (both applies and
     # both products one after the other).
     for method in bicg bicg:classical bicgstab gmres; do
-      for pc in none jacobi ilu0; do
+      for pc in none jacobi ilu0 ilut; do
         [ "$method" = bicg:classical ] && [ $pc != ilu0 ] && continue
         w=""; [ $first = 1 ] && w="--write-matrix $mtx"; first=0
         variant=pipelined; case $method in *:classical) variant=classical;; esac
