@@ -148,6 +148,10 @@ cli_enum!(
         /// Always permute by a maximum-product matching (MC64 job 5); an error when A is
         /// structurally singular.
         Matching = "matching",
+        /// Renumber the unknowns by reverse Cuthill–McKee (a symmetric permutation P·A·Pᵀ:
+        /// smaller bandwidth, often a better ILU, but more ILU levels); x is permuted back
+        /// on output.
+        Rcm = "rcm",
     }
 );
 

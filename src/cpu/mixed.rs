@@ -394,7 +394,7 @@ pub fn solve(
         reorder: crate::base::options::Reorder::None,
         ..opts.clone()
     };
-    super::with_reordering(a, b, opts, opts.reorder, |a, b| {
+    super::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0| {
         let a32 = a.cast::<f32>()?;
         let mut report = SolveReport::new(
             opts.method,

@@ -399,7 +399,9 @@ pub fn solve_with_reorder<T: Scalar>(
     opts: &SolveOptions,
     how: Reorder,
 ) -> Result<Solution<T>> {
-    with_reordering(a, b, opts, how, |a, b| solve_as_given(a, b, x0, opts))
+    with_reordering(a, b, x0, opts, how, |a, b, x0| {
+        solve_as_given(a, b, x0, opts)
+    })
 }
 
 /// Runs `solve` on the rows of A x = b that the reordering `how` chooses for `opts`: the one
@@ -410,11 +412,12 @@ pub fn solve_with_reorder<T: Scalar>(
 pub fn with_reordering<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
+    x0: Option<&[T]>,
     opts: &SolveOptions,
     how: Reorder,
-    solve: impl FnOnce(&Csr<T>, &[T]) -> Result<Solution<T>>,
+    solve: impl FnOnce(&Csr<T>, &[T], Option<&[T]>) -> Result<Solution<T>>,
 ) -> Result<Solution<T>> {
-    crate::matrix::reorder::solve_reordered(a, b, opts, how, ilu0_trouble, solve)
+    crate::matrix::reorder::solve_reordered(a, b, x0, opts, how, ilu0_trouble, solve)
 }
 
 /// What is wrong with the ILU(0) factors of `a` itself, for the `auto` reordering rule:

@@ -8,6 +8,7 @@ mod ell;
 pub mod generators;
 pub mod market;
 pub mod matching;
+pub mod rcm;
 pub mod reorder;
 pub mod samples;
 mod sell;

@@ -68,6 +68,10 @@ pub struct Reordered<T> {
     pub b: Vec<T>,
     /// `row_perm[i]` = the row of the original system now at row i.
     pub row_perm: Vec<usize>,
+    /// For a symmetric permutation (RCM: `a` = P·A·Pᵀ): `col_perm[i]` = the unknown of the
+    /// original system numbered i, so the solution comes back as x[col_perm[i]] = y[i].
+    /// `None` for a row permutation (x unchanged).
+    pub col_perm: Option<Vec<usize>>,
     /// Rows P moves.
     pub moved: usize,
     /// One sentence for the report (`SolveReport::reordering`).
@@ -204,6 +208,44 @@ pub fn reorder_rows<T: Scalar>(a: &Csr<T>, b: &[T]) -> Result<Reordered<T>> {
         a: pa,
         b: pb,
         row_perm: m.row_perm,
+        col_perm: None,
+        moved,
+        description,
+    })
+}
+
+/// P·A·Pᵀ and P·b for the reverse Cuthill–McKee order of `a`'s unknowns
+/// ([`super::rcm`]), with a description such as "unknowns renumbered by reverse
+/// Cuthill–McKee: bandwidth 4959 → 211".
+///
+/// # Errors
+/// `NotSquare` for a rectangular `a`, `DimensionMismatch` when `b` does not have a row's
+/// length.
+pub fn reorder_rcm<T: Scalar>(a: &Csr<T>, b: &[T]) -> Result<Reordered<T>> {
+    a.require_square()?;
+    if b.len() != a.nrows() {
+        return Err(crate::base::error::KrylovError::DimensionMismatch {
+            what: "right-hand side length vs matrix rows",
+            expected: a.nrows(),
+            found: b.len(),
+        });
+    }
+    let order = super::rcm::rcm_order(a);
+    let pa = super::rcm::permute_symmetric(a, &order);
+    let pb = order.iter().map(|&o| b[o]).collect();
+    let moved = order.iter().enumerate().filter(|(i, o)| i != *o).count();
+    let description = format!(
+        "unknowns renumbered by reverse Cuthill-McKee: bandwidth {} -> {} ({moved} of {} \
+         moved)",
+        super::rcm::bandwidth(a),
+        super::rcm::bandwidth(&pa),
+        a.nrows()
+    );
+    Ok(Reordered {
+        a: pa,
+        b: pb,
+        row_perm: order.clone(),
+        col_perm: Some(order),
         moved,
         description,
     })
@@ -225,6 +267,7 @@ pub fn reorder_for_solve<T: Scalar>(
     match how {
         Reorder::None => Ok(None),
         Reorder::Matching => reorder_rows(a, b).map(Some),
+        Reorder::Rcm => reorder_rcm(a, b).map(Some),
         Reorder::Auto => {
             if b.len() != a.nrows() || b.iter().any(|v| !v.is_finite()) || a.check_finite().is_err()
             {
@@ -251,8 +294,8 @@ pub fn reorder_for_solve<T: Scalar>(
 /// use krylov_wgpu::solvers::{Method, Precond, SolveOptions};
 /// let a = Csr::<f64>::new(2, 2, vec![0, 1, 3], vec![1, 0, 1], vec![2.0, 3.0, 1.0])?;
 /// let opts = SolveOptions { method: Method::Gmres, precond: Precond::Jacobi, rtol: 1e-12, ..Default::default() };
-/// let sol = solve_reordered(&a, &[2.0, 4.0], &opts, Reorder::Auto, |_| None, |a, b| {
-///     krylov_wgpu::cpu::solve_with_reorder(a, b, None, &opts, Reorder::None)
+/// let sol = solve_reordered(&a, &[2.0, 4.0], None, &opts, Reorder::Auto, |_| None, |a, b, x0| {
+///     krylov_wgpu::cpu::solve_with_reorder(a, b, x0, &opts, Reorder::None)
 /// })?;
 /// assert!(sol.report.converged && sol.report.reordering.is_some());
 /// assert!((sol.x[0] - 1.0).abs() < 1e-12 && (sol.x[1] - 1.0).abs() < 1e-12);
@@ -261,15 +304,32 @@ pub fn reorder_for_solve<T: Scalar>(
 pub fn solve_reordered<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
+    x0: Option<&[T]>,
     opts: &SolveOptions,
     how: Reorder,
     ilu0_trouble: impl FnOnce(&Csr<T>) -> Option<String>,
-    solve: impl FnOnce(&Csr<T>, &[T]) -> Result<Solution<T>>,
+    solve: impl FnOnce(&Csr<T>, &[T], Option<&[T]>) -> Result<Solution<T>>,
 ) -> Result<Solution<T>> {
     match reorder_for_solve(a, b, opts, how, ilu0_trouble)? {
-        None => solve(a, b),
+        None => solve(a, b, x0),
         Some(r) => {
-            let mut sol = solve(&r.a, &r.b)?;
+            let mut sol = match &r.col_perm {
+                None => solve(&r.a, &r.b, x0)?,
+                Some(order) => {
+                    // P·A·Pᵀ y = P·b with y = P x: the guess in, the solution out permuted.
+                    crate::matrix::check_initial_guess(x0, a.ncols())?;
+                    let y0: Option<Vec<T>> = x0.map(|x| order.iter().map(|&o| x[o]).collect());
+                    let mut sol = solve(&r.a, &r.b, y0.as_deref())?;
+                    if sol.x.len() == order.len() {
+                        let mut x = vec![T::zero(); order.len()];
+                        for (y, &o) in sol.x.iter().zip(order) {
+                            x[o] = *y;
+                        }
+                        sol.x = x;
+                    }
+                    sol
+                }
+            };
             sol.report.notes.insert(0, r.description.clone());
             sol.report.reordering = Some(r.description);
             Ok(sol)

@@ -160,3 +160,42 @@ fn ic0_cg_converges_faster_than_jacobi() {
         jac.report.iterations
     );
 }
+
+#[test]
+fn rcm_renumbering_on_the_gpu_returns_x_in_the_original_numbering() {
+    use krylov_wgpu::base::options::Reorder;
+    let Some(engine) = common::engine().filter(|e| e.context().summary.shader_f64) else {
+        return;
+    };
+    let a = common::problems::load("add32");
+    let b = common::problems::rhs(&a);
+    let o = SolveOptions {
+        method: Method::Gmres,
+        precond: Precond::Ilu0,
+        rtol: 1e-8,
+        reorder: Reorder::Rcm,
+        ..Default::default()
+    };
+    let host = cpu::solve(&a, &b, None, &o).unwrap();
+    let gpu = solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+    assert_converged(&gpu, &a, &b, o.rtol, "add32 rcm GPU");
+    assert_eq!(gpu.report.reordering, host.report.reordering);
+    assert!(
+        host.report
+            .reordering
+            .as_deref()
+            .unwrap()
+            .contains("Cuthill")
+    );
+    let (g, h) = (gpu.report.iterations as f64, host.report.iterations as f64);
+    assert!((g - h).abs() <= 0.05 * h + 1.0, "GPU {g} vs CPU {h}");
+    // x in the original numbering: against the x* that made b.
+    let xs = common::problems::x_star(a.nrows());
+    let err = gpu
+        .x
+        .iter()
+        .zip(&xs)
+        .map(|(x, s)| (x - s).abs())
+        .fold(0.0, f64::max);
+    assert!(err < 1e-4, "max error {err}");
+}

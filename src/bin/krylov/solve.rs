@@ -55,9 +55,10 @@ pub struct SolveArgs {
     /// sweeps per factor) or auto (levels unless they need many dispatches).
     #[arg(long, default_value = "auto", value_parser = parse_enum::<Trisolve>)]
     trisolve: Trisolve,
-    /// Row reordering before the solve: auto (a maximum-product matching, MC64-style, when a
-    /// zero diagonal defeats Jacobi or ILU(0) of a non-CG solve), none, or matching (always).
-    /// The JSON report's `reordering` says what was done.
+    /// Reordering before the solve: auto (a maximum-product row matching, MC64-style, when a
+    /// zero diagonal defeats Jacobi or ILU(0) of a non-CG solve, or ILUT meets a zero or weak
+    /// diagonal), none, matching (always), or rcm (the unknowns renumbered by reverse
+    /// Cuthill–McKee, x permuted back). The JSON report's `reordering` says what was done.
     #[arg(long, default_value = "auto", value_parser = parse_enum::<Reorder>)]
     reorder: Reorder,
     /// Orthogonalisation of classical GMRES.

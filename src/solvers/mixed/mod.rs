@@ -69,7 +69,7 @@ pub fn solve(
         reorder: Reorder::None,
         ..opts.clone()
     };
-    crate::cpu::with_reordering(a, b, opts, opts.reorder, |a, b| {
+    crate::cpu::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0| {
         solve_as_given(engine, a, b, x0, &as_given, refine, monitor)
     })
 }
