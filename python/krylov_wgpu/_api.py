@@ -140,7 +140,7 @@ def solve(
     else f64. ``device``: ``auto`` (a hardware GPU that can run the request, else the CPU
     reference), ``gpu`` or ``cpu``; ``report.device_reason`` says which ran and why.
     ``precond``: ``none``, ``jacobi``, ``ilu0`` or ``ic0``. More options, as the CLI's:
-    ``side``, ``trisolve``, ``reorder``, ``gs``, ``check_mode``, ``batch``, ``reduction``,
+    ``side``, ``trisolve``, ``reorder``, ``equilibrate``, ``gs``, ``check_mode``, ``batch``, ``reduction``,
     ``max_padding``, ``adapter``, ``no_f64``, ``allow_mixed``, ``inner_rtol``, ``max_outer``,
     ``outer_precision``.
 

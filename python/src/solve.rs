@@ -148,6 +148,7 @@ const KNOWN: &[&str] = &[
     "side",
     "trisolve",
     "reorder",
+    "equilibrate",
     "gs",
     "check_mode",
     "batch",
@@ -195,6 +196,7 @@ fn options(
         format: parsed(options, "format", "auto")?,
         max_padding: get(options, "max_padding", d.max_padding)?,
         reduction: parsed(options, "reduction", "plain")?,
+        equilibrate: get(options, "equilibrate", false)?,
     };
     let r = RefineOptions::default();
     let refine = RefineOptions {

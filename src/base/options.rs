@@ -339,6 +339,9 @@ pub struct SolveOptions {
     pub max_padding: f64,
     /// Plain or compensated sums in the f32 GPU kernels' reductions.
     pub reduction: Reduction,
+    /// Balance rows and columns before the solve (`matrix::equilibrate`): the method runs on
+    /// D_r·A·D_c, x is unscaled and its true residual rechecked.
+    pub equilibrate: bool,
 }
 
 impl Default for SolveOptions {
@@ -360,6 +363,7 @@ impl Default for SolveOptions {
             format: Format::Csr,
             max_padding: DEFAULT_PADDING_BUDGET,
             reduction: Reduction::Plain,
+            equilibrate: false,
         }
     }
 }

@@ -189,6 +189,9 @@ pub struct SolveReport {
     /// The row reordering applied before the solve (`matrix::reorder`: P·A x = P·b, same x
     /// and residual norms), in words; `null` when the rows were left as they are.
     pub reordering: Option<String>,
+    /// The row and column balancing applied before the solve (`--equilibrate`,
+    /// `matrix::equilibrate`), in words; `null` when none.
+    pub equilibration: Option<String>,
     /// Decisions the solver took that the user should know about (a variant replaced, a
     /// strategy chosen), one sentence each.
     pub notes: Vec<String>,
@@ -251,6 +254,7 @@ impl SolveReport {
             restart_log: Vec::new(),
             preconditioner: None,
             reordering: None,
+            equilibration: None,
             notes: Vec::new(),
             kernel_times: Vec::new(),
             seconds: 0.0,

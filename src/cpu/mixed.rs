@@ -389,12 +389,14 @@ pub fn solve(
 ) -> Result<Solution<f64>> {
     crate::matrix::validate_system(a, b, opts)?;
     crate::matrix::check_initial_guess(x0, a.ncols())?;
-    // Rows reordered (or not) once for the outer loop and every inner solve, as on the GPU.
-    let as_given = SolveOptions {
-        reorder: crate::base::options::Reorder::None,
-        ..opts.clone()
-    };
-    super::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0| {
+    // Rows reordered (or not) and balanced (or not) once for the outer loop and every inner
+    // solve, as on the GPU.
+    super::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0, opts| {
+        let as_given = SolveOptions {
+            reorder: crate::base::options::Reorder::None,
+            equilibrate: false,
+            ..opts.clone()
+        };
         let a32 = a.cast::<f32>()?;
         let mut report = SolveReport::new(
             opts.method,

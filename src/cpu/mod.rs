@@ -399,7 +399,7 @@ pub fn solve_with_reorder<T: Scalar>(
     opts: &SolveOptions,
     how: Reorder,
 ) -> Result<Solution<T>> {
-    with_reordering(a, b, x0, opts, how, |a, b, x0| {
+    with_reordering(a, b, x0, opts, how, |a, b, x0, opts| {
         solve_as_given(a, b, x0, opts)
     })
 }
@@ -415,7 +415,7 @@ pub fn with_reordering<T: Scalar>(
     x0: Option<&[T]>,
     opts: &SolveOptions,
     how: Reorder,
-    solve: impl FnOnce(&Csr<T>, &[T], Option<&[T]>) -> Result<Solution<T>>,
+    solve: impl FnMut(&Csr<T>, &[T], Option<&[T]>, &SolveOptions) -> Result<Solution<T>>,
 ) -> Result<Solution<T>> {
     crate::matrix::reorder::solve_reordered(a, b, x0, opts, how, ilu0_trouble, solve)
 }

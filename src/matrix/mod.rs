@@ -5,6 +5,7 @@ mod coo;
 mod csr;
 mod dia;
 mod ell;
+pub mod equilibrate;
 pub mod generators;
 pub mod market;
 pub mod matching;

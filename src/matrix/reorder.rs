@@ -294,8 +294,8 @@ pub fn reorder_for_solve<T: Scalar>(
 /// use krylov_wgpu::solvers::{Method, Precond, SolveOptions};
 /// let a = Csr::<f64>::new(2, 2, vec![0, 1, 3], vec![1, 0, 1], vec![2.0, 3.0, 1.0])?;
 /// let opts = SolveOptions { method: Method::Gmres, precond: Precond::Jacobi, rtol: 1e-12, ..Default::default() };
-/// let sol = solve_reordered(&a, &[2.0, 4.0], None, &opts, Reorder::Auto, |_| None, |a, b, x0| {
-///     krylov_wgpu::cpu::solve_with_reorder(a, b, x0, &opts, Reorder::None)
+/// let sol = solve_reordered(&a, &[2.0, 4.0], None, &opts, Reorder::Auto, |_| None, |a, b, x0, o| {
+///     krylov_wgpu::cpu::solve_with_reorder(a, b, x0, o, Reorder::None)
 /// })?;
 /// assert!(sol.report.converged && sol.report.reordering.is_some());
 /// assert!((sol.x[0] - 1.0).abs() < 1e-12 && (sol.x[1] - 1.0).abs() < 1e-12);
@@ -308,8 +308,16 @@ pub fn solve_reordered<T: Scalar>(
     opts: &SolveOptions,
     how: Reorder,
     ilu0_trouble: impl FnOnce(&Csr<T>) -> Option<String>,
-    solve: impl FnOnce(&Csr<T>, &[T], Option<&[T]>) -> Result<Solution<T>>,
+    mut solve: impl FnMut(&Csr<T>, &[T], Option<&[T]>, &SolveOptions) -> Result<Solution<T>>,
 ) -> Result<Solution<T>> {
+    // Balancing (when asked) is the innermost transformation: of the reordered system.
+    let mut solve = |a: &Csr<T>, b: &[T], x0: Option<&[T]>| {
+        if opts.equilibrate {
+            super::equilibrate::solve_equilibrated(a, b, x0, opts, &mut solve)
+        } else {
+            solve(a, b, x0, opts)
+        }
+    };
     match reorder_for_solve(a, b, opts, how, ilu0_trouble)? {
         None => solve(a, b, x0),
         Some(r) => {

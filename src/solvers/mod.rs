@@ -51,7 +51,7 @@ pub fn solve_gpu<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    let mut sol = crate::cpu::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0| {
+    let mut sol = crate::cpu::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0, opts| {
         solve_gpu_as_given(engine, a, b, x0, opts, monitor)
     })?;
     crate::cpu::explain_f32_gap(&mut sol.report);

@@ -61,6 +61,11 @@ pub struct SolveArgs {
     /// Cuthill–McKee, x permuted back). The JSON report's `reordering` says what was done.
     #[arg(long, default_value = "auto", value_parser = parse_enum::<Reorder>)]
     reorder: Reorder,
+    /// Balance rows and columns (max-norm scaling, iterated, powers of two) before the solve:
+    /// the method runs on D_r·A·D_c, x is unscaled and its true residual rechecked. The JSON
+    /// report's `equilibration` says what was done.
+    #[arg(long)]
+    equilibrate: bool,
     /// Orthogonalisation of classical GMRES.
     #[arg(long, default_value = "cgs", value_parser = parse_enum::<GramSchmidt>)]
     gs: GramSchmidt,
@@ -162,6 +167,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         format: args.format,
         max_padding: args.max_padding,
         reduction: args.reduction,
+        equilibrate: args.equilibrate,
     };
     let (device, mixed_because) = choose_device(args)?;
     if args.matrix.precision == PrecisionArg::Mixed || mixed_because.is_some() {

@@ -63,13 +63,15 @@ pub fn solve(
     crate::matrix::validate_system(a, b, opts)?;
     crate::matrix::check_initial_guess(x0, a.ncols())?;
     refine.validate()?;
-    // The rows are reordered (or not) once, for the outer loop and every inner solve alike
-    // (P·A x = P·b: the same x and residual norms), so the inner solves all see one matrix.
-    let as_given = SolveOptions {
-        reorder: Reorder::None,
-        ..opts.clone()
-    };
-    crate::cpu::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0| {
+    // The rows are reordered (or not) and balanced (or not) once, for the outer loop and
+    // every inner solve alike (P·A x = P·b: the same x and residual norms), so the inner
+    // solves all see one matrix.
+    crate::cpu::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0, o| {
+        let as_given = SolveOptions {
+            reorder: Reorder::None,
+            equilibrate: false,
+            ..o.clone()
+        };
         solve_as_given(engine, a, b, x0, &as_given, refine, monitor)
     })
 }
