@@ -1,26 +1,31 @@
-//! `krylov calibrate`: measures our own kernels on the device and fits the model's curves.
+//! `krylov calibrate`: times our own solver kernels on the device and fits the model.
 //!
-//! * dispatch cost `t_d`: [`dependent_dispatch_us`] (back-to-back dependent launches of a
-//!   one-workgroup kernel in one pass);
-//! * round trip: one such launch submitted alone and read back, minus `t_d`;
-//! * vector curve: `stream_triad` ([`measure_bandwidth`], 12 bytes per entry) from a few KB
-//!   to beyond the last-level cache;
-//! * reduction curve: `stream_update4_reduce` (update_cg's 7 accesses per entry and its
-//!   workgroup reduction, [`probe_update4_variant`]);
-//! * SpMV curve per format: [`bench_spmv`] on `poisson2d` and `laplace3d` at several sizes,
-//!   bytes counted on the uploaded layout ([`super::layout`]).
+//! * round trip `t_rt`: one dependent launch submitted alone and read back, minus the cost
+//!   of a launch inside a pass ([`dependent_dispatch_us`]);
+//! * kernel curves: CG and BiCGStab, classical and pipelined, `device` mode, a fixed number
+//!   of iterations, on `poisson2d` and `laplace3d` at sizes from a few KB of vectors to
+//!   beyond the last-level cache, and on a stencil of dense 8×8 blocks ([`dense_blocks`],
+//!   for the BCSR formats), in every format that takes them, with GPU timestamps: each kernel's GPU
+//!   time per launch against the bytes [`super::kernels`] says it moves is one sample of
+//!   its curve (the vector kernels' curves gather the samples of every format);
+//! * dispatch cost `t_d`: the median over those runs of (wall time per iteration − the
+//!   kernels' GPU time − t_rt / batch) / launches — the gap a solver loop really sees
+//!   between launches;
+//! * finishing kernels: the median GPU time per launch.
 //!
-//! Each curve is fitted with [`super::sigmoid::fit`]. Times are wall-clock per launch over
-//! batches of launches in one submit (median of batches), the situation of a solver loop.
+//! Each curve is fitted with [`super::sigmoid::fit`] (LM). The calibration needs GPU
+//! timestamps (`TIMESTAMP_QUERY`); without them it stops with an error.
 
+use std::collections::BTreeMap;
+
+use super::kernels::{Curve, MODELLED, curve_key, iteration_plan};
 use super::layout::{LayoutParams, MODEL_FORMATS, spmv_layout};
 use super::profile::{DeviceIdentity, Profile, SCHEMA_VERSION, utc_now};
-use super::sigmoid::{Fit, Sample, fit};
+use super::sigmoid::{Fit, Sample, fit_robust};
 use crate::base::error::{KrylovError, Result};
-use crate::bench::{
-    SpmvBench, bench_spmv, dependent_dispatch_us, measure_bandwidth, probe_update4_variant,
-};
-use crate::gpu::Engine;
+use crate::base::{CheckMode, Precision};
+use crate::bench::{BenchCase, dependent_dispatch_us, run_case_on};
+use crate::gpu::{Engine, GpuContext};
 use crate::matrix::{Csr, generators};
 
 /// How much to measure.
@@ -30,9 +35,9 @@ pub struct CalibrateOptions {
     pub quick: bool,
 }
 
-/// The identity of the engine's adapter, as profiles record it.
-pub fn device_identity(engine: &Engine) -> DeviceIdentity {
-    let info = engine.context().adapter.get_info();
+/// The identity of an opened adapter, as profiles record it.
+pub fn device_identity(ctx: &GpuContext) -> DeviceIdentity {
+    let info = ctx.adapter.get_info();
     DeviceIdentity {
         name: info.name,
         vendor: info.vendor,
@@ -43,130 +48,237 @@ pub fn device_identity(engine: &Engine) -> DeviceIdentity {
     }
 }
 
-/// Progress lines go to `log` (the CLI prints them on stderr).
+/// The matrices of a calibration: 5- and 7-point stencils, and a 5-point stencil whose
+/// every entry is a dense 8×8 block (where the BCSR formats store no padding).
+fn matrices(quick: bool) -> Result<Vec<(String, Csr<f64>)>> {
+    let (p2, l3, kron): (&[usize], &[usize], &[usize]) = if quick {
+        (&[16, 48, 128, 256], &[24], &[4, 8, 16, 32])
+    } else {
+        (
+            &[16, 32, 64, 128, 256, 512, 1024, 2048],
+            &[8, 16, 32, 64, 128],
+            &[4, 8, 16, 32, 64, 128, 256],
+        )
+    };
+    let mut out = Vec::new();
+    for k in p2 {
+        let spec = format!("poisson2d:{k}");
+        out.push((spec.clone(), generators::from_spec(&spec)?));
+    }
+    for k in l3 {
+        let spec = format!("laplace3d:{k}");
+        out.push((spec.clone(), generators::from_spec(&spec)?));
+    }
+    for &k in kron {
+        let a = generators::poisson_2d_fd::<f64>(k);
+        out.push((format!("poisson2d:{k} ⊗ 8×8"), dense_blocks(&a, 8)?));
+    }
+    Ok(out)
+}
+
+/// A ⊗ B with B = I + 0.1·(ones) of size `nb` (symmetric positive definite when A is): every
+/// entry of `a` becomes a dense `nb`×`nb` block.
+pub fn dense_blocks(a: &Csr<f64>, nb: usize) -> Result<Csr<f64>> {
+    let n = a.nrows() * nb;
+    let mut row_ptr = Vec::with_capacity(n + 1);
+    let mut cols = Vec::with_capacity(a.nnz() * nb * nb);
+    let mut vals = Vec::with_capacity(a.nnz() * nb * nb);
+    row_ptr.push(0u32);
+    for i in 0..a.nrows() {
+        let (acols, avals) = a.row(i);
+        for r in 0..nb {
+            for (&c, &v) in acols.iter().zip(avals) {
+                for q in 0..nb {
+                    cols.push(c * nb as u32 + q as u32);
+                    vals.push(v * (0.1 + f64::from(u8::from(q == r))));
+                }
+            }
+            row_ptr.push(cols.len() as u32);
+        }
+    }
+    Csr::new(n, a.ncols() * nb, row_ptr, cols, vals)
+}
+
+/// What the timed runs gave: samples per curve key, finishing times, dispatch gaps.
+#[derive(Default)]
+struct Samples {
+    curves: BTreeMap<String, Vec<Sample>>,
+    finish: BTreeMap<String, Vec<f64>>,
+    gaps: Vec<f64>,
+}
+
+/// Calibrates the engine's device; an engine built with `Tuning { profile: true, .. }` on
+/// an adapter with timestamps. Progress lines go to `log`.
 pub fn calibrate(
     engine: &Engine,
     opts: CalibrateOptions,
     log: &mut dyn FnMut(&str),
 ) -> Result<Profile> {
+    if !engine.profiling() {
+        return Err(KrylovError::Unsupported(format!(
+            "calibration times each kernel with GPU timestamps, which {} does not offer \
+             (TIMESTAMP_QUERY); no profile was written",
+            engine.context().summary.name
+        )));
+    }
     let quick = opts.quick;
     let wg = engine.tuning().workgroup_size as usize;
     let dispatch = dependent_dispatch_us(engine, 100)? * 1e-6;
     let single = dependent_dispatch_us(engine, 1)? * 1e-6;
     let round_trip = (single - dispatch).max(0.0);
     log(&format!(
-        "dispatch {:.2} µs, round trip {:.2} µs",
+        "dependent dispatch {:.2} µs, round trip {:.2} µs",
         dispatch * 1e6,
         round_trip * 1e6
     ));
-
-    // Entries: 2^8 (3 KB of triad traffic) to 2^22 (50 MB) quick, 2^26 (800 MB) full.
-    let top = if quick { 21 } else { 26 };
-    let step = if quick { 2 } else { 1 };
-    let entries: Vec<usize> = (8..=top).step_by(step).map(|k| 1usize << k).collect();
-    let mut vector = Vec::new();
-    let mut reduction = Vec::new();
-    for &n in &entries {
-        let gbs = measure_bandwidth(engine, n)?;
-        let bytes = 12.0 * (4 * n.div_ceil(4)) as f64;
-        vector.push(Sample {
-            bytes,
-            seconds: bytes / (gbs * 1e9),
-        });
-        let groups = n.div_ceil(wg).clamp(1, engine.tuning().max_groups as usize) as u32;
-        let gbs = probe_update4_variant(engine, "stream_update4_reduce", n, wg as u32, groups)?;
-        let bytes = 28.0 * n as f64;
-        reduction.push(Sample {
-            bytes,
-            seconds: bytes / (gbs * 1e9),
-        });
-    }
-    let vector = fitted("vector", &vector, dispatch, log)?;
-    let reduction = fitted("reduction", &reduction, dispatch, log)?;
-
     let params = LayoutParams {
         workgroup_size: wg,
         sell_c: crate::gpu::format::sell_c(engine),
-        // Calibration runs every format on the stencils, however padded: the bytes are
-        // counted on the padded layout.
-        max_padding: 64.0,
+        // What the timed solves use (SolveOptions' default): refused formats are skipped.
+        max_padding: crate::gpu::format::DEFAULT_PADDING_BUDGET,
     };
-    let specs: Vec<String> = if quick {
-        [16, 32, 64, 128, 256]
-            .iter()
-            .map(|k| format!("poisson2d:{k}"))
-            .chain([8, 16, 32].iter().map(|k| format!("laplace3d:{k}")))
-            .collect()
-    } else {
-        [16, 32, 64, 128, 256, 512, 1024, 2048]
-            .iter()
-            .map(|k| format!("poisson2d:{k}"))
-            .chain(
-                [8, 16, 32, 64, 128]
-                    .iter()
-                    .map(|k| format!("laplace3d:{k}")),
-            )
-            .collect()
-    };
-    let how = SpmvBench {
-        runs: if quick { 3 } else { 5 },
-        repeat: if quick { 10 } else { 50 },
-        max_padding: params.max_padding,
-    };
-    let mut spmv: Vec<Vec<Sample>> = vec![Vec::new(); MODEL_FORMATS.len()];
-    for spec in &specs {
-        let a64: Csr<f64> = generators::from_spec(spec)?;
+    let iterations = if quick { 10 } else { 30 };
+    let mut samples = Samples::default();
+    for (spec, a64) in matrices(quick)? {
         let a32: Csr<f32> = a64.cast()?;
-        for (i, &format) in MODEL_FORMATS.iter().enumerate() {
+        for format in MODEL_FORMATS {
             let Ok(layout) = spmv_layout(&a64, format, &params) else {
                 continue;
             };
-            let row = bench_spmv(engine, &a32, spec, format, how, None)?;
-            if row.refused.is_some() || !row.seconds.is_finite() {
-                continue;
+            for (method, variant) in MODELLED {
+                let case = BenchCase {
+                    problem: spec.clone(),
+                    n: a32.nrows(),
+                    method,
+                    variant,
+                    precision: Precision::F32,
+                    check_mode: CheckMode::Device,
+                    iterations,
+                    runs: 1,
+                    restart: 30,
+                    format,
+                };
+                let row = run_case_on(engine, &case, &a32, 0.0, None)?;
+                if row.iterations_done < iterations {
+                    continue; // stopped early: the loop did not run what was timed
+                }
+                let plan = iteration_plan(
+                    method,
+                    variant,
+                    CheckMode::Device,
+                    a32.nrows(),
+                    layout.spmv_bytes(4),
+                    4,
+                    row.iterations,
+                )
+                .expect("a modelled variant");
+                let measured: BTreeMap<&str, f64> = row
+                    .kernel_us_per_iteration
+                    .iter()
+                    .map(|(k, us)| (k.as_str(), us * 1e-6))
+                    .collect();
+                let mut busy = 0.0;
+                let mut complete = true;
+                let mut seen = std::collections::BTreeSet::new();
+                for k in &plan.kernels {
+                    if !seen.insert(k.name) {
+                        continue;
+                    }
+                    let Some(&t) = measured.get(k.name) else {
+                        complete = false;
+                        continue;
+                    };
+                    busy += t;
+                    // A name launched c times per iteration: per-launch time and bytes.
+                    let same: Vec<_> = plan.kernels.iter().filter(|x| x.name == k.name).collect();
+                    let c = same.len() as f64;
+                    let bytes = same.iter().map(|x| x.bytes).sum::<f64>() / c;
+                    match k.curve {
+                        Curve::Finish => samples
+                            .finish
+                            .entry(k.name.to_string())
+                            .or_default()
+                            .push(t / c),
+                        _ => samples
+                            .curves
+                            .entry(curve_key(k, format))
+                            .or_default()
+                            .push(Sample {
+                                bytes,
+                                seconds: t / c,
+                            }),
+                    }
+                }
+                if complete {
+                    let wall = row.us_per_iteration * 1e-6;
+                    let gap =
+                        (wall - busy - plan.round_trips * round_trip) / plan.dispatches() as f64;
+                    samples.gaps.push(gap);
+                }
             }
-            spmv[i].push(Sample {
-                bytes: layout.spmv_bytes(4) as f64,
-                seconds: row.seconds,
-            });
         }
-        log(&format!(
-            "spmv {spec}: {} formats timed",
-            MODEL_FORMATS.len()
+        log(&format!("{spec}: timed"));
+    }
+    let dispatch_seconds = median(&mut samples.gaps).max(0.0);
+    log(&format!(
+        "dispatch gap in solver loops: {:.2} µs",
+        dispatch_seconds * 1e6
+    ));
+    let mut kernels = BTreeMap::new();
+    for (key, s) in &samples.curves {
+        // Kernel times from timestamps hold no dispatch gap: t_d = 0 in the fit.
+        match fit_robust(s, 0.0) {
+            Ok(f) => {
+                log(&describe(key, &f));
+                kernels.insert(key.clone(), f);
+            }
+            Err(e) => log(&format!("{key}: not fitted ({e})")),
+        }
+    }
+    if kernels.is_empty() {
+        return Err(KrylovError::Unsupported(
+            "calibration got no kernel timings (timestamps returned nothing); no profile was written"
+                .into(),
         ));
     }
-    let mut curves = std::collections::BTreeMap::new();
-    for (format, samples) in MODEL_FORMATS.iter().zip(&spmv) {
-        let f = fitted(&format!("spmv {format}"), samples, dispatch, log)?;
-        curves.insert(format.as_str().to_string(), f);
-    }
+    let constants = samples
+        .finish
+        .iter_mut()
+        .map(|(k, v)| (k.clone(), median(v)))
+        .collect();
     Ok(Profile {
         schema_version: SCHEMA_VERSION,
-        device: device_identity(engine),
+        device: device_identity(engine.context()),
         created: utc_now(),
         quick,
         workgroup_size: wg,
         sell_c: params.sell_c,
         max_binding_bytes: engine.context().limits.max_storage_buffer_binding_size,
-        dispatch_seconds: dispatch,
+        dispatch_seconds,
         round_trip_seconds: round_trip,
-        vector,
-        reduction,
-        spmv: curves,
+        kernels,
+        constants,
     })
 }
 
-fn fitted(name: &str, samples: &[Sample], dispatch: f64, log: &mut dyn FnMut(&str)) -> Result<Fit> {
-    let f = fit(samples, dispatch).map_err(|e| {
-        KrylovError::InvalidOption(format!("calibration of the {name} curve failed: {e}"))
-    })?;
-    log(&format!(
-        "{name}: mu {:.2} sigma {:.2} nu {:.2} GB/s; rms error {:.1}%, worst {:.1}%",
+fn describe(key: &str, f: &Fit) -> String {
+    format!(
+        "{key}: mu {:.2} sigma {:.2} nu {:.2} GB/s; rms error {:.1}%, worst {:.1}% ({} samples, {} outliers)",
         f.curve.mu,
         f.curve.sigma,
         f.curve.nu / 1e9,
         100.0 * f.rms_relative_error,
-        100.0 * f.max_relative_error
-    ));
-    Ok(f)
+        100.0 * f.max_relative_error,
+        f.samples.len(),
+        f.outliers.len()
+    )
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
 }

@@ -16,21 +16,29 @@
 //!
 //! Vector bytes: an n-vector read or written costs `n·s`; the reductions' partial sums
 //! (≤ 1024 per inner product) are left out. GMRES, BiCG and Jacobi are not modelled.
+//! The names are those of the kernels (`gpu::shader::KERNELS`), which GPU timestamps report:
+//! calibration fits one curve per name (per name and format for the kernels with A).
 
 use crate::base::{CheckMode, Method, Variant};
 
-/// Which fitted curve a kernel's bytes go through.
+/// How a launch's time is looked up in the profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Curve {
-    /// Streaming vector updates (`axpy`, `xpay`): the `stream_triad` curve.
-    Vector,
-    /// Vector passes ending in a reduction (`dot`, `update_cg`, …): the
-    /// `stream_update4_reduce` curve.
-    Reduction,
-    /// A kernel that multiplies by A: the SpMV curve of the matrix's format.
-    Spmv,
-    /// A one-workgroup finishing launch (`dot_finish`, `bicgstab_finish`): dispatch cost only.
+    /// Vector passes (updates, inner products): the kernel's own curve, keyed by its name.
+    Streaming,
+    /// A kernel that multiplies by A: its curve for the matrix's format, keyed
+    /// `name:format` ([`curve_key`]).
+    Matrix,
+    /// A one-workgroup finishing launch (`dot_finish`, `bicgstab_finish`): a constant.
     Finish,
+}
+
+/// The profile key of a launch's curve: its name, `name:format` for [`Curve::Matrix`].
+pub fn curve_key(kernel: &KernelCost, format: crate::base::Format) -> String {
+    match kernel.curve {
+        Curve::Matrix => format!("{}:{}", kernel.name, format.as_str()),
+        _ => kernel.name.to_string(),
+    }
 }
 
 /// One launch of an iteration.
@@ -38,7 +46,7 @@ pub enum Curve {
 pub struct KernelCost {
     pub name: &'static str,
     pub curve: Curve,
-    /// Bytes the launch moves (the SpMV's own bytes included for [`Curve::Spmv`]).
+    /// Bytes the launch moves (the SpMV's own bytes included for [`Curve::Matrix`]).
     pub bytes: f64,
 }
 
@@ -87,59 +95,59 @@ pub fn iteration_plan(
     let k = |name, curve, bytes| KernelCost { name, curve, bytes };
     let device = mode == CheckMode::Device;
     let per_batch = 1.0 / batch.max(1) as f64;
-    let finish = |kernels: &mut Vec<KernelCost>| {
+    let finish = |kernels: &mut Vec<KernelCost>, name| {
         if device {
-            kernels.push(k("finish", Curve::Finish, 0.0));
+            kernels.push(k(name, Curve::Finish, 0.0));
         }
     };
     let (kernels, paper_trips) = match (method, variant) {
         (Method::Cg, Variant::Pipelined) => (
             vec![
                 // reads x, r, p, Ap; writes x, r, p
-                k("update_cg", Curve::Reduction, 7.0 * v),
-                k("spmv_dot_cg", Curve::Spmv, spmv),
+                k("update_cg", Curve::Streaming, 7.0 * v),
+                k("spmv_dot_cg", Curve::Matrix, spmv),
             ],
             1.0,
         ),
         (Method::Cg, Variant::Classical) => {
             let mut ks = vec![
-                k("spmv", Curve::Spmv, spmv),
-                k("dot", Curve::Reduction, 2.0 * v),
+                k("spmv", Curve::Matrix, spmv),
+                k("dot", Curve::Streaming, 2.0 * v),
             ];
-            finish(&mut ks);
-            ks.push(k("axpy", Curve::Vector, 3.0 * v));
-            ks.push(k("axpy", Curve::Vector, 3.0 * v));
-            ks.push(k("dot", Curve::Reduction, v));
-            finish(&mut ks);
-            ks.push(k("xpay", Curve::Vector, 3.0 * v));
+            finish(&mut ks, "dot_finish");
+            ks.push(k("axpy", Curve::Streaming, 3.0 * v));
+            ks.push(k("axpy", Curve::Streaming, 3.0 * v));
+            ks.push(k("dot", Curve::Streaming, v));
+            finish(&mut ks, "dot_finish");
+            ks.push(k("xpay", Curve::Streaming, 3.0 * v));
             (ks, 2.0)
         }
         (Method::Bicgstab, Variant::Pipelined) => (
             vec![
                 // Ap = A·p, ⟨Ap, r0*⟩: + r0*
-                k("spmv_dot_bicgstab_p", Curve::Spmv, spmv + v),
+                k("spmv_dot_bicgstab_p", Curve::Matrix, spmv + v),
                 // s = r − αAp: reads r, Ap, writes s
-                k("update_s_bicgstab", Curve::Reduction, 3.0 * v),
+                k("update_s_bicgstab", Curve::Streaming, 3.0 * v),
                 // As = A·s, ⟨As,s⟩, ⟨As,As⟩, ⟨As,r0*⟩: + r0*
-                k("spmv_dot_bicgstab_s", Curve::Spmv, spmv + v),
+                k("spmv_dot_bicgstab_s", Curve::Matrix, spmv + v),
                 // x, r, p updates: reads x, p, s, As, Ap, r; writes x, r, p
-                k("update_xrp_bicgstab", Curve::Reduction, 9.0 * v),
+                k("update_xrp_bicgstab", Curve::Streaming, 9.0 * v),
             ],
             1.0,
         ),
         (Method::Bicgstab, Variant::Classical) => {
-            let mut ks = vec![k("spmv", Curve::Spmv, spmv)];
-            ks.push(k("dot", Curve::Reduction, 2.0 * v));
-            finish(&mut ks);
-            ks.push(k("axpy", Curve::Vector, 3.0 * v));
-            ks.push(k("spmv", Curve::Spmv, spmv));
-            ks.extend((0..2).map(|_| k("dot", Curve::Reduction, 2.0 * v)));
-            finish(&mut ks);
-            ks.extend((0..3).map(|_| k("axpy", Curve::Vector, 3.0 * v)));
-            ks.extend((0..4).map(|_| k("dot", Curve::Reduction, 2.0 * v)));
-            finish(&mut ks);
-            ks.push(k("axpy", Curve::Vector, 3.0 * v));
-            ks.push(k("xpay", Curve::Vector, 3.0 * v));
+            let mut ks = vec![k("spmv", Curve::Matrix, spmv)];
+            ks.push(k("dot", Curve::Streaming, 2.0 * v));
+            finish(&mut ks, "bicgstab_finish");
+            ks.push(k("axpy", Curve::Streaming, 3.0 * v));
+            ks.push(k("spmv", Curve::Matrix, spmv));
+            ks.extend((0..2).map(|_| k("dot", Curve::Streaming, 2.0 * v)));
+            finish(&mut ks, "bicgstab_finish");
+            ks.extend((0..3).map(|_| k("axpy", Curve::Streaming, 3.0 * v)));
+            ks.extend((0..4).map(|_| k("dot", Curve::Streaming, 2.0 * v)));
+            finish(&mut ks, "bicgstab_finish");
+            ks.push(k("axpy", Curve::Streaming, 3.0 * v));
+            ks.push(k("xpay", Curve::Streaming, 3.0 * v));
             (ks, 4.0)
         }
         _ => return None,

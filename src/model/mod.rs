@@ -41,4 +41,4 @@ pub use predict::{ModelChoice, PredictRequest, Prediction, best, predict};
 pub use profile::{
     DeviceIdentity, PROFILE_DIR_ENV, Profile, ProfileError, default_profile_path, profile_dir,
 };
-pub use sigmoid::{Fit, Sample, Sigmoid, fit};
+pub use sigmoid::{Fit, Sample, Sigmoid, fit, fit_robust};

@@ -1,7 +1,7 @@
 //! Predicted time per iteration from a [`Profile`] and a matrix's layouts, and the
 //! model's choice of format and variant.
 
-use super::kernels::{Curve, IterationPlan, MODELLED, iteration_plan};
+use super::kernels::{Curve, IterationPlan, MODELLED, curve_key, iteration_plan};
 use super::layout::{MODEL_FORMATS, SpmvLayout, spmv_layout};
 use super::profile::Profile;
 use crate::base::{CheckMode, Format, Method, Precision, Variant};
@@ -68,29 +68,26 @@ impl PredictRequest {
 }
 
 /// Seconds of one iteration of `plan` on the profiled device, per launch: t = x / B(x) + t_d
-/// with the launch's curve (the format's SpMV curve for launches that multiply by A), and
-/// the round trips.
-fn time_plan(profile: &Profile, plan: &IterationPlan, format: Format) -> (f64, Vec<(String, f64)>) {
-    let spmv = profile.spmv_curve(format);
-    let per_kernel: Vec<(String, f64)> = plan
-        .kernels
-        .iter()
-        .map(|k| {
-            let move_bytes = match k.curve {
-                Curve::Vector => profile.vector.curve.seconds(k.bytes),
-                Curve::Reduction => profile.reduction.curve.seconds(k.bytes),
-                Curve::Spmv => match spmv {
-                    Some(c) => c.seconds(k.bytes),
-                    None => f64::NAN,
-                },
-                Curve::Finish => 0.0,
-            };
-            (k.name.to_string(), move_bytes + profile.dispatch_seconds)
-        })
-        .collect();
+/// with the launch's curve (its format's for launches that multiply by A; a constant for
+/// the finishing launches), plus the round trips; `Err` names a curve the profile lacks.
+fn time_plan(
+    profile: &Profile,
+    plan: &IterationPlan,
+    format: Format,
+) -> Result<(f64, Vec<(String, f64)>), String> {
+    let mut per_kernel = Vec::with_capacity(plan.kernels.len());
+    for k in &plan.kernels {
+        let key = curve_key(k, format);
+        let busy = match k.curve {
+            Curve::Finish => profile.constants.get(&key).copied(),
+            _ => profile.curve(&key).map(|c| c.seconds(k.bytes)),
+        };
+        let busy = busy.ok_or_else(|| format!("the profile has no curve for {key}"))?;
+        per_kernel.push((k.name.to_string(), busy + profile.dispatch_seconds));
+    }
     let total = per_kernel.iter().map(|(_, t)| t).sum::<f64>()
         + plan.round_trips * profile.round_trip_seconds;
-    (total, per_kernel)
+    Ok((total, per_kernel))
 }
 
 /// The layouts of `a` in every requested format (or why not) on the profiled device.
@@ -182,10 +179,6 @@ fn predict_one(
         ));
         return p;
     }
-    if profile.spmv_curve(format).is_none() {
-        p.refused = Some(format!("the profile has no {format} SpMV curve"));
-        return p;
-    }
     let Some(plan) = iteration_plan(
         method,
         variant,
@@ -198,7 +191,13 @@ fn predict_one(
         p.refused = Some(format!("{variant} {method} is not modelled"));
         return p;
     };
-    let (t, kernels) = time_plan(profile, &plan, format);
+    let (t, kernels) = match time_plan(profile, &plan, format) {
+        Ok(timed) => timed,
+        Err(why) => {
+            p.refused = Some(why);
+            return p;
+        }
+    };
     p.seconds_per_iteration = t;
     p.seconds_for_iterations = t * req.iterations as f64;
     p.dispatches_per_iteration = plan.dispatches();
@@ -275,9 +274,9 @@ mod tests {
             .unwrap();
         // CSR f32 on n = 256, nnz = 1216: (257 + 1216)·4 + 2·1216·4 + 256·4 bytes.
         assert_eq!(p.spmv_bytes, 1473 * 4 + 9728 + 1024);
-        let expected = profile.reduction.curve.seconds(7.0 * 1024.0)
+        let expected = profile.curve("update_cg").unwrap().seconds(7.0 * 1024.0)
             + profile
-                .spmv_curve(Format::Csr)
+                .curve("spmv_dot_cg:csr")
                 .unwrap()
                 .seconds(p.spmv_bytes as f64)
             + 2.0 * profile.dispatch_seconds

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use super::layout::LayoutParams;
 use super::sigmoid::{Fit, Sigmoid};
-use crate::base::Format;
 
 /// Version of the profile's JSON layout; a file of another version is rejected.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -58,12 +57,12 @@ pub struct Profile {
     pub dispatch_seconds: f64,
     /// Seconds of one submit-and-read round trip beyond its dispatch.
     pub round_trip_seconds: f64,
-    /// The `stream_triad` curve (axpy, xpay).
-    pub vector: Fit,
-    /// The `stream_update4_reduce` curve (kernels ending in a reduction).
-    pub reduction: Fit,
-    /// The SpMV curve per format (`csr`, `ell`, …).
-    pub spmv: BTreeMap<String, Fit>,
+    /// One fitted curve per kernel, keyed by the kernel's name (`update_cg`, `axpy`, …) or,
+    /// for the kernels that multiply by A, `name:format` (`spmv_dot_cg:csr`).
+    pub kernels: BTreeMap<String, Fit>,
+    /// GPU seconds of the one-workgroup finishing kernels (`dot_finish`, `bicgstab_finish`),
+    /// which move no data to speak of.
+    pub constants: BTreeMap<String, f64>,
 }
 
 /// Why a profile cannot be used. Every message ends with what to do.
@@ -107,9 +106,9 @@ impl Profile {
         }
     }
 
-    /// The SpMV curve of `format`, if calibrated.
-    pub fn spmv_curve(&self, format: Format) -> Option<&Sigmoid> {
-        self.spmv.get(format.as_str()).map(|f| &f.curve)
+    /// The curve under `key` ([`super::kernels::curve_key`]), if calibrated.
+    pub fn curve(&self, key: &str) -> Option<&Sigmoid> {
+        self.kernels.get(key).map(|f| &f.curve)
     }
 
     /// `profile-<adapter>-<backend>.json`, the adapter's name reduced to `[a-z0-9-]`.
@@ -179,18 +178,18 @@ impl Profile {
             None => return Err(corrupt("no schema_version".into())),
         }
         let profile: Profile = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
-        let curves = [
-            ("vector", &profile.vector),
-            ("reduction", &profile.reduction),
-        ]
-        .into_iter()
-        .chain(profile.spmv.iter().map(|(k, v)| (k.as_str(), v)));
-        for (name, fit) in curves {
+        if profile.kernels.is_empty() {
+            return Err(corrupt("no kernel curves".into()));
+        }
+        for (name, fit) in &profile.kernels {
             if !fit.curve.is_valid() {
                 return Err(corrupt(format!("the {name} curve has invalid parameters")));
             }
         }
-        let costs = [profile.dispatch_seconds, profile.round_trip_seconds];
+        let costs: Vec<f64> = [profile.dispatch_seconds, profile.round_trip_seconds]
+            .into_iter()
+            .chain(profile.constants.values().copied())
+            .collect();
         if costs.iter().any(|c| !c.is_finite() || *c < 0.0) || profile.workgroup_size == 0 {
             return Err(corrupt("negative or missing costs".into()));
         }
@@ -283,6 +282,7 @@ pub(crate) mod tests {
                 bytes: 4096.0,
                 seconds: 1e-5,
             }],
+            outliers: Vec::new(),
         }
     }
 
@@ -298,13 +298,20 @@ pub(crate) mod tests {
             max_binding_bytes: 1 << 30,
             dispatch_seconds: 5e-6,
             round_trip_seconds: 50e-6,
-            vector: fit(20e9),
-            reduction: fit(15e9),
-            spmv: crate::model::layout::MODEL_FORMATS
+            kernels: ["update_cg", "dot", "axpy", "xpay"]
                 .iter()
-                .enumerate()
-                .map(|(i, f)| (f.as_str().to_string(), fit(5e9 + i as f64 * 1e9)))
+                .map(|k| (k.to_string(), fit(20e9)))
+                .chain(
+                    crate::model::layout::MODEL_FORMATS
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(i, f)| {
+                            ["spmv", "spmv_dot_cg"]
+                                .map(|k| (format!("{k}:{}", f.as_str()), fit(5e9 + i as f64 * 1e9)))
+                        }),
+                )
                 .collect(),
+            constants: [("dot_finish".to_string(), 3e-6)].into(),
         }
     }
 
@@ -338,13 +345,13 @@ pub(crate) mod tests {
         assert!(matches!(e, ProfileError::Schema { found: 99, .. }), "{e}");
 
         let mut v = serde_json::to_value(sample_profile()).unwrap();
-        v["vector"]["curve"]["sigma"] = (-1.0).into();
+        v["kernels"]["axpy"]["curve"]["sigma"] = (-1.0).into();
         std::fs::write(&path, v.to_string()).unwrap();
         let e = Profile::load(&path).unwrap_err();
-        assert!(e.to_string().contains("vector curve has invalid"), "{e}");
+        assert!(e.to_string().contains("axpy curve has invalid"), "{e}");
 
         let mut v = serde_json::to_value(sample_profile()).unwrap();
-        v.as_object_mut().unwrap().remove("spmv");
+        v.as_object_mut().unwrap().remove("kernels");
         std::fs::write(&path, v.to_string()).unwrap();
         assert!(matches!(
             Profile::load(&path).unwrap_err(),
