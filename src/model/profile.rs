@@ -224,6 +224,52 @@ pub fn default_profile_path(device: &DeviceIdentity) -> Option<PathBuf> {
     profile_dir().map(|d| d.join(Profile::file_name(device)))
 }
 
+/// The default profile of an adapter known only by its summary (name, backend and the
+/// `"driver driver_info"` string of [`crate::gpu::AdapterSummary`]), as the app knows it:
+/// `Ok(None)` when there is none, an error when it cannot be used.
+pub fn find_for_adapter(
+    name: &str,
+    backend: &str,
+    driver: &str,
+) -> Result<Option<(Profile, PathBuf)>, ProfileError> {
+    match profile_dir() {
+        Some(dir) => find_for_adapter_in(&dir, name, backend, driver),
+        None => Ok(None),
+    }
+}
+
+/// [`find_for_adapter`] in the directory `dir`.
+pub fn find_for_adapter_in(
+    dir: &Path,
+    name: &str,
+    backend: &str,
+    driver: &str,
+) -> Result<Option<(Profile, PathBuf)>, ProfileError> {
+    let probe = DeviceIdentity {
+        name: name.into(),
+        vendor: 0,
+        device: 0,
+        backend: backend.into(),
+        driver: String::new(),
+        driver_info: String::new(),
+    };
+    let path = dir.join(Profile::file_name(&probe));
+    let p = match Profile::load(&path) {
+        Ok(p) => p,
+        Err(ProfileError::NotFound(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let theirs = format!("{} {}", p.device.driver, p.device.driver_info);
+    if p.device.name != name || p.device.backend != backend || theirs.trim() != driver {
+        return Err(ProfileError::ForeignDevice {
+            path,
+            profile: p.device.to_string(),
+            current: format!("{name} ({backend}, driver {driver})"),
+        });
+    }
+    Ok(Some((p, path)))
+}
+
 /// Now, as `YYYY-MM-DDTHH:MM:SSZ` (UTC; days from the civil calendar algorithm of
 /// H. Hinnant).
 pub fn utc_now() -> String {
@@ -377,6 +423,25 @@ pub(crate) mod tests {
 
         let e = Profile::load(&temp("missing.json")).unwrap_err();
         assert!(matches!(e, ProfileError::NotFound(_)), "{e}");
+    }
+
+    #[test]
+    fn the_app_finds_the_profile_of_its_adapter_by_summary() {
+        let dir = temp("by-summary");
+        let p = sample_profile();
+        p.save(&dir.parent().unwrap().join(Profile::file_name(&p.device)))
+            .unwrap();
+        let dir = dir.parent().unwrap();
+        let (name, backend) = ("llvmpipe (LLVM 15.0.6, 256 bits)", "Vulkan");
+        let found = find_for_adapter_in(dir, name, backend, "llvmpipe Mesa 22.3.6").unwrap();
+        assert_eq!(found.unwrap().0, p);
+        let e = find_for_adapter_in(dir, name, backend, "llvmpipe Mesa 24.0").unwrap_err();
+        assert!(matches!(e, ProfileError::ForeignDevice { .. }), "{e}");
+        assert!(
+            find_for_adapter_in(dir, "another GPU", backend, "x")
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
