@@ -8,9 +8,10 @@
 //!   t(iteration) = Σ_kernels t(kernel) + round_trips · t_rt
 //! ```
 //!
-//! * `B` is fitted per kind of launch: streaming vector updates, vector passes ending in a
-//!   reduction, and the SpMV of each format ([`kernels::Curve`]); `t_d` is one dependent
-//!   dispatch in a pass and `t_rt` one submit-and-read round trip ([`Profile`]).
+//! * `B` is fitted per kernel (`update_cg`, `axpy`, …) and, for the kernels that multiply by
+//!   A, per kernel and format ([`kernels::Curve`], [`kernels::curve_key`]) on GPU timestamps
+//!   of real solves; `t_d` is the gap a solver loop leaves between launches and `t_rt` one
+//!   submit-and-read round trip ([`Profile`], [`calibrate`]).
 //! * `x` of an SpMV comes from the layout the upload really builds ([`layout`]); the
 //!   launches of an iteration and their vector bytes from [`kernels`].
 //! * Round trips: `paper` check mode reads back every iteration (1 for the pipelined
