@@ -130,6 +130,9 @@ pub struct StartupArgs {
     pub profile: bool,
     /// The device to open first (`Auto` unless `--device` says otherwise).
     pub device: DeviceSelection,
+    /// Where the 'predict' panel looks for device profiles (`None`: `$KRYLOV_PROFILE_DIR` or
+    /// the user's cache directory, where `krylov calibrate` writes them).
+    pub profile_dir: Option<PathBuf>,
 }
 
 /// The application state.
@@ -173,6 +176,8 @@ pub struct StudioApp {
     runs: Vec<RunView>,
     /// The performance model's ranking for the loaded matrix (the 'predict' panel).
     predictions: std::cell::RefCell<predict_panel::PredictCache>,
+    /// [`StartupArgs::profile_dir`].
+    profile_dir: Option<PathBuf>,
     /// Settings of the runs shown (for the tolerance line and exports).
     shown_opts: Option<SolveOptions>,
 
@@ -239,6 +244,7 @@ impl StudioApp {
             cancel: Arc::new(AtomicBool::new(false)),
             runs: Vec::new(),
             predictions: Default::default(),
+            profile_dir: args.profile_dir.clone(),
             shown_opts: None,
             export_path: String::new(),
             export_run: 0,

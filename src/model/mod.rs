@@ -41,6 +41,6 @@ pub use layout::{LayoutParams, MODEL_FORMATS, SpmvLayout, spmv_layout};
 pub use predict::{ModelChoice, PredictRequest, Prediction, best, predict};
 pub use profile::{
     DeviceIdentity, PROFILE_DIR_ENV, Profile, ProfileError, default_profile_path, find_for_adapter,
-    profile_dir,
+    find_for_adapter_in, profile_dir,
 };
 pub use sigmoid::{Fit, Sample, Sigmoid, fit, fit_robust};

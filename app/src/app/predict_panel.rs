@@ -8,7 +8,9 @@ use std::cell::RefCell;
 use egui::{RichText, Ui};
 use krylov_wgpu::Precision;
 use krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET;
-use krylov_wgpu::model::{PredictRequest, Prediction, find_for_adapter, predict};
+use krylov_wgpu::model::{
+    PredictRequest, Prediction, find_for_adapter, find_for_adapter_in, predict,
+};
 use krylov_wgpu::solvers::{CheckMode, Method};
 
 use super::StudioApp;
@@ -41,7 +43,11 @@ impl StudioApp {
         );
         let mut cache = cache.borrow_mut();
         if cache.key.as_ref() != Some(&key) {
-            cache.result = match find_for_adapter(&gpu.name, &gpu.backend, &gpu.driver) {
+            let found = match &self.profile_dir {
+                Some(dir) => find_for_adapter_in(dir, &gpu.name, &gpu.backend, &gpu.driver),
+                None => find_for_adapter(&gpu.name, &gpu.backend, &gpu.driver),
+            };
+            cache.result = match found {
                 Ok(None) => None,
                 Err(e) => Some(Err(e.to_string())),
                 Ok(Some((profile, _))) => {
@@ -114,8 +120,9 @@ impl StudioApp {
                     .enumerate()
                 {
                     ui.label(format!("{}", i + 1));
-                    ui.label(p.format.as_str());
-                    ui.label(p.variant.as_str());
+                    // One cell: a lone "pipelined" label would be a second widget of
+                    // that name beside the solver panel's radio button.
+                    ui.label(format!("{}, {}", p.format, p.variant));
                     ui.label(format!("{:.2}", p.seconds_per_iteration * 1e6));
                     ui.label(measured(p).map_or("—".into(), |m| format!("{m:.2}")));
                     ui.end_row();
