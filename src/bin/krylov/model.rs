@@ -307,6 +307,8 @@ pub struct AutoRequest<'a> {
     pub explicit_profile: Option<&'a Path>,
     pub device: Option<&'a GpuContext>,
     pub method: Method,
+    /// No preconditioner: the model has none (with one, the rules decide).
+    pub unpreconditioned: bool,
     /// The format given (`Auto` for the model's choice).
     pub format: krylov_wgpu::solvers::Format,
     /// The variant given, `None` for auto.
@@ -318,7 +320,8 @@ pub struct AutoRequest<'a> {
 }
 
 /// The model's choice of format and/or variant for a solve on `a`, when a profile exists
-/// (`Ok(None)` otherwise: the rules decide). A default profile that cannot be used is a
+/// and the solve is one the model covers (GPU, CG or BiCGStab, no preconditioner; `Ok(None)`
+/// otherwise: the rules decide). A default profile that cannot be used is a
 /// warning on stderr and the rules; an explicit `--profile` that cannot be used is an error.
 pub fn auto_choice(
     a: &krylov_wgpu::matrix::Csr<f64>,
@@ -329,7 +332,7 @@ pub fn auto_choice(
     if !format_auto && !variant_auto {
         return Ok(None);
     }
-    let Some(ctx) = req.device else {
+    let Some(ctx) = req.device.filter(|_| req.unpreconditioned) else {
         return Ok(None);
     };
     let current = device_identity(ctx);

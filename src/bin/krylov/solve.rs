@@ -157,6 +157,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         explicit_profile: args.profile.as_deref(),
         device: device.context.as_deref(),
         method: args.method,
+        unpreconditioned: args.precond == Precond::None,
         format: args.format,
         variant: match args.variant {
             VariantArg::Auto => None,
@@ -217,7 +218,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         }
         let run = Run {
             x: &sol.x,
-            report: sol.report.clone(),
+            report: sol.report,
             exact_known,
             decision: decision.as_ref(),
         };
