@@ -11,7 +11,7 @@
 //! * `B` is fitted per kernel (`update_cg`, `axpy`, …) and, for the kernels that multiply by
 //!   A, per kernel and format ([`kernels::Curve`], [`kernels::curve_key`]) on GPU timestamps
 //!   of real solves; `t_d` is the gap a solver loop leaves between launches and `t_rt` one
-//!   submit-and-read round trip ([`Profile`], [`calibrate`]).
+//!   submit-and-read round trip ([`Profile`], [`calibrate()`]).
 //! * `x` of an SpMV comes from the layout the upload really builds ([`layout`]); the
 //!   launches of an iteration and their vector bytes from [`kernels`].
 //! * Round trips: `paper` check mode reads back every iteration (1 for the pipelined
