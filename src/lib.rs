@@ -22,6 +22,7 @@ pub mod bench;
 pub mod cpu;
 pub mod gpu;
 pub mod matrix;
+pub mod model;
 pub mod precond;
 pub mod solvers;
 

@@ -3,6 +3,7 @@
 //! the library's code (comments excluded) and fails on a path that climbs.
 //!
 //! ```text
+//! model                          performance model: calibrate, predict (uses everything below)
 //! bench                          benchmark harness (uses everything below)
 //! solvers                        the GPU solvers: one driver, one file per algorithm
 //! precond                        preconditioners on the GPU (host setup + apply kernels)
@@ -25,6 +26,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "bench",
         &["base", "matrix", "cpu", "gpu", "precond", "solvers"],
+    ),
+    (
+        "model",
+        &[
+            "base", "matrix", "cpu", "gpu", "precond", "solvers", "bench",
+        ],
     ),
 ];
 

@@ -3,7 +3,8 @@
 //! live with the library's launch and transfer counts side by side.
 //!
 //! This file holds the state and the frame loop. One submodule per panel: `matrix_panel`,
-//! `solver_panel`, `plot`, `counters`, `exports` (the bottom bar), `messages` (the top bar and
+//! `solver_panel`, `plot`, `counters`, `predict_panel` (the performance model's ranking beside
+//! the counters), `exports` (the bottom bar), `messages` (the top bar and
 //! the message lines; [`crate::device_panel`] draws the device part); `actions` (load, solve,
 //! switch device), `events` (what the loader and the solver thread send), `run_view` (one run);
 //! `widgets`, small helpers the panels share.
@@ -29,6 +30,7 @@ mod exports;
 mod matrix_panel;
 mod messages;
 mod plot;
+mod predict_panel;
 mod run_view;
 mod solver_panel;
 mod widgets;
@@ -128,6 +130,9 @@ pub struct StartupArgs {
     pub profile: bool,
     /// The device to open first (`Auto` unless `--device` says otherwise).
     pub device: DeviceSelection,
+    /// Where the 'predict' panel looks for device profiles (`None`: `$KRYLOV_PROFILE_DIR` or
+    /// the user's cache directory, where `krylov calibrate` writes them).
+    pub profile_dir: Option<PathBuf>,
 }
 
 /// The application state.
@@ -169,6 +174,10 @@ pub struct StudioApp {
     running_job: Option<u64>,
     cancel: Arc<AtomicBool>,
     runs: Vec<RunView>,
+    /// The performance model's ranking for the loaded matrix (the 'predict' panel).
+    predictions: std::cell::RefCell<predict_panel::PredictCache>,
+    /// [`StartupArgs::profile_dir`].
+    profile_dir: Option<PathBuf>,
     /// Settings of the runs shown (for the tolerance line and exports).
     shown_opts: Option<SolveOptions>,
 
@@ -234,6 +243,8 @@ impl StudioApp {
             running_job: None,
             cancel: Arc::new(AtomicBool::new(false)),
             runs: Vec::new(),
+            predictions: Default::default(),
+            profile_dir: args.profile_dir.clone(),
             shown_opts: None,
             export_path: String::new(),
             export_run: 0,
@@ -330,7 +341,10 @@ impl eframe::App for StudioApp {
             ui.separator();
             egui::ScrollArea::both()
                 .id_salt("counters-scroll")
-                .show(ui, |ui| self.counters(ui));
+                .show(ui, |ui| {
+                    self.counters(ui);
+                    self.predict_panel(ui, &self.predictions);
+                });
         });
         if self.is_busy() {
             ctx.request_repaint_after(Duration::from_millis(30));

@@ -32,7 +32,14 @@ fn harness() -> Harness<'static, StudioApp> {
 }
 
 /// The app started with `args`, rendering on the test adapter, once its device is open.
-fn harness_with(args: StartupArgs) -> Harness<'static, StudioApp> {
+/// Device profiles are looked up in an empty directory unless `args` names one, so a profile
+/// in the user's cache never changes what the snapshots show.
+fn harness_with(mut args: StartupArgs) -> Harness<'static, StudioApp> {
+    if args.profile_dir.is_none() {
+        let dir = std::env::temp_dir().join(format!("studio-no-profiles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        args.profile_dir = Some(dir);
+    }
     let mut h = Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
         .wgpu()
@@ -526,4 +533,91 @@ fn the_solver_panel_sets_the_side_and_the_triangular_solve_and_the_table_shows_t
         h.state().next_options().unwrap().trisolve,
         Trisolve::Sweeps(4)
     );
+}
+
+/// A profile for the adapter `gpu` with made-up curves for every kernel of the model (the
+/// matrix kernels of later formats slower).
+fn synthetic_profile(gpu: &krylov_wgpu::gpu::AdapterSummary) -> krylov_wgpu::model::Profile {
+    use krylov_wgpu::model::kernels::{Curve, MODELLED, curve_key, iteration_plan};
+    use krylov_wgpu::model::{DeviceIdentity, Fit, MODEL_FORMATS, Profile, Sample, Sigmoid};
+    use krylov_wgpu::solvers::CheckMode;
+    let mut kernels = std::collections::BTreeMap::new();
+    let mut constants = std::collections::BTreeMap::new();
+    for (i, format) in MODEL_FORMATS.iter().enumerate() {
+        for (method, variant) in MODELLED {
+            let plan = iteration_plan(method, variant, CheckMode::Device, 100, 1, 4, 1).unwrap();
+            for k in &plan.kernels {
+                if k.curve == Curve::Finish {
+                    constants.insert(curve_key(k, *format), 4e-6);
+                    continue;
+                }
+                let nu = if k.curve == Curve::Matrix {
+                    4e9 / (1.0 + i as f64)
+                } else {
+                    8e9
+                };
+                let fit = Fit {
+                    curve: Sigmoid {
+                        mu: 16.0,
+                        sigma: 1.5,
+                        nu,
+                    },
+                    rms_relative_error: 0.0,
+                    max_relative_error: 0.0,
+                    samples: vec![Sample {
+                        bytes: 1e4,
+                        seconds: 1e-5,
+                    }],
+                    outliers: Vec::new(),
+                };
+                kernels.insert(curve_key(k, *format), fit);
+            }
+        }
+    }
+    Profile {
+        schema_version: krylov_wgpu::model::profile::SCHEMA_VERSION,
+        device: DeviceIdentity {
+            name: gpu.name.clone(),
+            vendor: 0,
+            device: 0,
+            backend: gpu.backend.clone(),
+            driver: gpu.driver.clone(),
+            driver_info: String::new(),
+        },
+        created: "2026-01-01T00:00:00Z".into(),
+        quick: true,
+        workgroup_size: 256,
+        sell_c: 32,
+        max_binding_bytes: 1 << 27,
+        dispatch_seconds: 10e-6,
+        round_trip_seconds: 100e-6,
+        kernels,
+        constants,
+    }
+}
+
+#[test]
+fn the_predict_panel_ranks_formats_beside_the_measured_time() {
+    let dir = std::env::temp_dir().join(format!("studio-profiles-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut h = harness_with(StartupArgs {
+        device: DeviceSelection::AnyGpu,
+        profile_dir: Some(dir.clone()),
+        ..Default::default()
+    });
+    let gpu = h.state().device().gpu().expect("a GPU adapter").clone();
+    let profile = synthetic_profile(&gpu);
+    let file = krylov_wgpu::model::Profile::file_name(&profile.device);
+    profile.save(&dir.join(file)).unwrap();
+    generate(&mut h, "poisson2d:24");
+    h.get_by_label("Predicted per iteration (performance model)");
+    // Ranked: the synthetic profile makes CSR's kernels the fastest.
+    assert_eq!(row_texts(&h, "1")[0], "csr, pipelined");
+    let rep = solve_pipelined(&mut h);
+    h.run();
+    let cells = row_texts(&h, &format!("{}, pipelined", rep.format));
+    assert_eq!(cells.len(), 2, "predicted and measured: {cells:?}");
+    let measured: f64 = cells[1].parse().expect("a measured time");
+    let expect = rep.loop_seconds / rep.iterations_recorded as f64 * 1e6;
+    assert!((measured - expect).abs() <= 0.006, "{measured} vs {expect}");
 }

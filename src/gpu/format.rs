@@ -98,6 +98,23 @@ pub fn choose_bx(nrows: usize, nnz_blocks: usize, n_block: usize, wg: usize) -> 
     bx
 }
 
+/// The `Bx` an upload of `a` in N×N blocks uses with workgroups of `wg` threads:
+/// [`choose_bx`] on the matrix's block count, or `KRYLOV_BCSR_BX` when set to a power of two
+/// that fits.
+pub fn bcsr_bx<T: Scalar>(a: &Csr<T>, nb: usize, wg: usize) -> usize {
+    let density = crate::matrix::block_density(a, nb);
+    let blocks = if density > 0.0 {
+        (a.nnz() as f64 / (density * (nb * nb) as f64)).round() as usize
+    } else {
+        0
+    };
+    std::env::var("KRYLOV_BCSR_BX")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|b| b.is_power_of_two() && b * nb * nb <= wg)
+        .unwrap_or_else(|| choose_bx(a.nrows(), blocks, nb, wg))
+}
+
 /// SELL-C-σ slice height for this device: its subgroup size (threads of one slice then
 /// run in lockstep), 32 when unknown.
 pub fn sell_c(engine: &Engine) -> usize {
@@ -204,17 +221,7 @@ impl<T: Scalar> GpuMatrix<T> {
                         ),
                     });
                 }
-                let density = crate::matrix::block_density(a, nb);
-                let blocks = if density > 0.0 {
-                    (a.nnz() as f64 / (density * (nb * nb) as f64)).round() as usize
-                } else {
-                    0
-                };
-                let bx = std::env::var("KRYLOV_BCSR_BX")
-                    .ok()
-                    .and_then(|v| v.parse::<usize>().ok())
-                    .filter(|b| b.is_power_of_two() && b * nb * nb <= wg)
-                    .unwrap_or_else(|| choose_bx(n, blocks, nb, wg));
+                let bx = bcsr_bx(a, nb, wg);
                 let b =
                     Bcsr::from_csr(a, nb, bx, wg, max_padding).map_err(|e| refused(format, e))?;
                 let arrays = vec![

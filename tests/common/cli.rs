@@ -140,10 +140,27 @@ pub fn krylov_line(line: &str) -> Run {
     krylov(&words(line))
 }
 
-/// Runs `krylov args...` with a private XDG_RUNTIME_DIR.
+/// An empty directory for device profiles: `krylov` never reads or writes the user's cache
+/// in tests (a profile there would change what `--format auto` picks).
+pub fn no_profiles_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| temp_dir("no-profiles"))
+}
+
+/// Runs `krylov args...` with a private XDG_RUNTIME_DIR and an empty profile directory.
 pub fn krylov(args: &[&str]) -> Run {
-    let output = assert_cmd::Command::cargo_bin("krylov")
-        .expect("the krylov binary is built")
+    krylov_env(args, &[])
+}
+
+/// [`krylov`] with extra environment variables (`KRYLOV_PROFILE_DIR` among them overrides
+/// the empty profile directory).
+pub fn krylov_env(args: &[&str], envs: &[(&str, &str)]) -> Run {
+    let mut cmd = assert_cmd::Command::cargo_bin("krylov").expect("the krylov binary is built");
+    cmd.env("KRYLOV_PROFILE_DIR", no_profiles_dir());
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let output = cmd
         .args(args)
         .env("XDG_RUNTIME_DIR", runtime_dir())
         .timeout(std::time::Duration::from_secs(120))

@@ -3,12 +3,14 @@
 //! Every error prints one line on stderr and exits non-zero (1: bad input or device
 //! problem, 2: bad command line, 3: the solve did not converge; its report is still printed).
 //!
-//! One module per subcommand (`info`, `solve`, `spmv`, `bench`); `args` holds what they
+//! One module per subcommand (`info`, `solve`, `spmv`, `bench`; `model` for `calibrate`
+//! and `predict`); `args` holds what they
 //! share, `report` how `solve` prints its report.
 
 mod args;
 mod bench;
 mod info;
+mod model;
 mod report;
 mod solve;
 mod spmv;
@@ -45,6 +47,13 @@ enum Command {
     /// Time GPU solvers per iteration (fixed iteration count, median of runs) against the
     /// measured streaming bandwidth; prints a table (or JSON lines).
     Bench(bench::BenchArgs),
+    /// Measure this device's kernels (vector updates, reductions, SpMV per format, dispatch
+    /// and round-trip costs), fit paper 003's throughput model and store the device profile
+    /// that `predict` and `solve --format auto` use.
+    Calibrate(model::CalibrateArgs),
+    /// Predict the time per iteration of every format, precision and solver variant on a
+    /// matrix from the device profile, without solving; prints a ranked table.
+    Predict(model::PredictArgs),
 }
 
 impl Command {
@@ -53,7 +62,10 @@ impl Command {
         match self {
             Command::Solve(a) => Some(&a.matrix),
             Command::Spmv(a) => Some(&a.matrix),
-            Command::Info { .. } | Command::Bench(_) => None,
+            Command::Info { .. }
+            | Command::Bench(_)
+            | Command::Calibrate(_)
+            | Command::Predict(_) => None,
         }
     }
 }
@@ -97,6 +109,8 @@ fn main() -> ExitCode {
         Command::Solve(args) => solve::solve(&args),
         Command::Spmv(args) => spmv::spmv(&args),
         Command::Bench(args) => bench::bench(&args),
+        Command::Calibrate(args) => model::run_calibrate(&args),
+        Command::Predict(args) => model::run_predict(&args),
     };
     match result {
         Ok(code) => code,

@@ -70,14 +70,21 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
 }
 
 /// The full report as one JSON object, with the matrix's name, the RMS error against the
-/// exact solution (null when unknown) and ‖b − Ax‖∞ of the solution returned (f64, host).
+/// exact solution (null when unknown), ‖b − Ax‖∞ of the solution returned (f64, host) and
+/// the fields of `extra` (an object: the performance model's choice).
 pub fn print_json(
     report: &SolveReport,
     name: &str,
     solution_error: Option<f64>,
     residual_inf: f64,
+    extra: Option<serde_json::Value>,
 ) {
     let mut v = serde_json::to_value(report).expect("serialisable");
+    if let Some(serde_json::Value::Object(fields)) = extra {
+        for (k, value) in fields {
+            v[k] = value;
+        }
+    }
     v["matrix"] = name.into();
     v["residual_inf"] =
         serde_json::Number::from_f64(residual_inf).map_or(serde_json::Value::Null, Into::into);

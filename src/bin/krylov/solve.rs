@@ -14,6 +14,7 @@ use krylov_wgpu::solvers::{
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
 use crate::args::{MatrixArgs, MatrixTask, PrecisionArg, parse_enum, run_in};
+use crate::model::{AutoRequest, ModelDecision, VariantArg, auto_choice, parse_variant_arg};
 use crate::report;
 
 #[derive(clap::Args)]
@@ -25,8 +26,10 @@ pub struct SolveArgs {
     rhs: Option<PathBuf>,
     #[arg(long, default_value = "cg", value_parser = parse_enum::<Method>)]
     method: Method,
-    #[arg(long, default_value = "pipelined", value_parser = parse_enum::<Variant>)]
-    variant: Variant,
+    /// classical, pipelined, or auto (with a device profile from `krylov calibrate`, the
+    /// variant the model predicts fastest; pipelined without one).
+    #[arg(long, default_value = "pipelined", value_parser = parse_variant_arg)]
+    variant: VariantArg,
     /// Where to solve: `auto` (a hardware GPU with the features the solve needs, else the
     /// CPU reference; software adapters only with --adapter or KRYLOV_REQUIRE_GPU=1), `gpu`
     /// (any adapter, software included; an error if none can) or `cpu`.
@@ -77,9 +80,15 @@ pub struct SolveArgs {
     #[arg(long, default_value_t = 0)]
     batch: usize,
     /// Storage format of the GPU SpMV: csr, ell, dia, bcsr1, bcsr2, bcsr4, bcsr8, sell, or
-    /// auto (chosen from the matrix's statistics; the JSON report says which and why).
+    /// auto (with a device profile from `krylov calibrate`, the format the performance model
+    /// predicts fastest; without one, chosen from the matrix's statistics; the JSON report
+    /// says which and why).
     #[arg(long, default_value = "auto", value_parser = parse_enum::<Format>)]
     format: Format,
+    /// Device profile for `--format auto` / `--variant auto` (default: this device's profile
+    /// in the cache directory, if `krylov calibrate` wrote one).
+    #[arg(long)]
+    profile: Option<PathBuf>,
     /// Most stored entries (padding included) per non-zero a format may use.
     #[arg(long, default_value_t = krylov_wgpu::gpu::format::DEFAULT_PADDING_BUDGET)]
     max_padding: f64,
@@ -150,9 +159,31 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
             "cg needs a symmetric (positive definite) matrix and {name} is not symmetric; use --method bicgstab or gmres"
         )));
     }
+    let (device, mixed_because) = choose_device(args)?;
+    let auto = AutoRequest {
+        explicit_profile: args.profile.as_deref(),
+        device: device.context.as_deref(),
+        method: args.method,
+        unpreconditioned: args.precond == Precond::None,
+        format: args.format,
+        variant: match args.variant {
+            VariantArg::Auto => None,
+            VariantArg::Fixed(v) => Some(v),
+        },
+        precision: args.matrix.precision.working(),
+        check_mode: args.check_mode,
+        batch: args.batch,
+        max_padding: args.max_padding,
+    };
+    let decision = auto_choice(&a, &auto)?;
+    let (format, variant) = match (&decision, args.variant) {
+        (Some(d), _) => (d.choice.format, d.choice.variant),
+        (None, VariantArg::Fixed(v)) => (args.format, v),
+        (None, VariantArg::Auto) => (args.format, Variant::Pipelined),
+    };
     let opts = SolveOptions {
         method: args.method,
-        variant: args.variant,
+        variant,
         rtol: args.rtol,
         atol: args.atol,
         max_iter: args.max_iter,
@@ -164,12 +195,11 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         gs: args.gs,
         check_mode: args.check_mode,
         batch: args.batch,
-        format: args.format,
+        format,
         max_padding: args.max_padding,
         reduction: args.reduction,
         equilibrate: args.equilibrate,
     };
-    let (device, mixed_because) = choose_device(args)?;
     if args.matrix.precision == PrecisionArg::Mixed || mixed_because.is_some() {
         let refine = RefineOptions {
             inner_rtol: args.inner_rtol,
@@ -194,7 +224,13 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         if let Some(why) = mixed_because {
             sol.report.notes.insert(0, why);
         }
-        return finish_solve(args, &name, (&a, &b), &sol.x, &sol.report, exact_known);
+        let run = Run {
+            x: &sol.x,
+            report: sol.report,
+            exact_known,
+            decision: decision.as_ref(),
+        };
+        return finish_solve(args, &name, (&a, &b), run);
     }
     let task = RunSolve {
         device: &device,
@@ -202,7 +238,13 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         opts: &opts,
     };
     let (x, report) = run_in(args.matrix.precision.working(), &a, task)?;
-    finish_solve(args, &name, (&a, &b), &x, &report, exact_known)
+    let run = Run {
+        x: &x,
+        report,
+        exact_known,
+        decision: decision.as_ref(),
+    };
+    finish_solve(args, &name, (&a, &b), run)
 }
 
 /// The device of the solve, and why it runs mixed-precision refinement when f64 was asked
@@ -213,7 +255,7 @@ fn choose_device(args: &SolveArgs) -> Result<(ChosenDevice, Option<String>)> {
         .precision(args.matrix.precision.working())
         .without_f64(args.no_f64)
         .cpu_only(
-            (!on_gpu(args.method, args.variant))
+            (!on_gpu(args.method, Variant::Pipelined))
                 .then(|| format!("{} does not run on the GPU yet", args.method)),
         );
     let wants_f64 = args.matrix.precision == PrecisionArg::Plain(Precision::F64);
@@ -260,16 +302,32 @@ impl MatrixTask for RunSolve<'_> {
     }
 }
 
+/// A finished solve: x, its report, and what the model decided.
+struct Run<'a> {
+    x: &'a [f64],
+    report: SolveReport,
+    exact_known: bool,
+    decision: Option<&'a ModelDecision>,
+}
+
 /// Writes the requested files, prints the report, and gives exit code 3 when the solve did
 /// not converge.
 fn finish_solve(
     args: &SolveArgs,
     name: &str,
     (a, b): (&Csr<f64>, &[f64]),
-    x: &[f64],
-    report: &SolveReport,
-    exact_known: bool,
+    run: Run<'_>,
 ) -> Result<ExitCode> {
+    let Run {
+        x,
+        mut report,
+        exact_known,
+        decision,
+    } = run;
+    if let Some(d) = decision {
+        d.annotate(&mut report);
+    }
+    let report = &report;
     let solution_error = exact_known
         .then(|| (x.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt());
     // ‖b − Ax‖∞ in f64 from the x returned (paper 001's error measure), for the JSON.
@@ -284,7 +342,8 @@ fn finish_solve(
         })?;
     }
     if args.json {
-        report::print_json(report, name, solution_error, residual_inf);
+        let extra = decision.map(|d| d.json(report));
+        report::print_json(report, name, solution_error, residual_inf, extra);
     } else {
         report::print_text(report, name, solution_error);
     }

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Validation of the performance model (issue 18): predicted against measured time per
+iteration, per matrix and storage format, and how often `--format auto` (the model's pick)
+lands within 5% of the measured-fastest format.
+
+Used by bench/model_validate.sh (which calibrates first); python3 standard library only.
+
+  model_validate.py KRYLOV OUTDIR [--iters N] [--runs R] [--variant pipelined]
+                    [--matrices FILE] [--formats csr,ell,...]
+
+Per matrix: one `krylov predict --json`, then per format `krylov solve --json` R times with
+rtol = atol = 0 and exactly N iterations in one batch (device mode), the fastest of
+loop_seconds / iterations_recorded being the measured time per iteration (another process
+on the machine only ever adds time; --stat median reports the median instead); then one
+`krylov solve --format auto --json` to record the model's pick. Writes OUTDIR/rows.jsonl
+and OUTDIR/model_validation.md.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+# (label, krylov matrix arguments, method): the shared matrices and generators at several sizes.
+DEFAULT_MATRICES = [
+    ("494_bus", ["tests/data/494_bus.mtx"], "cg"),
+    ("nos6", ["tests/data/nos6.mtx"], "cg"),
+    ("bcsstk21", ["tests/data/bcsstk21.mtx"], "cg"),
+    ("Trefethen_2000", ["tests/data/Trefethen_2000.mtx"], "cg"),
+    ("jpwh_991", ["tests/data/jpwh_991.mtx"], "bicgstab"),
+    ("sherman4", ["tests/data/sherman4.mtx"], "bicgstab"),
+    ("add32", ["tests/data/add32.mtx"], "bicgstab"),
+    ("pde2961", ["tests/data/pde2961.mtx"], "bicgstab"),
+    ("poisson2d:64", ["--generate", "poisson2d:64"], "cg"),
+    ("poisson2d:200", ["--generate", "poisson2d:200"], "cg"),
+    ("laplace3d:20", ["--generate", "laplace3d:20"], "cg"),
+    ("laplace3d:40", ["--generate", "laplace3d:40"], "cg"),
+    ("fem2d:127", ["--generate", "fem2d:127"], "cg"),
+    ("convdiff3d:24:circular", ["--generate", "convdiff3d:24:circular"], "bicgstab"),
+    ("random-spd:20000:7", ["--generate", "random-spd:20000:7"], "cg"),
+]
+
+FORMATS = ["csr", "ell", "dia", "bcsr1", "bcsr2", "bcsr4", "bcsr8", "sell"]
+
+
+def run_json(cmd):
+    """Runs a krylov command that prints one JSON object; exit 3 (not converged) is fine."""
+    p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if p.returncode not in (0, 3):
+        return None, p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if not lines:
+        return None, ["no JSON"]
+    return json.loads(lines[-1]), None
+
+
+def load_matrices(path):
+    if not path:
+        return DEFAULT_MATRICES
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if parts and not parts[0].startswith("#"):
+                out.append((parts[0], parts[1:-1], parts[-1]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("krylov")
+    ap.add_argument("outdir")
+    ap.add_argument("--iters", type=int, default=40)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--variant", default="pipelined")
+    ap.add_argument("--matrices")
+    ap.add_argument("--formats", default=",".join(FORMATS))
+    ap.add_argument("--profile", help="profile file (default: the calibrated device's)")
+    ap.add_argument("--stat", choices=["min", "median"], default="min")
+    args = ap.parse_args()
+    krylov = os.path.abspath(args.krylov)
+    formats = args.formats.split(",")
+    os.makedirs(args.outdir, exist_ok=True)
+    prof = ["--profile", os.path.abspath(args.profile)] if args.profile else []
+    rows = []
+    picks = []
+    for label, margs, method in load_matrices(args.matrices):
+        pred, err = run_json([krylov, "predict", *margs, "--json", "--precision", "f32",
+                              "--method", method, "--check-mode", "device",
+                              "--batch", str(args.iters), *prof])
+        if pred is None:
+            print(f"{label}: predict failed: {err}", file=sys.stderr)
+            continue
+        predicted = {p["format"]: p for p in pred["predictions"]
+                     if p["variant"] == args.variant and p["method"] == method}
+        solve = [krylov, "solve", *margs, "--json", "--precision", "f32", "--device", "gpu",
+                 "--method", method, "--variant", args.variant, "--check-mode", "device",
+                 "--rtol", "0", "--atol", "0", "--max-iter", str(args.iters),
+                 "--batch", str(args.iters), "--reorder", "none"]
+        measured = {}
+        for fmt in formats:
+            times, note = [], None
+            for _ in range(args.runs):
+                r, err = run_json(solve + ["--format", fmt])
+                if r is None:
+                    note = " ".join(err)
+                    break
+                if r["iterations"] < args.iters:
+                    note = "stopped after %d iterations (%s)" % (r["iterations"], r["reason"])
+                    break
+                times.append(r["loop_seconds"] / r["iterations_recorded"])
+            p = predicted.get(fmt, {})
+            row = {
+                "matrix": label, "method": method, "variant": args.variant, "format": fmt,
+                "n": pred["n"], "nnz": pred["nnz"],
+                "predicted_s": p.get("seconds_per_iteration"),
+                "refused": p.get("refused"),
+                "measured_s": (min(times) if args.stat == "min" else statistics.median(times))
+                if times and not note else None,
+                "runs_s": times, "note": note,
+            }
+            if row["predicted_s"] and row["measured_s"]:
+                row["rel_error"] = (row["predicted_s"] - row["measured_s"]) / row["measured_s"]
+                measured[fmt] = row["measured_s"]
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        auto, err = run_json(solve + ["--format", "auto", *prof])
+        if auto is not None and measured:
+            best = min(measured, key=measured.get)
+            pick = auto["format"]
+            picks.append({
+                "matrix": label, "auto": pick, "best": best,
+                "auto_reason": auto.get("format_reason", ""),
+                "ratio": measured.get(pick, float("nan")) / measured[best],
+                "predicted_s": auto.get("predicted_seconds_per_iteration"),
+            })
+    with open(os.path.join(args.outdir, "rows.jsonl"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+        for p in picks:
+            f.write(json.dumps({"pick": p}) + "\n")
+    md = table(rows, picks, args)
+    with open(os.path.join(args.outdir, "model_validation.md"), "w") as f:
+        f.write(md)
+    print(md)
+
+
+def table(rows, picks, args):
+    out = ["| matrix | n | nnz | method | format | predicted µs | measured µs | error |",
+           "|---|---:|---:|---|---|---:|---:|---:|"]
+    for r in rows:
+        pred = "%.1f" % (r["predicted_s"] * 1e6) if r["predicted_s"] else "—"
+        meas = "%.1f" % (r["measured_s"] * 1e6) if r["measured_s"] else "—"
+        if "rel_error" in r:
+            err = "%+.0f%%" % (100 * r["rel_error"])
+        else:
+            err = r["refused"] or r["note"] or "—"
+            err = err[:60]
+        out.append(f"| {r['matrix']} | {r['n']} | {r['nnz']} | {r['method']} | {r['format']} "
+                   f"| {pred} | {meas} | {err} |")
+    errs = sorted(abs(r["rel_error"]) for r in rows if "rel_error" in r)
+    out.append("")
+    if errs:
+        within10 = sum(e <= 0.10 for e in errs) / len(errs)
+        within30 = sum(e <= 0.30 for e in errs) / len(errs)
+        out.append(f"{len(errs)} (matrix, format) cases, {args.variant} variant, f32, "
+                   f"{args.iters} iterations per batch, {args.stat} of {args.runs} runs: "
+                   f"median |error| {100 * statistics.median(errs):.1f}%, "
+                   f"worst {100 * errs[-1]:.1f}%; within 10%: {100 * within10:.0f}%, "
+                   f"within 30%: {100 * within30:.0f}%.")
+    out.append("")
+    out.append("| matrix | auto picked | measured fastest | auto time / fastest |")
+    out.append("|---|---|---|---:|")
+    for p in picks:
+        out.append(f"| {p['matrix']} | {p['auto']} | {p['best']} | {p['ratio']:.2f} |")
+    if picks:
+        ok = sum(p["ratio"] <= 1.05 for p in picks)
+        out.append("")
+        out.append(f"auto within 5% of the measured-fastest format: {ok} of {len(picks)} "
+                   f"matrices ({100 * ok / len(picks):.0f}%).")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,320 @@
+//! `krylov calibrate`: times our own solver kernels on the device and fits the model.
+//!
+//! * round trip `t_rt`: one dependent launch submitted alone and read back, minus the cost
+//!   of a launch inside a pass ([`dependent_dispatch_us`]);
+//! * kernel curves: CG and BiCGStab, classical and pipelined, `device` mode, a fixed number
+//!   of iterations, on `poisson2d` and `laplace3d` at sizes from a few KB of vectors to
+//!   beyond the last-level cache, and on a stencil of dense 8×8 blocks ([`dense_blocks`],
+//!   for the BCSR formats), in every format that takes them, with GPU timestamps: each kernel's GPU
+//!   time per launch against the bytes [`super::kernels`] says it moves is one sample of
+//!   its curve (the vector kernels' curves gather the samples of every format);
+//! * dispatch cost `t_d`: the median over those runs of (wall time per iteration − the
+//!   kernels' GPU time − t_rt / batch) / launches — the gap a solver loop really sees
+//!   between launches;
+//! * finishing kernels: the median GPU time per launch.
+//!
+//! Each curve is fitted with [`super::sigmoid::fit`] (LM). The calibration needs GPU
+//! timestamps (`TIMESTAMP_QUERY`); without them it stops with an error.
+
+use std::collections::BTreeMap;
+
+use super::kernels::{Curve, MODELLED, curve_key, iteration_plan};
+use super::layout::{LayoutParams, MODEL_FORMATS, spmv_layout};
+use super::profile::{DeviceIdentity, Profile, SCHEMA_VERSION, utc_now};
+use super::sigmoid::{Fit, Sample, fit_robust};
+use crate::base::error::{KrylovError, Result};
+use crate::base::{CheckMode, Precision};
+use crate::bench::{BenchCase, dependent_dispatch_us, run_case_on};
+use crate::gpu::{Engine, GpuContext};
+use crate::matrix::{Csr, generators};
+
+/// How much to measure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CalibrateOptions {
+    /// Fewer, smaller sizes (seconds on a software adapter; for tests and CI).
+    pub quick: bool,
+}
+
+/// The identity of an opened adapter, as profiles record it.
+pub fn device_identity(ctx: &GpuContext) -> DeviceIdentity {
+    let info = ctx.adapter.get_info();
+    DeviceIdentity {
+        name: info.name,
+        vendor: info.vendor,
+        device: info.device,
+        backend: format!("{:?}", info.backend),
+        driver: info.driver,
+        driver_info: info.driver_info,
+    }
+}
+
+/// The matrices of a calibration: 5- and 7-point stencils, and a 5-point stencil whose
+/// every entry is a dense 8×8 block (where the BCSR formats store no padding).
+fn matrices(quick: bool) -> Result<Vec<(String, Csr<f64>)>> {
+    let (p2, l3, kron): (&[usize], &[usize], &[usize]) = if quick {
+        (&[16, 64, 160], &[20], &[4, 8, 12, 16])
+    } else {
+        (
+            &[16, 64, 256, 1024, 2048],
+            &[12, 48, 128],
+            &[4, 16, 64, 160],
+        )
+    };
+    let mut out = Vec::new();
+    for k in p2 {
+        let spec = format!("poisson2d:{k}");
+        out.push((spec.clone(), generators::from_spec(&spec)?));
+    }
+    for k in l3 {
+        let spec = format!("laplace3d:{k}");
+        out.push((spec.clone(), generators::from_spec(&spec)?));
+    }
+    for &k in kron {
+        let a = generators::poisson_2d_fd::<f64>(k);
+        out.push((format!("poisson2d:{k} ⊗ 8×8"), dense_blocks(&a, 8)?));
+    }
+    Ok(out)
+}
+
+/// A ⊗ B with B = I + 0.1·(ones) of size `nb` (symmetric positive definite when A is): every
+/// entry of `a` becomes a dense `nb`×`nb` block.
+pub fn dense_blocks(a: &Csr<f64>, nb: usize) -> Result<Csr<f64>> {
+    let n = a.nrows() * nb;
+    let mut row_ptr = Vec::with_capacity(n + 1);
+    let mut cols = Vec::with_capacity(a.nnz() * nb * nb);
+    let mut vals = Vec::with_capacity(a.nnz() * nb * nb);
+    row_ptr.push(0u32);
+    for i in 0..a.nrows() {
+        let (acols, avals) = a.row(i);
+        for r in 0..nb {
+            for (&c, &v) in acols.iter().zip(avals) {
+                for q in 0..nb {
+                    cols.push(c * nb as u32 + q as u32);
+                    vals.push(v * (0.1 + f64::from(u8::from(q == r))));
+                }
+            }
+            row_ptr.push(cols.len() as u32);
+        }
+    }
+    Csr::new(n, a.ncols() * nb, row_ptr, cols, vals)
+}
+
+/// What the timed runs gave: samples per curve key, finishing times, dispatch gaps.
+#[derive(Default)]
+struct Samples {
+    curves: BTreeMap<String, Vec<Sample>>,
+    finish: BTreeMap<String, Vec<f64>>,
+    gaps: Vec<f64>,
+}
+
+/// Calibrates the engine's device; an engine built with `Tuning { profile: true, .. }` on
+/// an adapter with timestamps. Progress lines go to `log`.
+pub fn calibrate(
+    engine: &Engine,
+    opts: CalibrateOptions,
+    log: &mut dyn FnMut(&str),
+) -> Result<Profile> {
+    if !engine.profiling() {
+        return Err(KrylovError::Unsupported(format!(
+            "calibration times each kernel with GPU timestamps, which {} does not offer \
+             (TIMESTAMP_QUERY); no profile was written",
+            engine.context().summary.name
+        )));
+    }
+    let quick = opts.quick;
+    let wg = engine.tuning().workgroup_size as usize;
+    let dispatch = dependent_dispatch_us(engine, 100)? * 1e-6;
+    let single = dependent_dispatch_us(engine, 1)? * 1e-6;
+    let round_trip = (single - dispatch).max(0.0);
+    log(&format!(
+        "dependent dispatch {:.2} µs, round trip {:.2} µs",
+        dispatch * 1e6,
+        round_trip * 1e6
+    ));
+    let params = LayoutParams {
+        workgroup_size: wg,
+        sell_c: crate::gpu::format::sell_c(engine),
+        // What the timed solves use (SolveOptions' default): refused formats are skipped.
+        max_padding: crate::gpu::format::DEFAULT_PADDING_BUDGET,
+    };
+    let iterations = if quick { 6 } else { 30 };
+    // Timed runs per case after one warm-up run; each kernel's fastest run is kept (the
+    // undisturbed time: another process on the machine only ever adds time).
+    let runs = 2;
+    let mut samples = Samples::default();
+    for (spec, a64) in matrices(quick)? {
+        let a32: Csr<f32> = a64.cast()?;
+        for format in MODEL_FORMATS {
+            let Ok(layout) = spmv_layout(&a64, format, &params) else {
+                continue;
+            };
+            for (method, variant) in MODELLED {
+                let case = BenchCase {
+                    problem: spec.clone(),
+                    n: a32.nrows(),
+                    method,
+                    variant,
+                    precision: Precision::F32,
+                    check_mode: CheckMode::Device,
+                    iterations,
+                    runs: 1,
+                    restart: 30,
+                    format,
+                };
+                let Some(row) = fastest_runs(engine, &case, &a32, runs)? else {
+                    continue; // stopped early: the loop did not run what was timed
+                };
+                let plan = iteration_plan(
+                    method,
+                    variant,
+                    CheckMode::Device,
+                    a32.nrows(),
+                    layout.spmv_bytes(4),
+                    4,
+                    row.iterations,
+                )
+                .expect("a modelled variant");
+                let measured: BTreeMap<&str, f64> = row
+                    .kernel_us_per_iteration
+                    .iter()
+                    .map(|(k, us)| (k.as_str(), us * 1e-6))
+                    .collect();
+                let mut busy = 0.0;
+                let mut complete = true;
+                let mut seen = std::collections::BTreeSet::new();
+                for k in &plan.kernels {
+                    if !seen.insert(k.name) {
+                        continue;
+                    }
+                    let Some(&t) = measured.get(k.name) else {
+                        complete = false;
+                        continue;
+                    };
+                    busy += t;
+                    // A name launched c times per iteration: per-launch time and bytes.
+                    let same: Vec<_> = plan.kernels.iter().filter(|x| x.name == k.name).collect();
+                    let c = same.len() as f64;
+                    let bytes = same.iter().map(|x| x.bytes).sum::<f64>() / c;
+                    match k.curve {
+                        Curve::Finish => samples
+                            .finish
+                            .entry(k.name.to_string())
+                            .or_default()
+                            .push(t / c),
+                        _ => samples
+                            .curves
+                            .entry(curve_key(k, format))
+                            .or_default()
+                            .push(Sample {
+                                bytes,
+                                seconds: t / c,
+                            }),
+                    }
+                }
+                if complete {
+                    let wall = row.us_per_iteration * 1e-6;
+                    let gap =
+                        (wall - busy - plan.round_trips * round_trip) / plan.dispatches() as f64;
+                    samples.gaps.push(gap);
+                }
+            }
+        }
+        log(&format!("{spec}: timed"));
+    }
+    let dispatch_seconds = median(&mut samples.gaps).max(0.0);
+    log(&format!(
+        "dispatch gap in solver loops: {:.2} µs",
+        dispatch_seconds * 1e6
+    ));
+    let mut kernels = BTreeMap::new();
+    for (key, s) in &samples.curves {
+        // Kernel times from timestamps hold no dispatch gap: t_d = 0 in the fit.
+        match fit_robust(s, 0.0) {
+            Ok(f) => {
+                log(&describe(key, &f));
+                kernels.insert(key.clone(), f);
+            }
+            Err(e) => log(&format!("{key}: not fitted ({e})")),
+        }
+    }
+    if kernels.is_empty() {
+        return Err(KrylovError::Unsupported(
+            "calibration got no kernel timings (timestamps returned nothing); no profile was written"
+                .into(),
+        ));
+    }
+    let constants = samples
+        .finish
+        .iter_mut()
+        .map(|(k, v)| (k.clone(), median(v)))
+        .collect();
+    Ok(Profile {
+        schema_version: SCHEMA_VERSION,
+        device: device_identity(engine.context()),
+        created: utc_now(),
+        quick,
+        workgroup_size: wg,
+        sell_c: params.sell_c,
+        max_binding_bytes: engine.context().limits.max_storage_buffer_binding_size,
+        dispatch_seconds,
+        round_trip_seconds: round_trip,
+        kernels,
+        constants,
+    })
+}
+
+/// One warm-up run of `case`, then `runs` timed ones; the row of the last with each
+/// kernel's time and the wall time per iteration replaced by their minimum over the timed
+/// runs. `None` when a run stopped before its iterations.
+fn fastest_runs(
+    engine: &Engine,
+    case: &BenchCase,
+    a: &Csr<f32>,
+    runs: usize,
+) -> Result<Option<crate::bench::BenchRow>> {
+    run_case_on(engine, case, a, 0.0, None)?;
+    let mut best: Option<crate::bench::BenchRow> = None;
+    for _ in 0..runs.max(1) {
+        let row = run_case_on(engine, case, a, 0.0, None)?;
+        if row.iterations_done < case.iterations {
+            return Ok(None);
+        }
+        best = Some(match best {
+            None => row,
+            Some(mut b) => {
+                b.us_per_iteration = b.us_per_iteration.min(row.us_per_iteration);
+                for (name, us) in &mut b.kernel_us_per_iteration {
+                    if let Some((_, t)) =
+                        row.kernel_us_per_iteration.iter().find(|(k, _)| k == name)
+                    {
+                        *us = us.min(*t);
+                    }
+                }
+                b
+            }
+        });
+    }
+    Ok(best)
+}
+
+fn describe(key: &str, f: &Fit) -> String {
+    format!(
+        "{key}: mu {:.2} sigma {:.2} nu {:.2} GB/s; rms error {:.1}%, worst {:.1}% ({} samples, {} outliers)",
+        f.curve.mu,
+        f.curve.sigma,
+        f.curve.nu / 1e9,
+        100.0 * f.rms_relative_error,
+        100.0 * f.max_relative_error,
+        f.samples.len(),
+        f.outliers.len()
+    )
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}

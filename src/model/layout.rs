@@ -1,0 +1,223 @@
+//! Bytes one SpMV moves in each storage format, counted on the layout the GPU really gets:
+//! the same host conversions [`crate::gpu::GpuMatrix::upload_with`] runs (ELL's padded
+//! width, DIA's diagonals, SELL-C-σ's slices with C = the device's subgroup size, BCSR's
+//! blocks, block-row groups and `Bx` from [`crate::gpu::format::bcsr_bx`]), without a GPU.
+//!
+//! Paper 003's count (Table 3), as `krylov bench --spmv` reports it: every stored value —
+//! padding included — costs one matrix load and one load of the vector entry it multiplies;
+//! the index arrays are read once; the product writes one entry per row:
+//!
+//! ```text
+//!   bytes(SpMV) = index_bytes + 2 · stored · s + nrows · s        (s = bytes per value)
+//! ```
+
+use crate::base::Format;
+use crate::base::error::KrylovError;
+use crate::gpu::format::{bcsr_block, bcsr_bx};
+use crate::matrix::{Bcsr, Csr, Dia, Ell, Sell};
+
+/// The formats the model ranks: every concrete one, in [`Format::ALL`] order.
+pub const MODEL_FORMATS: [Format; 8] = [
+    Format::Csr,
+    Format::Ell,
+    Format::Dia,
+    Format::Bcsr1,
+    Format::Bcsr2,
+    Format::Bcsr4,
+    Format::Bcsr8,
+    Format::Sell,
+];
+
+/// What a device's uploads depend on (recorded in its profile).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LayoutParams {
+    /// Threads per workgroup of the solver kernels (BCSR groups block rows by it).
+    pub workgroup_size: usize,
+    /// SELL-C-σ slice height ([`crate::gpu::format::sell_c`]).
+    pub sell_c: usize,
+    /// Most stored entries per non-zero a format may use.
+    pub max_padding: f64,
+}
+
+/// The arrays of one matrix in one format, as they are uploaded.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct SpmvLayout {
+    pub format: Format,
+    pub nrows: usize,
+    /// Values stored, padding included (paper 003's `e`).
+    pub stored: u64,
+    /// Bytes of the index arrays (row pointers, column indices, offsets, permutations,
+    /// block-row tables).
+    pub index_bytes: u64,
+}
+
+impl SpmvLayout {
+    /// Bytes of the format's arrays on the GPU with `s`-byte values.
+    pub fn matrix_bytes(&self, s: usize) -> u64 {
+        self.index_bytes + self.stored * s as u64
+    }
+
+    /// Bytes one product y = A·x moves with `s`-byte values (the module's formula).
+    pub fn spmv_bytes(&self, s: usize) -> u64 {
+        let s = s as u64;
+        self.index_bytes + 2 * self.stored * s + self.nrows as u64 * s
+    }
+}
+
+const U32: u64 = 4;
+
+/// The layout of `a` in `format` (never `Auto`), or why the upload would refuse it (the
+/// same refusals: padding over the budget, blocks larger than a workgroup).
+pub fn spmv_layout(
+    a: &Csr<f64>,
+    format: Format,
+    p: &LayoutParams,
+) -> std::result::Result<SpmvLayout, String> {
+    let n = a.nrows();
+    let refusal = |e: KrylovError| match e {
+        KrylovError::InvalidOption(reason) => reason,
+        other => other.to_string(),
+    };
+    let (stored, index_bytes) = match format {
+        Format::Csr => (a.nnz(), (n + 1 + a.nnz()) as u64 * U32),
+        Format::Ell => {
+            let e = Ell::from_csr(a, p.max_padding).map_err(refusal)?;
+            (e.values().len(), e.col_idx().len() as u64 * U32)
+        }
+        Format::Dia => {
+            let d = Dia::from_csr(a, p.max_padding).map_err(refusal)?;
+            (d.values().len(), d.offsets().len() as u64 * U32)
+        }
+        Format::Sell => {
+            let c = p.sell_c;
+            let s =
+                Sell::from_csr(a, c, p.workgroup_size.max(c), p.max_padding).map_err(refusal)?;
+            let index = s.slice_ptr().len() + s.col_idx().len() + s.perm().len();
+            (s.values().len(), index as u64 * U32)
+        }
+        Format::Bcsr1 | Format::Bcsr2 | Format::Bcsr4 | Format::Bcsr8 => {
+            let nb = bcsr_block(format).expect("a BCSR format");
+            let wg = p.workgroup_size;
+            if nb * nb > wg {
+                return Err(format!(
+                    "{nb}×{nb} blocks need a workgroup of at least {}",
+                    nb * nb
+                ));
+            }
+            let bx = bcsr_bx(a, nb, wg);
+            let b = Bcsr::from_csr(a, nb, bx, wg, p.max_padding).map_err(refusal)?;
+            let index = b.pass_ptr().len() + b.block_col().len() + b.block_row().len();
+            (b.values().len(), index as u64 * U32)
+        }
+        Format::Auto => return Err("auto is not a layout".into()),
+    };
+    Ok(SpmvLayout {
+        format,
+        nrows: n,
+        stored: stored as u64,
+        index_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ```text
+    /// [ 4 1 0 0 ]
+    /// [ 1 4 1 0 ]
+    /// [ 0 1 4 1 ]
+    /// [ 0 0 1 4 ]     n = 4, nnz = 10, 3 diagonals, longest row 3
+    /// ```
+    fn tridiagonal() -> Csr<f64> {
+        Csr::new(
+            4,
+            4,
+            vec![0, 2, 5, 8, 10],
+            vec![0, 1, 0, 1, 2, 1, 2, 3, 2, 3],
+            vec![4.0, 1.0, 1.0, 4.0, 1.0, 1.0, 4.0, 1.0, 1.0, 4.0],
+        )
+        .unwrap()
+    }
+
+    fn params() -> LayoutParams {
+        LayoutParams {
+            workgroup_size: 64,
+            sell_c: 4,
+            max_padding: 16.0,
+        }
+    }
+
+    fn bytes(format: Format) -> (u64, u64, u64) {
+        let l = spmv_layout(&tridiagonal(), format, &params()).unwrap();
+        (l.stored, l.index_bytes, l.spmv_bytes(4))
+    }
+
+    #[test]
+    fn csr_ell_and_dia_bytes_match_a_hand_count() {
+        // CSR: 10 values; row_ptr 5 + col_idx 10 = 15 u32; SpMV 60 + 2·10·4 + 4·4 = 156.
+        assert_eq!(bytes(Format::Csr), (10, 60, 60 + 80 + 16));
+        // ELL: 4 rows × width 3 = 12 slots (2 padded); 12 column indices.
+        assert_eq!(bytes(Format::Ell), (12, 48, 48 + 96 + 16));
+        // DIA: 3 diagonals × 4 rows = 12 slots; 3 offsets.
+        assert_eq!(bytes(Format::Dia), (12, 12, 12 + 96 + 16));
+    }
+
+    #[test]
+    fn sell_bytes_match_a_hand_count() {
+        // One slice of C = 4 rows, sorted within σ = 64: width 3, 12 slots; slice_ptr 2,
+        // col_idx 12, perm 4 → 18 u32.
+        assert_eq!(bytes(Format::Sell), (12, 72, 72 + 96 + 16));
+    }
+
+    #[test]
+    fn bcsr_bytes_match_a_hand_count() {
+        // The upload pads every pass of `by = WG/(Bx·N²)` block-row slots to its longest
+        // block row in steps of Bx blocks (paper 003 §3.4–3.5); with WG = 64:
+        // N = 1: 4 block rows of ≤ 3 blocks, mean 2.5 → Bx = 2, by = 32; one pass of
+        // ⌈3/2⌉ = 2 steps · 32 slots · 2 = 128 blocks; index: pass_ptr 2 + block_col 128
+        // + block_row 32 = 162 words.
+        assert_eq!(
+            bytes(Format::Bcsr1),
+            (128, 162 * 4, 162 * 4 + 2 * 128 * 4 + 16)
+        );
+        // N = 2: 2 block rows of 2 blocks → Bx = 2, by = 8: 1 step · 8 · 2 = 16 blocks of
+        // 4 values; index 2 + 16 + 8 = 26 words.
+        assert_eq!(bytes(Format::Bcsr2), (64, 26 * 4, 26 * 4 + 2 * 64 * 4 + 16));
+        // N = 4: one block → Bx = 1, by = 4: 4 slots of 16 values; index 2 + 4 + 4.
+        assert_eq!(bytes(Format::Bcsr4), (64, 10 * 4, 10 * 4 + 2 * 64 * 4 + 16));
+        // N = 8: one 8×8 block fills the workgroup: Bx = 1, by = 1; index 2 + 1 + 1.
+        assert_eq!(bytes(Format::Bcsr8), (64, 4 * 4, 4 * 4 + 2 * 64 * 4 + 16));
+        // The same counts as the arrays the upload binds.
+        let a = tridiagonal();
+        for f in [Format::Bcsr1, Format::Bcsr2, Format::Bcsr4, Format::Bcsr8] {
+            let nb = bcsr_block(f).unwrap();
+            let b = Bcsr::from_csr(&a, nb, bcsr_bx(&a, nb, 64), 64, 16.0).unwrap();
+            let l = spmv_layout(&a, f, &params()).unwrap();
+            assert_eq!(l.matrix_bytes(8), b.storage_bytes() as u64, "{f}");
+        }
+    }
+
+    #[test]
+    fn refusals_are_reasons_not_panics() {
+        let tight = LayoutParams {
+            max_padding: 1.1,
+            ..params()
+        };
+        let a = tridiagonal();
+        // ELL and DIA store 12 for 10 non-zeros: 1.2 > 1.1.
+        assert!(spmv_layout(&a, Format::Ell, &tight).is_err());
+        assert!(spmv_layout(&a, Format::Dia, &tight).is_err());
+        assert!(spmv_layout(&a, Format::Csr, &tight).is_ok());
+        let small_wg = LayoutParams {
+            workgroup_size: 32,
+            ..params()
+        };
+        let why = spmv_layout(&a, Format::Bcsr8, &small_wg).unwrap_err();
+        assert!(
+            why.contains("8×8 blocks need a workgroup of at least 64"),
+            "{why}"
+        );
+        assert!(spmv_layout(&a, Format::Auto, &params()).is_err());
+    }
+}

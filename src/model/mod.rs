@@ -1,0 +1,46 @@
+//! The performance model of paper 003 (issue 18): calibrate a device once, then predict the
+//! time per iteration of every storage format, precision and solver variant on a matrix
+//! without running the solver, and let `--format auto` / `--variant auto` take the fastest.
+//!
+//! ```text
+//!   t(kernel)    = x / B(x) + t_d                 x = bytes the launch moves
+//!   B(x)         = ν / (1 + exp(−(log₂ x − μ)/σ))  (paper 003, Eq. 3; one curve per kind)
+//!   t(iteration) = Σ_kernels t(kernel) + round_trips · t_rt
+//! ```
+//!
+//! * `B` is fitted per kernel (`update_cg`, `axpy`, …) and, for the kernels that multiply by
+//!   A, per kernel and format ([`kernels::Curve`], [`kernels::curve_key`]) on GPU timestamps
+//!   of real solves; `t_d` is the gap a solver loop leaves between launches and `t_rt` one
+//!   submit-and-read round trip ([`Profile`], [`calibrate()`]).
+//! * `x` of an SpMV comes from the layout the upload really builds ([`layout`]); the
+//!   launches of an iteration and their vector bytes from [`kernels`].
+//! * Round trips: `paper` check mode reads back every iteration (1 for the pipelined
+//!   variants, 2 for classical CG, 4 for classical BiCGStab), `device` mode once per batch.
+//!
+//! Not modelled: preconditioners, GMRES, BiCG, Jacobi, caching of the gathered vector beyond
+//! what the SpMV curve of the format absorbs, clocks rising during a long solve.
+//!
+//! | file | what | needs a GPU |
+//! |---|---|---|
+//! | `sigmoid.rs` | Eq. 3 and its Levenberg–Marquardt fit | no |
+//! | `layout.rs` | bytes of one SpMV per format, from the host conversions | no |
+//! | `kernels.rs` | launches, bytes and round trips of one iteration | no |
+//! | `profile.rs` | the device profile file: identity, curves, rejection | no |
+//! | `predict.rs` | predictions, ranking, the model's choice | no |
+//! | `calibrate.rs` | the measurements and fits of `krylov calibrate` | yes |
+
+pub mod calibrate;
+pub mod kernels;
+pub mod layout;
+pub mod predict;
+pub mod profile;
+pub mod sigmoid;
+
+pub use calibrate::{CalibrateOptions, calibrate, device_identity};
+pub use layout::{LayoutParams, MODEL_FORMATS, SpmvLayout, spmv_layout};
+pub use predict::{ModelChoice, PredictRequest, Prediction, best, predict};
+pub use profile::{
+    DeviceIdentity, PROFILE_DIR_ENV, Profile, ProfileError, default_profile_path, find_for_adapter,
+    find_for_adapter_in, profile_dir,
+};
+pub use sigmoid::{Fit, Sample, Sigmoid, fit, fit_robust};

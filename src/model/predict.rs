@@ -1,0 +1,313 @@
+//! Predicted time per iteration from a [`Profile`] and a matrix's layouts, and the
+//! model's choice of format and variant.
+
+use super::kernels::{Curve, IterationPlan, MODELLED, curve_key, iteration_plan};
+use super::layout::{MODEL_FORMATS, SpmvLayout, spmv_layout};
+use super::profile::Profile;
+use crate::base::{CheckMode, Format, Method, Precision, Variant};
+use crate::matrix::Csr;
+
+/// The prediction for one (format, precision, method, variant).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Prediction {
+    pub format: Format,
+    pub precision: Precision,
+    pub method: Method,
+    pub variant: Variant,
+    pub check_mode: CheckMode,
+    /// Why the format cannot hold this matrix (then no time is predicted).
+    pub refused: Option<String>,
+    /// Predicted seconds per iteration (NaN when refused).
+    pub seconds_per_iteration: f64,
+    /// `iterations ×` the above: the loop's time for that many iterations.
+    pub seconds_for_iterations: f64,
+    pub iterations: usize,
+    pub dispatches_per_iteration: usize,
+    pub round_trips_per_iteration: f64,
+    pub bytes_per_iteration: f64,
+    /// Bytes of one SpMV in this format (the layout's index data, 2 × stored values, y).
+    pub spmv_bytes: u64,
+    /// Bytes of the matrix's arrays on the GPU.
+    pub matrix_bytes: u64,
+    /// Predicted seconds of each launch of one iteration, in launch order.
+    pub kernel_seconds: Vec<(String, f64)>,
+}
+
+/// What to predict.
+#[derive(Debug, Clone)]
+pub struct PredictRequest {
+    pub formats: Vec<Format>,
+    pub precisions: Vec<Precision>,
+    pub variants: Vec<(Method, Variant)>,
+    pub check_mode: CheckMode,
+    /// Iterations per submit in `device` mode.
+    pub batch: usize,
+    /// Iterations of `seconds_for_iterations`.
+    pub iterations: usize,
+    pub max_padding: f64,
+}
+
+impl PredictRequest {
+    /// Every format, both precisions, every modelled variant of `method` (all modelled
+    /// methods for `None`).
+    pub fn all(method: Option<Method>, check_mode: CheckMode, max_padding: f64) -> Self {
+        PredictRequest {
+            formats: MODEL_FORMATS.to_vec(),
+            precisions: vec![Precision::F32, Precision::F64],
+            variants: MODELLED
+                .iter()
+                .copied()
+                .filter(|(m, _)| method.is_none_or(|x| x == *m))
+                .collect(),
+            check_mode,
+            batch: 32,
+            iterations: 1000,
+            max_padding,
+        }
+    }
+}
+
+/// Seconds of one iteration of `plan` on the profiled device, per launch: t = x / B(x) + t_d
+/// with the launch's curve (its format's for launches that multiply by A; a constant for
+/// the finishing launches), plus the round trips; `Err` names a curve the profile lacks.
+fn time_plan(
+    profile: &Profile,
+    plan: &IterationPlan,
+    format: Format,
+) -> Result<(f64, Vec<(String, f64)>), String> {
+    let mut per_kernel = Vec::with_capacity(plan.kernels.len());
+    for k in &plan.kernels {
+        let key = curve_key(k, format);
+        let busy = match k.curve {
+            Curve::Finish => profile.constants.get(&key).copied(),
+            _ => profile.curve(&key).map(|c| c.seconds(k.bytes)),
+        };
+        let busy = busy.ok_or_else(|| format!("the profile has no curve for {key}"))?;
+        per_kernel.push((k.name.to_string(), busy + profile.dispatch_seconds));
+    }
+    let total = per_kernel.iter().map(|(_, t)| t).sum::<f64>()
+        + plan.round_trips * profile.round_trip_seconds;
+    Ok((total, per_kernel))
+}
+
+/// The layouts of `a` in every requested format (or why not) on the profiled device.
+pub fn layouts(
+    profile: &Profile,
+    a: &Csr<f64>,
+    formats: &[Format],
+    max_padding: f64,
+) -> Vec<(Format, Result<SpmvLayout, String>)> {
+    let params = profile.layout_params(max_padding);
+    formats
+        .iter()
+        .map(|&f| (f, spmv_layout(a, f, &params)))
+        .collect()
+}
+
+/// Predicts every combination of `req` on `a`, fastest first (refused ones last).
+pub fn predict(profile: &Profile, a: &Csr<f64>, req: &PredictRequest) -> Vec<Prediction> {
+    let layouts = layouts(profile, a, &req.formats, req.max_padding);
+    predict_on_layouts(profile, &layouts, req)
+}
+
+/// [`predict`] on layouts computed already.
+pub fn predict_on_layouts(
+    profile: &Profile,
+    layouts: &[(Format, Result<SpmvLayout, String>)],
+    req: &PredictRequest,
+) -> Vec<Prediction> {
+    let mut out = Vec::new();
+    for (format, layout) in layouts {
+        for &precision in &req.precisions {
+            for &(method, variant) in &req.variants {
+                out.push(predict_one(
+                    profile, *format, layout, precision, method, variant, req,
+                ));
+            }
+        }
+    }
+    out.sort_by(|a, b| {
+        a.refused
+            .is_some()
+            .cmp(&b.refused.is_some())
+            .then(a.seconds_per_iteration.total_cmp(&b.seconds_per_iteration))
+    });
+    out
+}
+
+fn predict_one(
+    profile: &Profile,
+    format: Format,
+    layout: &Result<SpmvLayout, String>,
+    precision: Precision,
+    method: Method,
+    variant: Variant,
+    req: &PredictRequest,
+) -> Prediction {
+    let s = precision.size();
+    let mut p = Prediction {
+        format,
+        precision,
+        method,
+        variant,
+        check_mode: req.check_mode,
+        refused: None,
+        seconds_per_iteration: f64::NAN,
+        seconds_for_iterations: f64::NAN,
+        iterations: req.iterations,
+        dispatches_per_iteration: 0,
+        round_trips_per_iteration: 0.0,
+        bytes_per_iteration: 0.0,
+        spmv_bytes: 0,
+        matrix_bytes: 0,
+        kernel_seconds: Vec::new(),
+    };
+    let layout = match layout {
+        Ok(l) => l,
+        Err(why) => {
+            p.refused = Some(why.clone());
+            return p;
+        }
+    };
+    p.spmv_bytes = layout.spmv_bytes(s);
+    p.matrix_bytes = layout.matrix_bytes(s);
+    let largest = (layout.stored * s as u64).max(layout.index_bytes);
+    if largest > profile.max_binding_bytes {
+        p.refused = Some(format!(
+            "an array of {largest} bytes exceeds the adapter's binding limit of {}",
+            profile.max_binding_bytes
+        ));
+        return p;
+    }
+    let Some(plan) = iteration_plan(
+        method,
+        variant,
+        req.check_mode,
+        layout.nrows,
+        p.spmv_bytes,
+        s,
+        req.batch,
+    ) else {
+        p.refused = Some(format!("{variant} {method} is not modelled"));
+        return p;
+    };
+    let (t, kernels) = match time_plan(profile, &plan, format) {
+        Ok(timed) => timed,
+        Err(why) => {
+            p.refused = Some(why);
+            return p;
+        }
+    };
+    p.seconds_per_iteration = t;
+    p.seconds_for_iterations = t * req.iterations as f64;
+    p.dispatches_per_iteration = plan.dispatches();
+    p.round_trips_per_iteration = plan.round_trips;
+    p.bytes_per_iteration = plan.bytes();
+    p.kernel_seconds = kernels;
+    p
+}
+
+/// The model's choice: the fastest prediction and a sentence saying so.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelChoice {
+    pub format: Format,
+    pub variant: Variant,
+    pub predicted_seconds_per_iteration: f64,
+    pub reason: String,
+}
+
+/// The fastest of the first predictions (as [`predict`] sorts them), or `None` when every
+/// one was refused.
+pub fn best(predictions: &[Prediction], profile: &Profile) -> Option<ModelChoice> {
+    let first = predictions.first().filter(|p| p.refused.is_none())?;
+    let runner_up = predictions
+        .iter()
+        .skip(1)
+        .find(|p| p.refused.is_none())
+        .map(|p| {
+            format!(
+                "; next {} {} at {:.2} µs",
+                p.format,
+                p.variant,
+                p.seconds_per_iteration * 1e6
+            )
+        })
+        .unwrap_or_default();
+    Some(ModelChoice {
+        format: first.format,
+        variant: first.variant,
+        predicted_seconds_per_iteration: first.seconds_per_iteration,
+        reason: format!(
+            "model (profile of {}, {}): {} {} predicted fastest at {:.2} µs per iteration{runner_up}",
+            profile.device.name,
+            profile.created,
+            first.format,
+            first.variant,
+            first.seconds_per_iteration * 1e6
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matrix::generators::poisson_2d_fd;
+    use crate::model::profile::tests::sample_profile;
+
+    #[test]
+    fn predictions_add_up_the_kernels_and_round_trips() {
+        let profile = sample_profile();
+        let a = poisson_2d_fd::<f64>(16);
+        let req = PredictRequest {
+            check_mode: CheckMode::Paper,
+            ..PredictRequest::all(Some(Method::Cg), CheckMode::Paper, 8.0)
+        };
+        let preds = predict(&profile, &a, &req);
+        assert_eq!(preds.len(), 8 * 2 * 2);
+        let p = preds
+            .iter()
+            .find(|p| {
+                p.format == Format::Csr
+                    && p.precision == Precision::F32
+                    && p.variant == Variant::Pipelined
+            })
+            .unwrap();
+        // CSR f32 on n = 256, nnz = 1216: (257 + 1216)·4 + 2·1216·4 + 256·4 bytes.
+        assert_eq!(p.spmv_bytes, 1473 * 4 + 9728 + 1024);
+        let expected = profile.curve("update_cg").unwrap().seconds(7.0 * 1024.0)
+            + profile
+                .curve("spmv_dot_cg:csr")
+                .unwrap()
+                .seconds(p.spmv_bytes as f64)
+            + 2.0 * profile.dispatch_seconds
+            + profile.round_trip_seconds;
+        assert!((p.seconds_per_iteration - expected).abs() < 1e-15, "{p:?}");
+        assert_eq!(p.dispatches_per_iteration, 2);
+        // Sorted: refused last, the rest by time.
+        let times: Vec<f64> = preds
+            .iter()
+            .filter(|p| p.refused.is_none())
+            .map(|p| p.seconds_per_iteration)
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        let choice = best(&preds, &profile).unwrap();
+        assert_eq!(choice.predicted_seconds_per_iteration, times[0]);
+        assert!(
+            choice.reason.starts_with("model (profile of llvmpipe"),
+            "{}",
+            choice.reason
+        );
+    }
+
+    #[test]
+    fn refused_formats_are_ranked_last_with_their_reason() {
+        let profile = sample_profile();
+        let a = poisson_2d_fd::<f64>(16);
+        let req = PredictRequest::all(Some(Method::Cg), CheckMode::Device, 1.2);
+        let preds = predict(&profile, &a, &req);
+        let last = preds.last().unwrap();
+        assert!(last.refused.is_some());
+        assert!(last.seconds_per_iteration.is_nan());
+        assert!(preds[0].refused.is_none());
+    }
+}

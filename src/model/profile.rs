@@ -1,0 +1,457 @@
+//! The device profile `krylov calibrate` writes: which device, its fitted curves and costs,
+//! as versioned JSON under the user's cache directory, reused until the driver changes.
+//!
+//! Location: `$KRYLOV_PROFILE_DIR` when set, else the cache directory of
+//! [`directories::ProjectDirs`] (`~/.cache/krylov-wgpu` on Linux), one file per adapter and
+//! backend ([`Profile::file_name`]); `--profile FILE` names one explicitly.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::layout::LayoutParams;
+use super::sigmoid::{Fit, Sigmoid};
+
+/// Version of the profile's JSON layout; a file of another version is rejected.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The environment variable that overrides the profile directory.
+pub const PROFILE_DIR_ENV: &str = "KRYLOV_PROFILE_DIR";
+
+/// What identifies the device a profile was measured on (from `wgpu::AdapterInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeviceIdentity {
+    pub name: String,
+    pub vendor: u32,
+    pub device: u32,
+    pub backend: String,
+    pub driver: String,
+    pub driver_info: String,
+}
+
+impl std::fmt::Display for DeviceIdentity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}, {:04x}:{:04x}, driver {} {})",
+            self.name, self.backend, self.vendor, self.device, self.driver, self.driver_info
+        )
+    }
+}
+
+/// A calibrated device: the constants and curves of the time model ([`super`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Profile {
+    pub schema_version: u32,
+    pub device: DeviceIdentity,
+    /// When it was measured (UTC, `YYYY-MM-DDTHH:MM:SSZ`).
+    pub created: String,
+    /// Calibrated with `--quick` (fewer and smaller sizes).
+    pub quick: bool,
+    /// Threads per workgroup the kernels were compiled with.
+    pub workgroup_size: usize,
+    /// SELL-C-σ slice height on this device.
+    pub sell_c: usize,
+    /// The largest storage binding (formats whose arrays exceed it are refused).
+    pub max_binding_bytes: u64,
+    /// Seconds one dependent dispatch costs inside a pass (`t_d`).
+    pub dispatch_seconds: f64,
+    /// Seconds of one submit-and-read round trip beyond its dispatch.
+    pub round_trip_seconds: f64,
+    /// One fitted curve per kernel, keyed by the kernel's name (`update_cg`, `axpy`, …) or,
+    /// for the kernels that multiply by A, `name:format` (`spmv_dot_cg:csr`).
+    pub kernels: BTreeMap<String, Fit>,
+    /// GPU seconds of the one-workgroup finishing kernels (`dot_finish`, `bicgstab_finish`),
+    /// which move no data to speak of.
+    pub constants: BTreeMap<String, f64>,
+}
+
+/// Why a profile cannot be used. Every message ends with what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("no device profile at {0}: run `krylov calibrate` first")]
+    NotFound(PathBuf),
+    #[error(
+        "cannot read the device profile {path}: {message}; run `krylov calibrate` to write a new one"
+    )]
+    Io { path: PathBuf, message: String },
+    #[error(
+        "the device profile {path} is not a valid profile ({message}); run `krylov calibrate` to replace it"
+    )]
+    Corrupt { path: PathBuf, message: String },
+    #[error(
+        "the device profile {path} has schema version {found}, this krylov reads version {expected}; run `krylov calibrate` to replace it"
+    )]
+    Schema {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+    #[error(
+        "the device profile {path} was measured on {profile}, not on this device {current}; run `krylov calibrate` on this device"
+    )]
+    ForeignDevice {
+        path: PathBuf,
+        profile: String,
+        current: String,
+    },
+}
+
+impl Profile {
+    /// The layout parameters of this device's uploads with a padding budget.
+    pub fn layout_params(&self, max_padding: f64) -> LayoutParams {
+        LayoutParams {
+            workgroup_size: self.workgroup_size,
+            sell_c: self.sell_c,
+            max_padding,
+        }
+    }
+
+    /// The curve under `key` ([`super::kernels::curve_key`]), if calibrated.
+    pub fn curve(&self, key: &str) -> Option<&Sigmoid> {
+        self.kernels.get(key).map(|f| &f.curve)
+    }
+
+    /// `profile-<adapter>-<backend>.json`, the adapter's name reduced to `[a-z0-9-]`.
+    pub fn file_name(device: &DeviceIdentity) -> String {
+        let slug = |s: &str| {
+            let mut out = String::new();
+            for c in s.to_lowercase().chars() {
+                if c.is_ascii_alphanumeric() {
+                    out.push(c);
+                } else if !out.ends_with('-') {
+                    out.push('-');
+                }
+            }
+            out.trim_matches('-').to_string()
+        };
+        format!(
+            "profile-{}-{}.json",
+            slug(&device.name),
+            slug(&device.backend)
+        )
+    }
+
+    /// Writes the profile as pretty JSON, creating the directory.
+    pub fn save(&self, path: &Path) -> Result<(), ProfileError> {
+        let io = |e: std::io::Error| ProfileError::Io {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
+        let text = serde_json::to_string_pretty(self).expect("a profile serialises");
+        std::fs::write(path, text).map_err(io)
+    }
+
+    /// Reads a profile and checks its schema version and curves (not the device: see
+    /// [`Profile::load_for`]).
+    pub fn load(path: &Path) -> Result<Profile, ProfileError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ProfileError::NotFound(path.to_path_buf()));
+            }
+            Err(e) => {
+                return Err(ProfileError::Io {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let corrupt = |message: String| ProfileError::Corrupt {
+            path: path.to_path_buf(),
+            message,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| corrupt(e.to_string()))?;
+        let found = value.get("schema_version").and_then(|v| v.as_u64());
+        match found {
+            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(v) => {
+                return Err(ProfileError::Schema {
+                    path: path.to_path_buf(),
+                    found: v.min(u32::MAX as u64) as u32,
+                    expected: SCHEMA_VERSION,
+                });
+            }
+            None => return Err(corrupt("no schema_version".into())),
+        }
+        let profile: Profile = serde_json::from_value(value).map_err(|e| corrupt(e.to_string()))?;
+        if profile.kernels.is_empty() {
+            return Err(corrupt("no kernel curves".into()));
+        }
+        for (name, fit) in &profile.kernels {
+            if !fit.curve.is_valid() {
+                return Err(corrupt(format!("the {name} curve has invalid parameters")));
+            }
+        }
+        let costs: Vec<f64> = [profile.dispatch_seconds, profile.round_trip_seconds]
+            .into_iter()
+            .chain(profile.constants.values().copied())
+            .collect();
+        if costs.iter().any(|c| !c.is_finite() || *c < 0.0) || profile.workgroup_size == 0 {
+            return Err(corrupt("negative or missing costs".into()));
+        }
+        Ok(profile)
+    }
+
+    /// [`Profile::load`], then rejects a profile of another device or driver than `current`.
+    pub fn load_for(path: &Path, current: &DeviceIdentity) -> Result<Profile, ProfileError> {
+        let p = Profile::load(path)?;
+        if &p.device != current {
+            return Err(ProfileError::ForeignDevice {
+                path: path.to_path_buf(),
+                profile: p.device.to_string(),
+                current: current.to_string(),
+            });
+        }
+        Ok(p)
+    }
+}
+
+/// The directory profiles live in: `$KRYLOV_PROFILE_DIR`, else the user's cache directory
+/// (`None` when neither exists, e.g. no home directory).
+pub fn profile_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(PROFILE_DIR_ENV).filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    directories::ProjectDirs::from("", "", "krylov-wgpu").map(|d| d.cache_dir().to_path_buf())
+}
+
+/// Where the profile of `device` is stored by default.
+pub fn default_profile_path(device: &DeviceIdentity) -> Option<PathBuf> {
+    profile_dir().map(|d| d.join(Profile::file_name(device)))
+}
+
+/// The default profile of an adapter known only by its summary (name, backend and the
+/// `"driver driver_info"` string of [`crate::gpu::AdapterSummary`]), as the app knows it:
+/// `Ok(None)` when there is none, an error when it cannot be used.
+pub fn find_for_adapter(
+    name: &str,
+    backend: &str,
+    driver: &str,
+) -> Result<Option<(Profile, PathBuf)>, ProfileError> {
+    match profile_dir() {
+        Some(dir) => find_for_adapter_in(&dir, name, backend, driver),
+        None => Ok(None),
+    }
+}
+
+/// [`find_for_adapter`] in the directory `dir`.
+pub fn find_for_adapter_in(
+    dir: &Path,
+    name: &str,
+    backend: &str,
+    driver: &str,
+) -> Result<Option<(Profile, PathBuf)>, ProfileError> {
+    let probe = DeviceIdentity {
+        name: name.into(),
+        vendor: 0,
+        device: 0,
+        backend: backend.into(),
+        driver: String::new(),
+        driver_info: String::new(),
+    };
+    let path = dir.join(Profile::file_name(&probe));
+    let p = match Profile::load(&path) {
+        Ok(p) => p,
+        Err(ProfileError::NotFound(_)) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let theirs = format!("{} {}", p.device.driver, p.device.driver_info);
+    if p.device.name != name || p.device.backend != backend || theirs.trim() != driver {
+        return Err(ProfileError::ForeignDevice {
+            path,
+            profile: p.device.to_string(),
+            current: format!("{name} ({backend}, driver {driver})"),
+        });
+    }
+    Ok(Some((p, path)))
+}
+
+/// Now, as `YYYY-MM-DDTHH:MM:SSZ` (UTC; days from the civil calendar algorithm of
+/// H. Hinnant).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    utc_string(secs)
+}
+
+fn utc_string(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::model::sigmoid::Sample;
+
+    pub(crate) fn identity() -> DeviceIdentity {
+        DeviceIdentity {
+            name: "llvmpipe (LLVM 15.0.6, 256 bits)".into(),
+            vendor: 0x10005,
+            device: 0,
+            backend: "Vulkan".into(),
+            driver: "llvmpipe".into(),
+            driver_info: "Mesa 22.3.6".into(),
+        }
+    }
+
+    fn fit(nu: f64) -> Fit {
+        Fit {
+            curve: Sigmoid {
+                mu: 18.0,
+                sigma: 1.5,
+                nu,
+            },
+            rms_relative_error: 0.05,
+            max_relative_error: 0.1,
+            samples: vec![Sample {
+                bytes: 4096.0,
+                seconds: 1e-5,
+            }],
+            outliers: Vec::new(),
+        }
+    }
+
+    /// A profile with made-up but valid numbers.
+    pub(crate) fn sample_profile() -> Profile {
+        Profile {
+            schema_version: SCHEMA_VERSION,
+            device: identity(),
+            created: utc_string(0),
+            quick: true,
+            workgroup_size: 256,
+            sell_c: 8,
+            max_binding_bytes: 1 << 30,
+            dispatch_seconds: 5e-6,
+            round_trip_seconds: 50e-6,
+            kernels: ["update_cg", "dot", "axpy", "xpay"]
+                .iter()
+                .map(|k| (k.to_string(), fit(20e9)))
+                .chain(
+                    crate::model::layout::MODEL_FORMATS
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(i, f)| {
+                            ["spmv", "spmv_dot_cg"]
+                                .map(|k| (format!("{k}:{}", f.as_str()), fit(5e9 + i as f64 * 1e9)))
+                        }),
+                )
+                .collect(),
+            constants: [("dot_finish".to_string(), 3e-6)].into(),
+        }
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("krylov-profile-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    #[test]
+    fn a_profile_round_trips_through_its_file() {
+        let p = sample_profile();
+        let path = temp("round.json");
+        p.save(&path).unwrap();
+        assert_eq!(Profile::load(&path).unwrap(), p);
+        assert_eq!(Profile::load_for(&path, &identity()).unwrap(), p);
+    }
+
+    #[test]
+    fn corrupt_old_and_foreign_profiles_are_rejected_with_advice() {
+        let path = temp("bad.json");
+        std::fs::write(&path, "{ not json").unwrap();
+        let e = Profile::load(&path).unwrap_err();
+        assert!(matches!(e, ProfileError::Corrupt { .. }), "{e}");
+        assert!(e.to_string().contains("run `krylov calibrate`"), "{e}");
+
+        let mut v = serde_json::to_value(sample_profile()).unwrap();
+        v["schema_version"] = 99.into();
+        std::fs::write(&path, v.to_string()).unwrap();
+        let e = Profile::load(&path).unwrap_err();
+        assert!(matches!(e, ProfileError::Schema { found: 99, .. }), "{e}");
+
+        let mut v = serde_json::to_value(sample_profile()).unwrap();
+        v["kernels"]["axpy"]["curve"]["sigma"] = (-1.0).into();
+        std::fs::write(&path, v.to_string()).unwrap();
+        let e = Profile::load(&path).unwrap_err();
+        assert!(e.to_string().contains("axpy curve has invalid"), "{e}");
+
+        let mut v = serde_json::to_value(sample_profile()).unwrap();
+        v.as_object_mut().unwrap().remove("kernels");
+        std::fs::write(&path, v.to_string()).unwrap();
+        assert!(matches!(
+            Profile::load(&path).unwrap_err(),
+            ProfileError::Corrupt { .. }
+        ));
+
+        sample_profile().save(&path).unwrap();
+        let other = DeviceIdentity {
+            driver_info: "Mesa 24.0".into(),
+            ..identity()
+        };
+        let e = Profile::load_for(&path, &other).unwrap_err();
+        assert!(matches!(e, ProfileError::ForeignDevice { .. }), "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("Mesa 22.3.6") && text.contains("Mesa 24.0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("run `krylov calibrate` on this device"),
+            "{text}"
+        );
+
+        let e = Profile::load(&temp("missing.json")).unwrap_err();
+        assert!(matches!(e, ProfileError::NotFound(_)), "{e}");
+    }
+
+    #[test]
+    fn the_app_finds_the_profile_of_its_adapter_by_summary() {
+        let dir = temp("by-summary");
+        let p = sample_profile();
+        p.save(&dir.parent().unwrap().join(Profile::file_name(&p.device)))
+            .unwrap();
+        let dir = dir.parent().unwrap();
+        let (name, backend) = ("llvmpipe (LLVM 15.0.6, 256 bits)", "Vulkan");
+        let found = find_for_adapter_in(dir, name, backend, "llvmpipe Mesa 22.3.6").unwrap();
+        assert_eq!(found.unwrap().0, p);
+        let e = find_for_adapter_in(dir, name, backend, "llvmpipe Mesa 24.0").unwrap_err();
+        assert!(matches!(e, ProfileError::ForeignDevice { .. }), "{e}");
+        assert!(
+            find_for_adapter_in(dir, "another GPU", backend, "x")
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn file_names_and_dates() {
+        assert_eq!(
+            Profile::file_name(&identity()),
+            "profile-llvmpipe-llvm-15-0-6-256-bits-vulkan.json"
+        );
+        assert_eq!(utc_string(0), "1970-01-01T00:00:00Z");
+        assert_eq!(utc_string(1_795_654_800), "2026-11-26T01:00:00Z");
+        assert_eq!(utc_string(951_782_400), "2000-02-29T00:00:00Z");
+    }
+}

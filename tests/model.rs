@@ -1,0 +1,405 @@
+//! The performance model (issue 18) against the real thing: its SpMV layouts against the
+//! GPU uploads, its launch counts against the dispatch counters of real solves, and the
+//! `calibrate` / `predict` / `solve --format auto` command lines with profiles in a private
+//! directory (never the user's cache).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::cli::{krylov_env, path_str, temp_dir};
+use krylov_wgpu::gpu::GpuMatrix;
+use krylov_wgpu::gpu::format::{DEFAULT_PADDING_BUDGET, sell_c};
+use krylov_wgpu::matrix::{Csr, generators};
+use krylov_wgpu::model::calibrate::dense_blocks;
+use krylov_wgpu::model::kernels::{Curve, MODELLED, curve_key, iteration_plan};
+use krylov_wgpu::model::profile::SCHEMA_VERSION;
+use krylov_wgpu::model::{
+    DeviceIdentity, Fit, LayoutParams, MODEL_FORMATS, PredictRequest, Profile, Sample, Sigmoid,
+    device_identity, predict, spmv_layout,
+};
+use krylov_wgpu::solvers::{CheckMode, Format, Method, SolveOptions, solve_gpu};
+use krylov_wgpu::{KrylovError, Precision};
+
+fn matrices() -> Vec<(String, Csr<f64>)> {
+    vec![
+        ("poisson2d:12".into(), generators::poisson_2d_fd(12)),
+        (
+            "laplace3d:7".into(),
+            generators::from_spec("laplace3d:7").unwrap(),
+        ),
+        (
+            "random:300:6".into(),
+            generators::from_spec("random:300:6").unwrap(),
+        ),
+        (
+            "poisson2d:3 ⊗ 8×8".into(),
+            dense_blocks(&generators::poisson_2d_fd(3), 8).unwrap(),
+        ),
+    ]
+}
+
+#[test]
+fn the_layouts_bytes_are_those_of_the_gpu_uploads_in_every_format() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let params = LayoutParams {
+        workgroup_size: engine.tuning().workgroup_size as usize,
+        sell_c: sell_c(&engine),
+        max_padding: DEFAULT_PADDING_BUDGET,
+    };
+    let mut uploaded = 0;
+    for (name, a) in matrices() {
+        let a32: Csr<f32> = a.cast().unwrap();
+        for format in MODEL_FORMATS {
+            let layout = spmv_layout(&a, format, &params);
+            match GpuMatrix::upload_with(&engine, &a32, format, DEFAULT_PADDING_BUDGET) {
+                Ok(m) => {
+                    let l = layout.unwrap_or_else(|e| panic!("{name} {format}: {e}"));
+                    assert_eq!(m.bytes(), l.matrix_bytes(4), "{name} {format}");
+                    assert_eq!(m.stored_elements(), l.stored, "{name} {format}");
+                    assert_eq!(m.index_bytes(), l.index_bytes, "{name} {format}");
+                    uploaded += 1;
+                }
+                Err(KrylovError::FormatRefused { .. }) => {
+                    assert!(layout.is_err(), "{name} {format}: the upload refused it");
+                }
+                Err(e) => panic!("{name} {format}: {e}"),
+            }
+        }
+    }
+    assert!(uploaded >= 24, "only {uploaded} uploads");
+}
+
+#[test]
+fn the_launch_counts_are_those_of_real_solves() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a: Csr<f32> = generators::poisson_2d_fd(16);
+    let b = a.mul_vec(&vec![1.0; a.ncols()]).unwrap();
+    let batch = 4;
+    for (method, variant) in MODELLED {
+        for mode in [CheckMode::Device, CheckMode::Paper] {
+            let opts = SolveOptions {
+                method,
+                variant,
+                check_mode: mode,
+                rtol: 0.0,
+                atol: 0.0,
+                max_iter: 12,
+                batch,
+                format: Format::Csr,
+                ..Default::default()
+            };
+            let r = solve_gpu(&engine, &a, &b, None, &opts, &mut ())
+                .unwrap()
+                .report;
+            let tag = format!("{variant} {method} {mode}");
+            let plan = iteration_plan(method, variant, mode, a.nrows(), 1000, 4, batch).unwrap();
+            let j = r.iterations_recorded as f64;
+            let reads = r.loop_counts.readbacks as f64 / j;
+            match mode {
+                CheckMode::Device => {
+                    assert_eq!(
+                        r.dispatches_per_iteration,
+                        plan.dispatches() as f64,
+                        "{tag}"
+                    );
+                    assert_eq!(reads, plan.round_trips, "{tag}");
+                }
+                // `paper` loops skip a launch or add a readback at their ends.
+                CheckMode::Paper => {
+                    let d = (r.dispatches_per_iteration - plan.dispatches() as f64).abs();
+                    assert!(d <= 2.0 / j, "{tag}: {}", r.dispatches_per_iteration);
+                    assert!(
+                        (reads - plan.round_trips).abs() <= 2.0 / j,
+                        "{tag}: {reads}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A profile for `device` with made-up curves for every kernel the model needs.
+fn synthetic_profile(device: DeviceIdentity) -> Profile {
+    let mut kernels = BTreeMap::new();
+    let mut constants = BTreeMap::new();
+    for (i, format) in MODEL_FORMATS.iter().enumerate() {
+        for (method, variant) in MODELLED {
+            let plan = iteration_plan(method, variant, CheckMode::Device, 100, 1, 4, 1).unwrap();
+            for k in &plan.kernels {
+                let key = curve_key(k, *format);
+                if k.curve == Curve::Finish {
+                    constants.insert(key, 4e-6);
+                    continue;
+                }
+                // The matrix kernels of later formats are slower: a known order.
+                let nu = if k.curve == Curve::Matrix {
+                    4e9 / (1.0 + i as f64)
+                } else {
+                    8e9
+                };
+                let fit = Fit {
+                    curve: Sigmoid {
+                        mu: 16.0,
+                        sigma: 1.5,
+                        nu,
+                    },
+                    rms_relative_error: 0.0,
+                    max_relative_error: 0.0,
+                    samples: vec![Sample {
+                        bytes: 1e4,
+                        seconds: 1e-5,
+                    }],
+                    outliers: Vec::new(),
+                };
+                kernels.insert(key, fit);
+            }
+        }
+    }
+    Profile {
+        schema_version: SCHEMA_VERSION,
+        device,
+        created: "2026-01-01T00:00:00Z".into(),
+        quick: true,
+        workgroup_size: 256,
+        sell_c: 32,
+        max_binding_bytes: 1 << 27,
+        dispatch_seconds: 10e-6,
+        round_trip_seconds: 100e-6,
+        kernels,
+        constants,
+    }
+}
+
+/// A profile directory holding `profile` under this device's default file name.
+fn profile_dir_with(profile: &Profile) -> std::path::PathBuf {
+    let dir = temp_dir("profiles");
+    profile
+        .save(&dir.join(Profile::file_name(&profile.device)))
+        .unwrap();
+    dir
+}
+
+fn current_device() -> Option<DeviceIdentity> {
+    common::context().map(|c| device_identity(&c))
+}
+
+#[test]
+fn predict_ranks_every_format_from_the_devices_profile() {
+    let Some(device) = current_device() else {
+        return;
+    };
+    let profile = synthetic_profile(device);
+    let dir = profile_dir_with(&profile);
+    let env = [("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())];
+    let run = krylov_env(
+        &[
+            "predict",
+            "--generate",
+            "poisson2d:32",
+            "--json",
+            "--method",
+            "cg",
+        ],
+        &env,
+    );
+    run.assert_code(0);
+    let v = run.json();
+    let preds = v["predictions"].as_array().unwrap();
+    assert_eq!(preds.len(), 8 * 2 * 2, "{}", run.context());
+    let times: Vec<f64> = preds
+        .iter()
+        .filter(|p| p["refused"].is_null())
+        .map(|p| p["seconds_per_iteration"].as_f64().unwrap())
+        .collect();
+    assert!(times.len() >= 20, "{}", run.context());
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "ranked");
+    // The same numbers as the library's prediction.
+    let a = generators::poisson_2d_fd::<f64>(32);
+    let lib = predict(
+        &profile,
+        &a,
+        &PredictRequest::all(Some(Method::Cg), CheckMode::Device, DEFAULT_PADDING_BUDGET),
+    );
+    let first = &lib[0];
+    assert_eq!(preds[0]["format"], first.format.as_str());
+    let t = preds[0]["seconds_per_iteration"].as_f64().unwrap();
+    assert!((t / first.seconds_per_iteration - 1.0).abs() < 1e-12);
+    // The text table lists the same first row.
+    let text = krylov_env(
+        &["predict", "--generate", "poisson2d:32", "--top", "3"],
+        &env,
+    );
+    text.assert_code(0);
+    assert_eq!(text.stdout.lines().count(), 2 + 3, "{}", text.context());
+    assert!(text.stdout.contains("rank format"), "{}", text.context());
+}
+
+#[test]
+fn solve_auto_uses_the_model_and_reports_its_prediction() {
+    let Some(device) = current_device() else {
+        return;
+    };
+    let profile = synthetic_profile(device);
+    let dir = profile_dir_with(&profile);
+    let env = [("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())];
+    let args = [
+        "solve",
+        "--generate",
+        "poisson2d:24",
+        "--device",
+        "gpu",
+        "--precision",
+        "f32",
+        "--json",
+        "--format",
+        "auto",
+        "--variant",
+        "auto",
+    ];
+    let run = krylov_env(&args, &env);
+    run.assert_code(0);
+    let r = run.json();
+    let reason = r["format_reason"].as_str().unwrap();
+    assert!(reason.starts_with("auto: model (profile of"), "{reason}");
+    let a = generators::poisson_2d_fd::<f64>(24);
+    let req = PredictRequest {
+        precisions: vec![Precision::F32],
+        ..PredictRequest::all(Some(Method::Cg), CheckMode::Device, DEFAULT_PADDING_BUDGET)
+    };
+    let best = &predict(&profile, &a, &req)[0];
+    assert_eq!(r["format"], best.format.as_str(), "{}", run.context());
+    assert_eq!(r["variant"], best.variant.as_str(), "{}", run.context());
+    let predicted = r["predicted_seconds_per_iteration"].as_f64().unwrap();
+    assert!(predicted > 0.0);
+    assert!(r["measured_seconds_per_iteration"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["model_choice"]["format"], best.format.as_str());
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("variant auto"), "{notes}");
+
+    // Without a profile: the rules, as before, and no prediction.
+    let run = krylov_env(&args, &[]);
+    run.assert_code(0);
+    let r = run.json();
+    assert!(!r["format_reason"].as_str().unwrap().contains("model"));
+    assert!(r.get("predicted_seconds_per_iteration").is_none());
+    assert_eq!(r["variant"], "pipelined");
+}
+
+#[test]
+fn bad_profiles_are_rejected_with_advice_and_never_panic() {
+    let Some(device) = current_device() else {
+        return;
+    };
+    // A corrupted default profile.
+    let dir = temp_dir("corrupt-profile");
+    std::fs::write(
+        dir.join(Profile::file_name(&device)),
+        "{\"schema_version\": 1, ",
+    )
+    .unwrap();
+    let env = [("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())];
+    let run = krylov_env(&["predict", "--generate", "poisson2d:8"], &env);
+    run.assert_input_error(&["not a valid profile", "krylov calibrate"]);
+    // `solve --format auto` warns and falls back to the rules.
+    let solve = [
+        "solve",
+        "--generate",
+        "poisson2d:8",
+        "--device",
+        "gpu",
+        "--precision",
+        "f32",
+        "--json",
+    ];
+    let run = krylov_env(&solve, &env);
+    run.assert_code(0);
+    assert!(run.stderr.contains("warning:"), "{}", run.context());
+    assert!(run.stderr.contains("krylov calibrate"), "{}", run.context());
+    assert!(!run.stderr.contains("panicked"), "{}", run.context());
+    // An explicit corrupted profile is an error.
+    let bad = path_str(&dir.join(Profile::file_name(&device)));
+    let mut explicit: Vec<&str> = solve.to_vec();
+    explicit.extend(["--profile", &bad]);
+    krylov_env(&explicit, &[]).assert_input_error(&["krylov calibrate"]);
+
+    // Another device's (or driver's) profile: refused for a solve on this device, usable for
+    // predicting that device.
+    let foreign = synthetic_profile(DeviceIdentity {
+        driver_info: format!("{} (another version)", device.driver_info),
+        ..device.clone()
+    });
+    let path = temp_dir("foreign").join("other.json");
+    foreign.save(&path).unwrap();
+    let other = path_str(&path);
+    let mut explicit: Vec<&str> = solve.to_vec();
+    explicit.extend(["--profile", &other]);
+    krylov_env(&explicit, &[]).assert_input_error(&["not on this device", "krylov calibrate"]);
+    krylov_env(
+        &["predict", "--generate", "poisson2d:8", "--profile", &other],
+        &[],
+    )
+    .assert_code(0);
+    // A profile of a newer schema.
+    let mut v = serde_json::to_value(&foreign).unwrap();
+    v["schema_version"] = 99.into();
+    std::fs::write(&path, v.to_string()).unwrap();
+    krylov_env(
+        &["predict", "--generate", "poisson2d:8", "--profile", &other],
+        &[],
+    )
+    .assert_input_error(&["schema version 99", "krylov calibrate"]);
+    // No profile at all.
+    krylov_env(&["predict", "--generate", "poisson2d:8"], &[])
+        .assert_input_error(&["no device profile", "krylov calibrate"]);
+}
+
+#[test]
+fn calibrate_quick_writes_a_profile_that_loads_and_predicts() {
+    let Some(device) = current_device() else {
+        return;
+    };
+    let dir = temp_dir("calibrate");
+    let run = krylov_env(
+        &["calibrate", "--quick", "--json"],
+        &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())],
+    );
+    run.assert_code(0);
+    let v = run.json();
+    let path = Path::new(v["path"].as_str().unwrap()).to_path_buf();
+    assert_eq!(path, dir.join(Profile::file_name(&device)));
+    let profile = Profile::load_for(&path, &device).unwrap();
+    assert!(profile.quick);
+    for key in [
+        "update_cg",
+        "spmv_dot_cg:csr",
+        "spmv:csr",
+        "axpy",
+        "dot",
+        "xpay",
+    ] {
+        let fit = &profile.kernels[key];
+        assert!(fit.curve.is_valid(), "{key}: {fit:?}");
+        assert!(fit.samples.len() >= 3, "{key}: {fit:?}");
+    }
+    assert!(profile.dispatch_seconds >= 0.0 && profile.round_trip_seconds > 0.0);
+    let run = krylov_env(
+        &[
+            "predict",
+            "--generate",
+            "poisson2d:40",
+            "--json",
+            "--method",
+            "cg",
+        ],
+        &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())],
+    );
+    run.assert_code(0);
+    let p = &run.json()["predictions"][0];
+    assert!(p["seconds_per_iteration"].as_f64().unwrap() > 0.0, "{p}");
+}
