@@ -432,3 +432,77 @@ fn cycles(
         ..stop
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tsqr::Tsqr;
+    use super::*;
+    use crate::matrix::generators::convection_diffusion_2d;
+
+    fn problem() -> (Csr<f64>, Vec<f64>) {
+        let a = convection_diffusion_2d::<f64>(10, 5.0);
+        let b = (0..a.nrows())
+            .map(|i| 1.0 + (i as f64 * 0.3).sin())
+            .collect();
+        (a, b)
+    }
+
+    #[test]
+    fn every_tsqr_and_basis_converges_and_the_true_residual_confirms_it() {
+        let (a, b) = problem();
+        let opts = SolveOptions {
+            rtol: 1e-10,
+            ..Default::default()
+        };
+        for tsqr in Tsqr::ALL {
+            for basis in [Basis::Monomial, Basis::Newton] {
+                let ca = CaOptions {
+                    s: 4,
+                    m: 12,
+                    basis,
+                    tsqr,
+                };
+                let sol = solve(&a, &b, None, &opts, &ca).unwrap();
+                let r = &sol.report;
+                assert!(r.converged, "{tsqr:?} {basis:?}: {}", r.reason_detail);
+                assert!(r.relative_residual <= 1e-10, "{tsqr:?} {basis:?}");
+                assert_eq!(
+                    r.history.len() - 1,
+                    sol.ca.cycles.iter().map(|c| c.columns).sum::<usize>()
+                );
+                assert!(sol.ca.cycles.iter().all(|c| c.restart_residual.is_finite()));
+                // The last estimate and the last restart residual agree to rounding.
+                let est = *r.history.last().unwrap();
+                let last = sol.ca.cycles.last().unwrap().restart_residual;
+                assert!(
+                    (est - last).abs() <= 1e-3 * last + 1e-14 * r.b_norm,
+                    "{est} {last}"
+                );
+                assert_eq!(basis == Basis::Newton, !sol.ca.shifts.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn the_iteration_limit_caps_the_last_block() {
+        let (a, b) = problem();
+        let opts = SolveOptions {
+            rtol: 1e-14,
+            max_iter: 10,
+            ..Default::default()
+        };
+        let ca = CaOptions {
+            s: 4,
+            m: 8,
+            basis: Basis::Newton,
+            tsqr: Tsqr::CholQr2,
+        };
+        let sol = solve(&a, &b, None, &opts, &ca).unwrap();
+        assert_eq!(sol.report.reason, StopReason::MaxIterations);
+        assert_eq!(sol.report.iterations, 10);
+        // 8 Arnoldi steps, then one block cut to the 2 steps left.
+        assert_eq!(sol.ca.cycles.len(), 2);
+        assert_eq!(sol.ca.cycles[1].vectors, 2);
+        assert!(sol.ca.reductions_per_cycle.is_none());
+    }
+}

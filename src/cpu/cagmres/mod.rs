@@ -32,7 +32,8 @@
 //! vectors generated (SpMVs of the matrix powers and Arnoldi steps), as GMRES's count steps.
 //!
 //! The reference is unpreconditioned and solves A x = b as given (`opts.precond` must be
-//! `none`; `opts.reorder`, `opts.side` and `opts.variant` are not used). It is not a
+//! `none`; `opts.reorder`, `opts.side`, `opts.variant` and `opts.restart` are not used: m
+//! is [`CaOptions::m`]; `opts.gs` is the Gram–Schmidt of the Newton basis's first cycle). It is not a
 //! [`Method`](crate::base::Method) yet: the report says `gmres` and its first note
 //! `CA-GMRES(s, m)`.
 //!
