@@ -12,6 +12,9 @@
 //! | BiCG | [`bicg::bicg`] (paper 001 §3.1, explicit Aᵀ) | same |
 //! | Jacobi iteration | [`jacobi::jacobi_iteration`] | same |
 //!
+//! CA-GMRES(s, m) (paper 002) is [`cagmres::solve`], with its own [`cagmres::CaOptions`]
+//! (f64, unpreconditioned; not a `Method` yet).
+//!
 //! With `Precond::Jacobi`, CG is the standard preconditioned CG (and a pipelined PCG derived
 //! the same way as Alg. 2), BiCGStab and GMRES are right-preconditioned (`A D⁻¹ y = b`,
 //! `x = D⁻¹ y`), BiCG follows the preconditioned BiCG of the Templates book. The stopping
@@ -62,6 +65,7 @@ mod spmv;
 
 pub mod bicg;
 pub mod bicgstab;
+pub mod cagmres;
 pub mod cg;
 pub mod dense;
 pub mod ds;

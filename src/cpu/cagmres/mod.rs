@@ -1,0 +1,236 @@
+//! CA-GMRES(s, m), the communication-avoiding GMRES of paper 002 (Yamazaki, Anzt, Tomov,
+//! Hoemmen & Dongarra; Hoemmen's thesis): the f64 CPU reference the GPU kernels will be
+//! checked against (issue #17). One concept per file:
+//!
+//! * [`powers`]: the matrix powers kernel (monomial or Newton basis) and its basis change
+//!   matrix B;
+//! * [`leja`]: Ritz values and their modified Leja order (the Newton shifts);
+//! * [`tsqr`]: the TSQR variants and BOrth;
+//! * [`hessenberg`]: the Hessenberg reconstruction H = (R⁺B − H̃E)T⁻¹ and the least squares.
+//!
+//! One restart cycle: r = b − Ax, q₀ = r/‖r‖; for each of the m/s blocks, the matrix powers
+//! from the last basis vector (s SpMVs), BOrth against all previous basis vectors and the
+//! TSQR of the remainder, and the block's columns of H; min ‖βe₁ − Hy‖ by Givens on the host
+//! (its per-column residual norms are the history's per-step estimates; a cycle ends after
+//! the block whose estimate meets the threshold, at the first column that does); x += Q y;
+//! the true residual b − Ax at each restart.
+//!
+//! With [`Basis::Newton`] the first cycle is a standard GMRES(m) (Arnoldi with
+//! `opts.gs`) whose Hessenberg's Ritz values, Leja-ordered, give the s shifts every later
+//! block reuses (paper 002 §IV-A: "these shifts are not available for the first restart-loop,
+//! we use the standard GMRES iterations").
+//!
+//! Rules shared with [`crate::cpu::gmres`]: a cycle whose estimate met the threshold ends
+//! the solve only if the recomputed true residual confirms it (else at most
+//! [`MAX_GAP_RESTARTS`](super::gmres::MAX_GAP_RESTARTS) restarts, then the driver reports
+//! `ResidualGap`); stagnation by name after [`STAGNATION_CYCLES`](super::gmres::STAGNATION_CYCLES)
+//! flat cycles (full or truncated). A block whose TSQR R has a (numerically) zero diagonal
+//! entry keeps the columns before it: past its first column the cycle ends there and
+//! restarts (the basis lost rank: an ill-conditioned monomial basis does this for large s);
+//! at its first column (A q_j lies in the span of the basis) the solve stops with
+//! `Breakdown("R_kk")` unless the restart residual converged. `iterations` counts the basis
+//! vectors generated (SpMVs of the matrix powers and Arnoldi steps), as GMRES's count steps.
+//!
+//! The reference is unpreconditioned and solves A x = b as given (`opts.precond` must be
+//! `none`; `opts.reorder`, `opts.side`, `opts.variant` and `opts.restart` are not used: m
+//! is [`CaOptions::m`]; `opts.gs` is the Gram–Schmidt of the Newton basis's first cycle). It is not a
+//! [`Method`](crate::base::Method) yet: the report says `gmres` and its first note
+//! `CA-GMRES(s, m)`.
+//!
+//! ```
+//! use krylov_wgpu::cpu::cagmres::{Basis, CaOptions, solve, tsqr::Tsqr};
+//! use krylov_wgpu::matrix::generators::poisson_2d_fd;
+//! use krylov_wgpu::solvers::SolveOptions;
+//! let a = poisson_2d_fd::<f64>(32);
+//! let b = vec![1.0; a.nrows()];
+//! let opts = SolveOptions { rtol: 1e-8, ..Default::default() };
+//! let ca = CaOptions { s: 4, m: 20, basis: Basis::Newton, tsqr: Tsqr::CholQr2 };
+//! let sol = solve(&a, &b, None, &opts, &ca)?;
+//! assert!(sol.report.converged && sol.report.relative_residual <= 1e-8);
+//! assert_eq!(sol.ca.reductions_per_cycle, Some(21.0)); // 1 + 5 blocks × (2 BOrth + 2 CholQR2)
+//! # Ok::<(), krylov_wgpu::KrylovError>(())
+//! ```
+
+pub mod hessenberg;
+pub mod leja;
+pub mod powers;
+pub mod tsqr;
+
+mod driver;
+
+pub use driver::solve;
+
+use crate::base::GramSchmidt;
+use crate::base::error::{KrylovError, Result};
+use crate::base::{Solution, SolveReport};
+use leja::Shift;
+use tsqr::{Tsqr, TsqrReport};
+
+/// The Krylov basis the matrix powers build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Basis {
+    /// [v, Av, A²v, …]: cond grows like |λ₁/λ₂|^s.
+    Monomial,
+    /// [v, (A − θ₁)v, …] with Leja-ordered Ritz values as shifts.
+    Newton,
+}
+
+/// The CA-GMRES parameters: s basis vectors per block, restart length m (a multiple of s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct CaOptions {
+    pub s: usize,
+    pub m: usize,
+    pub basis: Basis,
+    pub tsqr: Tsqr,
+}
+
+impl Default for CaOptions {
+    fn default() -> Self {
+        CaOptions {
+            s: 4,
+            m: 20,
+            basis: Basis::Newton,
+            tsqr: Tsqr::CholQr2,
+        }
+    }
+}
+
+impl CaOptions {
+    /// s ≥ 1, m ≥ 1, m a multiple of s; an `InvalidOption` error naming the rule otherwise.
+    pub fn validate(&self) -> Result<()> {
+        if self.s == 0 {
+            return Err(KrylovError::InvalidOption(
+                "CA-GMRES block size s must be at least 1".into(),
+            ));
+        }
+        if self.m == 0 || !self.m.is_multiple_of(self.s) {
+            return Err(KrylovError::InvalidOption(format!(
+                "CA-GMRES restart length m = {} must be a positive multiple of s = {}",
+                self.m, self.s
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What one restart cycle did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CycleInfo {
+    /// `arnoldi` (the Newton basis's first, standard GMRES, cycle) or `ca`.
+    pub kind: &'static str,
+    /// Basis vectors generated (SpMVs) in the cycle.
+    pub vectors: usize,
+    /// Columns of H the cycle's least squares used.
+    pub columns: usize,
+    /// Blocks run (0 for an Arnoldi cycle).
+    pub blocks: usize,
+    /// Global reductions (‖r‖ of the restart included) and host syncs of the cycle.
+    pub reductions: usize,
+    pub syncs: usize,
+    /// Largest cond₂ of a block's basis [q_j, W] = Q⁺R⁺ (σ_max/σ_min of R⁺; 1 for Arnoldi).
+    pub basis_cond: f64,
+    /// Largest |H entry below the subdiagonal| of the reconstruction, relative (rounding).
+    pub below_subdiagonal: f64,
+    /// The TSQR of each block.
+    pub tsqr: Vec<TsqrReport>,
+    /// The true residual ‖b − Ax‖ after the cycle's update.
+    pub restart_residual: f64,
+    /// Whether a block's R had a numerically zero diagonal entry past its first column (the
+    /// basis lost rank: the cycle ended there and restarted).
+    pub truncated: bool,
+}
+
+/// CA-GMRES's own report, beside the common [`SolveReport`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CaReport {
+    pub options: CaOptions,
+    /// The Newton shifts in use (empty for the monomial basis, or before they are known).
+    pub shifts: Vec<Shift>,
+    /// The matrix powers scaling σ (see [`powers`]): ‖A‖_∞ for the monomial basis, the
+    /// largest |Ritz value| for the Newton basis (‖A‖_∞ until the shifts are known).
+    pub scale: f64,
+    pub cycles: Vec<CycleInfo>,
+    /// Global reductions and host syncs per CA cycle, averaged over the CA cycles that ran all
+    /// m/s blocks (`None` when none did); [`ca_counts_per_cycle`] is the formula.
+    pub reductions_per_cycle: Option<f64>,
+    pub syncs_per_cycle: Option<f64>,
+}
+
+/// A CA-GMRES solution: x, the common report and CA-GMRES's own.
+#[derive(Debug, Clone)]
+pub struct CaSolution {
+    pub x: Vec<f64>,
+    pub report: SolveReport,
+    pub ca: CaReport,
+}
+
+impl CaSolution {
+    /// The solution as the other solvers return it.
+    pub fn into_solution(self) -> Solution<f64> {
+        Solution {
+            x: self.x,
+            report: self.report,
+        }
+    }
+}
+
+/// (reductions, host syncs) of one full CA-GMRES(s, m) cycle with `tsqr`: 1 + m/s·(2 + the
+/// TSQR's reductions) and 1 + m/s·max(1, the TSQR's host syncs) (the restart residual's norm;
+/// per block the two BOrth projections, the TSQR, and one read of the block's coefficients,
+/// which the host needs for H and the per-step estimates).
+pub fn ca_counts_per_cycle(s: usize, m: usize, tsqr: Tsqr) -> (usize, usize) {
+    let blocks = m / s.max(1);
+    (
+        1 + blocks * (2 + tsqr.reductions(s)),
+        1 + blocks * tsqr.host_syncs().max(1),
+    )
+}
+
+/// (reductions, host syncs) of one full standard GMRES(m) cycle (Arnoldi with `gs`, as
+/// paper 002 Fig. 1; step i orthogonalises A q_i against q₀…q_i): 1 + Σ per step (MGS: i+1
+/// inner products + the norm; CGS: 2; CGS2: 3), and 1 + m (one read of H's new column per
+/// step, for the residual estimate).
+pub fn gmres_counts_per_cycle(m: usize, gs: GramSchmidt) -> (usize, usize) {
+    let per_step = |i: usize| match gs {
+        GramSchmidt::Mgs => i + 2,
+        GramSchmidt::Cgs => 2,
+        GramSchmidt::Cgs2 => 3,
+    };
+    (1 + (0..m).map(per_step).sum::<usize>(), 1 + m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_are_checked() {
+        let ok = CaOptions::default();
+        assert!(ok.validate().is_ok());
+        for bad in [
+            CaOptions { s: 0, ..ok },
+            CaOptions { m: 0, ..ok },
+            CaOptions { s: 3, m: 20, ..ok },
+        ] {
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains("CA-GMRES"), "{e}");
+        }
+    }
+
+    #[test]
+    fn ca_needs_fewer_reductions_than_gmres() {
+        for s in [2, 4, 8] {
+            let m = 4 * s;
+            for t in [Tsqr::CholQr, Tsqr::CholQr2, Tsqr::Svqr, Tsqr::Caqr] {
+                let (r, y) = ca_counts_per_cycle(s, m, t);
+                let (gr, gy) = gmres_counts_per_cycle(m, GramSchmidt::Cgs2);
+                // CholQR2's two host round trips per block tie GMRES's per-step syncs at s = 2.
+                let fewer_syncs = if s == 2 { y <= gy } else { y < gy };
+                assert!(r < gr && fewer_syncs, "s={s} {t:?}: {r}/{y} vs {gr}/{gy}");
+            }
+        }
+        assert_eq!(gmres_counts_per_cycle(3, GramSchmidt::Mgs).0, 1 + 2 + 3 + 4);
+        assert_eq!(ca_counts_per_cycle(4, 20, Tsqr::CholQr2), (21, 11));
+    }
+}
