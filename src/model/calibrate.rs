@@ -24,7 +24,7 @@ use super::profile::{DeviceIdentity, Profile, SCHEMA_VERSION, utc_now};
 use super::sigmoid::{Fit, Sample, fit_robust};
 use crate::base::error::{KrylovError, Result};
 use crate::base::{CheckMode, Precision};
-use crate::bench::{BenchCase, dependent_dispatch_us, run_case_on};
+use crate::bench::{BenchCase, Heater, dependent_dispatch_us, run_case_on, with_heater_paused};
 use crate::gpu::{Engine, GpuContext};
 use crate::matrix::{Csr, generators};
 
@@ -123,8 +123,18 @@ pub fn calibrate(
     }
     let quick = opts.quick;
     let wg = engine.tuning().workgroup_size as usize;
-    let dispatch = dependent_dispatch_us(engine, 100)? * 1e-6;
-    let single = dependent_dispatch_us(engine, 1)? * 1e-6;
+    // Warm clocks, as `krylov bench` keeps them: between timed runs a hardware GPU's driver
+    // drops its clock during the host-side set-up (the H200 from 1980 to 345 MHz), and a
+    // calibration on cold clocks measured every launch 2-3x slower than a solve's loop sees
+    // (a dependent dispatch of 11.8 µs instead of ~4 µs, kernels at half bandwidth).
+    let heater = if engine.context().summary.device_type == "Cpu" {
+        None
+    } else {
+        Some(Heater::start(engine.context().clone())?)
+    };
+    let heater = heater.as_ref();
+    let dispatch = with_heater_paused(heater, || dependent_dispatch_us(engine, 100))? * 1e-6;
+    let single = with_heater_paused(heater, || dependent_dispatch_us(engine, 1))? * 1e-6;
     let round_trip = (single - dispatch).max(0.0);
     log(&format!(
         "dependent dispatch {:.2} µs, round trip {:.2} µs",
@@ -161,7 +171,7 @@ pub fn calibrate(
                     restart: 30,
                     format,
                 };
-                let Some(row) = fastest_runs(engine, &case, &a32, runs)? else {
+                let Some(row) = fastest_runs(engine, &case, &a32, runs, heater)? else {
                     continue; // stopped early: the loop did not run what was timed
                 };
                 let plan = iteration_plan(
@@ -271,11 +281,12 @@ fn fastest_runs(
     case: &BenchCase,
     a: &Csr<f32>,
     runs: usize,
+    heater: Option<&Heater>,
 ) -> Result<Option<crate::bench::BenchRow>> {
-    run_case_on(engine, case, a, 0.0, None)?;
+    run_case_on(engine, case, a, 0.0, heater)?;
     let mut best: Option<crate::bench::BenchRow> = None;
     for _ in 0..runs.max(1) {
-        let row = run_case_on(engine, case, a, 0.0, None)?;
+        let row = run_case_on(engine, case, a, 0.0, heater)?;
         if row.iterations_done < case.iterations {
             return Ok(None);
         }
