@@ -8,9 +8,10 @@
 //!   for the BCSR formats), in every format that takes them, with GPU timestamps: each kernel's GPU
 //!   time per launch against the bytes [`super::kernels`] says it moves is one sample of
 //!   its curve (the vector kernels' curves gather the samples of every format);
-//! * dispatch cost `t_d`: the median over those runs of (wall time per iteration − the
-//!   kernels' GPU time − t_rt / batch) / launches — the gap a solver loop really sees
-//!   between launches;
+//! * dispatch cost `t_d`: the median over those runs of (wall time per iteration of the same
+//!   case run without timestamps − the kernels' GPU time − t_rt / batch) / launches — the gap
+//!   a solver loop really sees between launches (timestamp queries slow every launch, so the
+//!   walls and the probes of `t_rt` come from an untimed engine on the same device);
 //! * finishing kernels: the median GPU time per launch.
 //!
 //! Each curve is fitted with [`super::sigmoid::fit`] (LM). The calibration needs GPU
@@ -25,7 +26,7 @@ use super::sigmoid::{Fit, Sample, fit_robust};
 use crate::base::error::{KrylovError, Result};
 use crate::base::{CheckMode, Precision};
 use crate::bench::{BenchCase, Heater, dependent_dispatch_us, run_case_on, with_heater_paused};
-use crate::gpu::{Engine, GpuContext};
+use crate::gpu::{Engine, GpuContext, Tuning};
 use crate::matrix::{Csr, generators};
 
 /// How much to measure.
@@ -133,8 +134,19 @@ pub fn calibrate(
         Some(Heater::start(engine.context().clone())?)
     };
     let heater = heater.as_ref();
-    let dispatch = with_heater_paused(heater, || dependent_dispatch_us(engine, 100))? * 1e-6;
-    let single = with_heater_paused(heater, || dependent_dispatch_us(engine, 1))? * 1e-6;
+    // The same device without timestamps: what a solve runs. Timestamp queries slow every
+    // launch (on the H200 a timed dependent dispatch costs 13.8 µs, an untimed one ~4 µs), so
+    // the gaps between launches and the round trip come from untimed runs, the kernels'
+    // own times from timed ones.
+    let untimed = Engine::with_tuning(
+        engine.context().clone(),
+        Tuning {
+            profile: false,
+            ..engine.tuning()
+        },
+    );
+    let dispatch = with_heater_paused(heater, || dependent_dispatch_us(&untimed, 100))? * 1e-6;
+    let single = with_heater_paused(heater, || dependent_dispatch_us(&untimed, 1))? * 1e-6;
     let round_trip = (single - dispatch).max(0.0);
     log(&format!(
         "dependent dispatch {:.2} µs, round trip {:.2} µs",
@@ -222,7 +234,11 @@ pub fn calibrate(
                     }
                 }
                 if complete {
-                    let wall = row.us_per_iteration * 1e-6;
+                    // The wall time per iteration of the same case untimed.
+                    let Some(plain) = fastest_runs(&untimed, &case, &a32, runs, heater)? else {
+                        continue;
+                    };
+                    let wall = plain.us_per_iteration * 1e-6;
                     let gap =
                         (wall - busy - plan.round_trips * round_trip) / plan.dispatches() as f64;
                     samples.gaps.push(gap);
