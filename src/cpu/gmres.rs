@@ -164,8 +164,7 @@ fn gmres_cycles<T: Scalar>(
     let mut w = vec![T::zero(); n];
     let mut total = target.first_iter;
     let mut gap_cycles = 0usize;
-    // Consecutive full cycles without progress, and the restart residual before them.
-    let (mut stagnant, mut stagnant_from) = (0usize, 0.0f64);
+    let mut stagnation = StagnationWatch::default();
 
     // l.2: r0 = b − A x0 (left: M⁻¹(b − A x0));  l.3: ρ0 = ‖r0‖₂. A resumed run (after the
     // left guard) replaces the last history entry with ρ0 and runs at least one cycle.
@@ -321,22 +320,14 @@ fn gmres_cycles<T: Scalar>(
         }
         // Stagnation: a full cycle that left the restart residual where it was.
         // (At the iteration limit the limit is the reason, as on the GPU.)
-        if k == m && total < sys.max_iter && is_stagnant(cycle_start, restart_res) {
-            if stagnant == 0 {
-                stagnant_from = cycle_start;
-            }
-            stagnant += 1;
-            if stagnant >= STAGNATION_CYCLES {
-                return Stop {
-                    restarts: 0,
-                    replacements: 0,
-                    iterations: total,
-                    reason: StopReason::Stagnation,
-                    detail: stagnation_detail(total, stagnant_from, restart_res, stagnant, m),
-                };
-            }
-        } else {
-            stagnant = 0;
+        if let Some(stop) = stagnation.after_cycle(
+            k == m && total < sys.max_iter,
+            cycle_start,
+            restart_res,
+            total,
+            m,
+        ) {
+            return stop;
         }
     }
 }
@@ -364,6 +355,46 @@ pub fn stagnation_detail(iterations: usize, from: f64, to: f64, cycles: usize, m
 /// Whether a full cycle from restart residual `start` to `end` made no progress.
 pub fn is_stagnant(start: f64, end: f64) -> bool {
     end > STAGNATION_RATIO * start
+}
+
+/// The stagnation rule of restarted GMRES (and CA-GMRES) on the CPU reference: counts
+/// consecutive full cycles without progress and names the stop after [`STAGNATION_CYCLES`].
+#[derive(Debug, Default)]
+pub(crate) struct StagnationWatch {
+    /// Consecutive full cycles without progress.
+    cycles: usize,
+    /// The restart residual before the first of them.
+    from: f64,
+}
+
+impl StagnationWatch {
+    /// After a cycle from restart residual `start` to `end` (`full`: a whole cycle of `m`
+    /// steps, below the iteration limit — where the limit is the reason, as on the GPU):
+    /// the stagnation stop at `total` iterations, or `None` to go on.
+    pub(crate) fn after_cycle(
+        &mut self,
+        full: bool,
+        start: f64,
+        end: f64,
+        total: usize,
+        m: usize,
+    ) -> Option<Stop> {
+        if !(full && is_stagnant(start, end)) {
+            self.cycles = 0;
+            return None;
+        }
+        if self.cycles == 0 {
+            self.from = start;
+        }
+        self.cycles += 1;
+        (self.cycles >= STAGNATION_CYCLES).then(|| Stop {
+            restarts: 0,
+            replacements: 0,
+            iterations: total,
+            reason: StopReason::Stagnation,
+            detail: stagnation_detail(total, self.from, end, self.cycles, m),
+        })
+    }
 }
 
 #[cfg(test)]

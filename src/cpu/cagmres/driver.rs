@@ -10,8 +10,8 @@ use super::powers::matrix_powers;
 use super::tsqr::borth;
 use super::{Basis, CaOptions, CaReport, CaSolution, CycleInfo};
 use crate::base::error::{KrylovError, Result};
-use crate::base::{GramSchmidt, Method, Precond, SolveOptions, StopReason, Variant};
-use crate::cpu::gmres::{MAX_GAP_RESTARTS, STAGNATION_CYCLES, is_stagnant, stagnation_detail};
+use crate::base::{GramSchmidt, Method, Precond, SolveOptions, Variant};
+use crate::cpu::gmres::{MAX_GAP_RESTARTS, StagnationWatch};
 use crate::cpu::{Stop, System};
 use crate::matrix::Csr;
 
@@ -309,7 +309,7 @@ fn cycles(
     }
     let mut total = 0usize;
     let (mut gap_cycles, mut gap_restarts) = (0usize, 0usize);
-    let (mut stagnant, mut stagnant_from) = (0usize, 0.0f64);
+    let mut stagnation = StagnationWatch::default();
     let stop = loop {
         if total >= sys.max_iter {
             break Stop::max_iterations(total, rho, sys.b_norm);
@@ -408,22 +408,10 @@ fn cycles(
             }
             gap_restarts += 1;
         }
-        if full && total < sys.max_iter && is_stagnant(cycle_start, rho) {
-            if stagnant == 0 {
-                stagnant_from = cycle_start;
-            }
-            stagnant += 1;
-            if stagnant >= STAGNATION_CYCLES {
-                break Stop {
-                    restarts: 0,
-                    replacements: 0,
-                    iterations: total,
-                    reason: StopReason::Stagnation,
-                    detail: stagnation_detail(total, stagnant_from, rho, stagnant, m),
-                };
-            }
-        } else {
-            stagnant = 0;
+        if let Some(stop) =
+            stagnation.after_cycle(full && total < sys.max_iter, cycle_start, rho, total, m)
+        {
+            break stop;
         }
     };
     Stop {
@@ -437,6 +425,7 @@ fn cycles(
 mod tests {
     use super::super::tsqr::Tsqr;
     use super::*;
+    use crate::base::StopReason;
     use crate::matrix::generators::convection_diffusion_2d;
 
     fn problem() -> (Csr<f64>, Vec<f64>) {
