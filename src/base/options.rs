@@ -1,5 +1,6 @@
 //! What a solve is asked to do, shared by the CPU reference and the GPU solvers.
 
+use super::ca::{Basis, Tsqr};
 use super::error::{KrylovError, Result};
 
 macro_rules! cli_enum {
@@ -40,6 +41,9 @@ cli_enum!(
         Bicg = "bicg",
         /// Jacobi iteration x ← x + D⁻¹(b − Ax).
         Jacobi = "jacobi",
+        /// Communication-avoiding GMRES(s, m) (paper 002): s basis vectors per global
+        /// synchronisation from the matrix powers kernel, block orthogonalisation and TSQR.
+        CaGmres = "cagmres",
     }
 );
 
@@ -316,8 +320,15 @@ pub struct SolveOptions {
     pub atol: f64,
     /// Iteration limit (for GMRES: total inner iterations over all restarts).
     pub max_iter: usize,
-    /// GMRES restart length m.
+    /// GMRES restart length m (CA-GMRES: a multiple of `s_step`).
     pub restart: usize,
+    /// CA-GMRES: basis vectors per block s (one matrix powers call and one block
+    /// orthogonalisation per s vectors).
+    pub s_step: usize,
+    /// CA-GMRES: the tall-skinny QR of each block.
+    pub tsqr: Tsqr,
+    /// CA-GMRES: the basis the matrix powers build.
+    pub basis: Basis,
     pub precond: Precond,
     /// Side of the preconditioner for GMRES and BiCGStab (CG and BiCG are split/symmetric).
     pub side: Side,
@@ -353,6 +364,9 @@ impl Default for SolveOptions {
             atol: 0.0,
             max_iter: 10_000,
             restart: 30,
+            s_step: 5,
+            tsqr: Tsqr::CholQr2,
+            basis: Basis::Newton,
             precond: Precond::None,
             side: Side::Right,
             trisolve: Trisolve::Auto,
@@ -394,10 +408,23 @@ impl SolveOptions {
                 "rtol = atol = 0 needs a finite max_iter".into(),
             ));
         }
-        if self.method == Method::Gmres && self.restart == 0 {
+        if matches!(self.method, Method::Gmres | Method::CaGmres) && self.restart == 0 {
             return Err(KrylovError::InvalidOption("restart must be >= 1".into()));
         }
+        if self.method == Method::CaGmres {
+            self.ca().validate()?;
+        }
         Ok(())
+    }
+
+    /// The CA-GMRES parameters of these options: s = `s_step`, m = `restart`.
+    pub fn ca(&self) -> super::ca::CaOptions {
+        super::ca::CaOptions {
+            s: self.s_step,
+            m: self.restart,
+            basis: self.basis,
+            tsqr: self.tsqr,
+        }
     }
 
     /// The absolute residual norm at which the solve stops, given ‖b‖₂.

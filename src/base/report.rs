@@ -212,6 +212,9 @@ pub struct SolveReport {
     pub orthogonality_loss: Option<f64>,
     /// Mixed-precision refinement's outer and inner counts (`null` unless `--precision mixed`).
     pub refinement: Option<RefinementReport>,
+    /// CA-GMRES: its parameters, Newton shifts and per-cycle record (basis condition number,
+    /// TSQR and fallbacks, reductions and host syncs); `null` for other methods.
+    pub cagmres: Option<super::ca::CaReport>,
 }
 
 impl SolveReport {
@@ -263,6 +266,7 @@ impl SolveReport {
             transpose_bytes: None,
             orthogonality_loss: None,
             refinement: None,
+            cagmres: None,
         }
     }
 

@@ -460,6 +460,7 @@ fn solve_as_given<T: Scalar>(
         (Method::Jacobi, variant) => {
             run(a, b, x0, opts, Method::Jacobi, variant, jacobi::jacobi_core)
         }
+        (Method::CaGmres, _) => cagmres::solve_as(a, b, x0, opts),
     }
 }
 
@@ -582,7 +583,7 @@ pub(crate) fn run_preconditioned<T: Scalar>(
             };
         }
         let left = iterations < opts.max_iter;
-        let restartable = !matches!(method, Method::Gmres | Method::Jacobi);
+        let restartable = !matches!(method, Method::Gmres | Method::CaGmres | Method::Jacobi);
         // The guard's true residual, only where a restart could follow.
         let gap = (stop.reason == StopReason::Converged && restartable && left)
             .then(|| true_relative_residual(a, b, &x))

@@ -241,6 +241,11 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("gmres", "gmres_basis_axpy", true),
     kernel!("gmres", "gmres_basis_scale", true),
     kernel!("gmres", "gmres_finish", true, 0, [Gmres]),
+    // CA-GMRES(s, m).
+    kernel!("cagmres", "ca_powers", true, 1),
+    kernel!("cagmres", "ca_block_dots", true),
+    kernel!("cagmres", "ca_block_finish", true),
+    kernel!("cagmres", "ca_block_update", true),
     // BiCGStab.
     kernel!(
         "bicgstab",

@@ -5,6 +5,7 @@
 
 pub mod bicg;
 pub mod bicgstab;
+pub mod cagmres;
 pub mod cg;
 mod driver;
 pub mod gmres;
@@ -17,6 +18,7 @@ mod system;
 pub(crate) use driver::kernel_times_since;
 
 // The vocabulary lives in the ground floor (`crate::base`); solver users find it here too.
+pub use crate::base::ca::{Basis, CaOptions, CaReport, Tsqr};
 pub use crate::base::monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use crate::base::options::{
     CheckMode, Format, GramSchmidt, Method, OuterPrecision, Precond, Reduction, RefineOptions,
@@ -100,6 +102,7 @@ fn solve_gpu_as_given<T: Scalar>(
         Method::Bicg => bicg::solve(engine, a, b, x0, opts, monitor),
         Method::Jacobi => jacobi::solve(engine, a, b, x0, opts, monitor),
         Method::Gmres => gmres::solve(engine, a, b, x0, opts, monitor),
+        Method::CaGmres => cagmres::solve(engine, a, b, x0, opts, monitor),
         // Every method runs on the GPU now; kept for methods added later.
         #[allow(unreachable_patterns)]
         other => Err(KrylovError::Unsupported(format!(

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine};
 use krylov_wgpu::matrix::{Csr, market, samples};
 use krylov_wgpu::solvers::{
-    CheckMode, Format, GramSchmidt, Method, OuterPrecision, Precond, Reduction, RefineOptions,
-    Refinement, Reorder, Side, SolveOptions, SolveReport, Trisolve, Variant, mixed, on_gpu,
-    solve_on,
+    Basis, CheckMode, Format, GramSchmidt, Method, OuterPrecision, Precond, Reduction,
+    RefineOptions, Refinement, Reorder, Side, SolveOptions, SolveReport, Trisolve, Tsqr, Variant,
+    mixed, on_gpu, solve_on,
 };
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
@@ -42,9 +42,21 @@ pub struct SolveArgs {
     atol: f64,
     #[arg(long, default_value_t = 10_000)]
     max_iter: usize,
-    /// GMRES restart length m.
+    /// GMRES restart length m (cagmres: a multiple of --s-step).
     #[arg(long, default_value_t = 30)]
     restart: usize,
+    /// cagmres: basis vectors per block s (one matrix powers call, one block
+    /// orthogonalisation and one TSQR per s vectors; at most 16 on the GPU).
+    #[arg(long, default_value_t = 5)]
+    s_step: usize,
+    /// cagmres: the TSQR of each block: cholqr2 (default), cholqr, svqr, cgs2, cgs, mgs, or
+    /// caqr (CPU reference only). CholQR falls back to SVQR when the Cholesky fails.
+    #[arg(long, default_value = "cholqr2", value_parser = parse_enum::<Tsqr>)]
+    tsqr: Tsqr,
+    /// cagmres: the basis of the matrix powers: newton (Leja-ordered Ritz values of a first
+    /// GMRES cycle as shifts) or monomial.
+    #[arg(long, default_value = "newton", value_parser = parse_enum::<Basis>)]
+    basis: Basis,
     /// Preconditioner: none, jacobi, ilu0 (incomplete LU, general matrices), ic0
     /// (incomplete Cholesky, symmetric matrices) or ilut (threshold incomplete LU with fill-in:
     /// indefinite or badly scaled matrices where ilu0 fails).
@@ -188,6 +200,9 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         atol: args.atol,
         max_iter: args.max_iter,
         restart: args.restart,
+        s_step: args.s_step,
+        tsqr: args.tsqr,
+        basis: args.basis,
         precond: args.precond,
         side: args.side,
         trisolve: args.trisolve,

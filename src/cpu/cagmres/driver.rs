@@ -5,12 +5,13 @@
 use nalgebra::{DMatrix, DVector};
 
 use super::hessenberg::{extend_hessenberg, least_squares};
+use super::leja::Shift;
 use super::leja::{newton_shifts, ritz_values};
 use super::powers::matrix_powers;
-use super::tsqr::borth;
+use super::tsqr::{Tsqr, TsqrReport, borth};
 use super::{Basis, CaOptions, CaReport, CaSolution, CycleInfo};
 use crate::base::error::{KrylovError, Result};
-use crate::base::{GramSchmidt, Method, Precond, SolveOptions, Variant};
+use crate::base::{Method, Precond, SolveOptions, Variant};
 use crate::cpu::gmres::{MAX_GAP_RESTARTS, StagnationWatch};
 use crate::cpu::{Stop, System};
 use crate::matrix::Csr;
@@ -53,14 +54,36 @@ pub fn solve(
         b,
         x0,
         opts,
-        Method::Gmres,
+        Method::CaGmres,
         Variant::Classical,
-        |sys, x, hist| cycles(sys, x, hist, ca, opts.gs, &mut rep),
+        |sys, x, hist| cycles(sys, x, hist, ca, &mut rep),
     )?;
+    summarise(&mut rep);
+    let mut report = sol.report;
+    report.notes.insert(
+        0,
+        format!(
+            "CA-GMRES(s = {}, m = {}) CPU reference: {} basis, TSQR {}; iterations count \
+             the basis vectors generated",
+            ca.s, ca.m, ca.basis, ca.tsqr
+        ),
+    );
+    report.cagmres = Some(rep.clone());
+    Ok(CaSolution {
+        x: sol.x,
+        report,
+        ca: rep,
+    })
+}
+
+/// Fills `reductions_per_cycle` and `syncs_per_cycle`: the averages over the CA cycles that
+/// ran all m/s blocks.
+pub(crate) fn summarise(rep: &mut CaReport) {
+    let blocks = rep.options.m / rep.options.s.max(1);
     let full: Vec<&CycleInfo> = rep
         .cycles
         .iter()
-        .filter(|c| c.kind == "ca" && c.blocks == ca.m / ca.s)
+        .filter(|c| c.kind == "ca" && c.blocks == blocks)
         .collect();
     if !full.is_empty() {
         let avg = |f: fn(&CycleInfo) -> usize| {
@@ -69,26 +92,39 @@ pub fn solve(
         rep.reductions_per_cycle = Some(avg(|c| c.reductions));
         rep.syncs_per_cycle = Some(avg(|c| c.syncs));
     }
+}
+
+/// [`crate::cpu::solve`]'s CA-GMRES arm for any precision: the reference computes in f64
+/// (A, b and x0 converted), x is returned in `T`, and the report says so when T is f32. Its
+/// CA parameters are [`SolveOptions::ca`].
+pub(crate) fn solve_as<T: crate::base::Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<crate::base::Solution<T>> {
+    let a64: Csr<f64> = a.cast()?;
+    let b64: Vec<f64> = b.iter().map(|v| v.as_f64()).collect();
+    let x64: Option<Vec<f64>> = x0.map(|x| x.iter().map(|v| v.as_f64()).collect());
+    let sol = solve(&a64, &b64, x64.as_deref(), opts, &opts.ca())?;
     let mut report = sol.report;
-    report.notes.insert(
-        0,
-        format!(
-            "CA-GMRES(s = {}, m = {}) CPU reference: {:?} basis, TSQR {:?}; iterations count \
-             the basis vectors generated",
-            ca.s, ca.m, ca.basis, ca.tsqr
-        ),
-    );
-    Ok(CaSolution {
-        x: sol.x,
+    if T::PRECISION != crate::base::Precision::F64 {
+        report.precision = T::PRECISION;
+        report.notes.push(format!(
+            "the CA-GMRES CPU reference computes in f64; x is returned in {}",
+            T::PRECISION
+        ));
+    }
+    Ok(crate::base::Solution {
+        x: sol.x.iter().map(|&v| T::from_f64(v)).collect(),
         report,
-        ca: rep,
     })
 }
 
 /// ‖A‖_∞ (1 for A = 0): the monomial basis's scaling, computed once on the host.
-fn inf_norm(a: &Csr<f64>) -> f64 {
+pub(crate) fn inf_norm<T: crate::base::Scalar>(a: &Csr<T>) -> f64 {
     let norm = (0..a.nrows())
-        .map(|i| a.row(i).1.iter().map(|v| v.abs()).sum::<f64>())
+        .map(|i| a.row(i).1.iter().map(|v| v.as_f64().abs()).sum::<f64>())
         .fold(0.0f64, f64::max);
     if norm > 0.0 && norm.is_finite() {
         norm
@@ -104,7 +140,7 @@ fn residual(sys: &System<'_, f64>, x: &[f64], r: &mut [f64]) -> f64 {
 }
 
 /// σ_max/σ_min of `m` (∞ when singular).
-fn cond(m: &DMatrix<f64>) -> f64 {
+pub(crate) fn cond(m: &DMatrix<f64>) -> f64 {
     let sv = m.clone().singular_values();
     let (lo, hi) = sv.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &v| {
         (lo.min(v), hi.max(v))
@@ -112,9 +148,129 @@ fn cond(m: &DMatrix<f64>) -> f64 {
     if lo > 0.0 { hi / lo } else { f64::INFINITY }
 }
 
+/// One block's BOrth + TSQR as the cycle logic needs it: W = Q_prev C + Q R.
+#[derive(Debug, Clone)]
+pub(crate) struct BlockResult {
+    /// (j+1) × steps projection coefficients (both BOrth passes summed).
+    pub c: DMatrix<f64>,
+    /// steps × steps upper triangular R of the TSQR (non-negative diagonal).
+    pub r: DMatrix<f64>,
+    pub report: TsqrReport,
+    /// Global reductions of the block: 2 (BOrth) + the TSQR's.
+    pub reductions: usize,
+}
+
+/// The n-length work of CA-GMRES: nalgebra on the host ([`CpuBackend`]) or kernels on the
+/// GPU (`solvers::cagmres`). The cycle logic ([`run_cycles`]) is written once over it, so
+/// both take the same decisions from the same small matrices.
+pub(crate) trait CaBackend {
+    /// r = b − A x and ‖r‖ (one reduction, one host sync).
+    fn restart(&mut self) -> Result<f64>;
+    /// q₀ = r/ρ: the first basis vector of a cycle.
+    fn start_basis(&mut self, rho: f64) -> Result<()>;
+    /// The matrix powers from basis vector j into basis vectors j+1 ..= j+steps
+    /// ([`matrix_powers`] with `shifts` and `sigma`); returns the basis change matrix B.
+    fn powers(
+        &mut self,
+        j: usize,
+        steps: usize,
+        shifts: &[Shift],
+        sigma: f64,
+    ) -> Result<DMatrix<f64>>;
+    /// BOrth of basis vectors j+1 ..= j+steps against 0 ..= j and the TSQR of the
+    /// remainder, in place ([`borth`]). A non-finite block is a `NonFinite` error.
+    fn borth(&mut self, j: usize, steps: usize, tsqr: Tsqr) -> Result<BlockResult>;
+    /// x += Q[:, :k] y (k = y.len()).
+    fn update_x(&mut self, y: &[f64]) -> Result<()>;
+    /// Called once per block with the history so far (the GPU forwards new entries to its
+    /// monitor); returns whether the caller asked to stop.
+    fn checkpoint(&mut self, _hist: &[f64]) -> bool {
+        false
+    }
+}
+
+/// What the cycle logic needs to know about the system besides the backend.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Control {
+    /// The absolute threshold on ‖r‖.
+    pub tau: f64,
+    pub max_iter: usize,
+    pub b_norm: f64,
+}
+
+impl Control {
+    fn done(&self, v: f64) -> bool {
+        v <= self.tau
+    }
+}
+
+/// The CPU reference's backend: the basis Q as an n × (m + 1) matrix, x, r and A.
+struct CpuBackend<'s, 'a> {
+    sys: &'s System<'a, f64>,
+    x: &'s mut [f64],
+    r: Vec<f64>,
+    q: DMatrix<f64>,
+}
+
+impl CaBackend for CpuBackend<'_, '_> {
+    fn restart(&mut self) -> Result<f64> {
+        Ok(residual(self.sys, self.x, &mut self.r))
+    }
+
+    fn start_basis(&mut self, rho: f64) -> Result<()> {
+        let n = self.r.len();
+        self.q.set_column(
+            0,
+            &DVector::from_iterator(n, self.r.iter().map(|v| v / rho)),
+        );
+        Ok(())
+    }
+
+    fn powers(
+        &mut self,
+        j: usize,
+        steps: usize,
+        shifts: &[Shift],
+        sigma: f64,
+    ) -> Result<DMatrix<f64>> {
+        let start: Vec<f64> = self.q.column(j).iter().copied().collect();
+        let p = matrix_powers(self.sys.a, &start, steps, shifts, sigma)?;
+        if let Some(index) = p.v.iter().position(|v| !v.is_finite()) {
+            return Err(KrylovError::NonFinite {
+                what: "matrix powers basis",
+                index,
+            });
+        }
+        self.q
+            .columns_mut(j + 1, steps)
+            .copy_from(&p.v.columns(1, steps));
+        Ok(p.b)
+    }
+
+    fn borth(&mut self, j: usize, steps: usize, tsqr: Tsqr) -> Result<BlockResult> {
+        let prev = self.q.columns(0, j + 1).into_owned();
+        let w = self.q.columns(j + 1, steps).into_owned();
+        let bo = borth(&prev, &w, tsqr)?;
+        self.q.columns_mut(j + 1, steps).copy_from(&bo.qr.q);
+        Ok(BlockResult {
+            c: bo.c,
+            r: bo.qr.r,
+            report: bo.qr.report,
+            reductions: bo.reductions,
+        })
+    }
+
+    fn update_x(&mut self, y: &[f64]) -> Result<()> {
+        let z = self.q.columns(0, y.len()) * DVector::from_column_slice(y);
+        for (xi, zi) in self.x.iter_mut().zip(z.iter()) {
+            *xi += zi;
+        }
+        Ok(())
+    }
+}
+
 /// The state of one cycle while it runs.
 struct Cycle {
-    q: DMatrix<f64>,
     h: DMatrix<f64>,
     /// Columns of H filled.
     k: usize,
@@ -125,82 +281,84 @@ struct Cycle {
     est: f64,
 }
 
-/// One standard Arnoldi (GMRES(m)) cycle with `gs`; counts as in
-/// [`super::gmres_counts_per_cycle`].
-fn arnoldi_cycle(
-    sys: &System<'_, f64>,
+/// ‖column l of W‖ before BOrth + TSQR, from W = Q_prev C + Q R (Pythagoras: no reduction).
+fn block_column_norm(c: &DMatrix<f64>, r: &DMatrix<f64>, l: usize) -> f64 {
+    (c.column(l).norm_squared() + r.column(l).norm_squared()).sqrt()
+}
+
+/// One standard Arnoldi (GMRES(m)) cycle with classical Gram–Schmidt twice: each step is a
+/// block of one vector (the monomial matrix powers' one SpMV, BOrth's two projections, the
+/// norm), so its counts are those of [`super::gmres_counts_per_cycle`] with CGS2: 3
+/// reductions and 1 host sync per step. H's column i is σ·[C; R].
+#[allow(clippy::too_many_arguments)]
+fn arnoldi_cycle<B: CaBackend>(
+    be: &mut B,
+    ctl: &Control,
     c: &mut Cycle,
     m: usize,
-    gs: GramSchmidt,
+    sigma: f64,
     rho: f64,
     total: &mut usize,
     hist: &mut Vec<f64>,
-) -> Option<Stop> {
-    let n = sys.n();
-    let mut w = vec![0.0; n];
+) -> Result<Option<Stop>> {
     for i in 0..m {
-        if *total >= sys.max_iter {
+        if *total >= ctl.max_iter {
             break;
         }
-        let qi: Vec<f64> = c.q.column(i).iter().copied().collect();
-        sys.spmv(&qi, &mut w);
-        let mut wv = DVector::from_vec(std::mem::take(&mut w));
-        let w_norm = wv.norm();
-        if !w_norm.is_finite() {
-            return Some(Stop::non_finite(*total, "A v", w_norm));
+        if be.checkpoint(hist) {
+            return Ok(Some(cancelled(*total)));
         }
-        let prev = c.q.columns(0, i + 1).into_owned();
-        match gs {
-            GramSchmidt::Mgs => {
-                for j in 0..=i {
-                    let hj = prev.column(j).dot(&wv);
-                    c.h[(j, i)] += hj;
-                    wv.axpy(-hj, &prev.column(j), 1.0);
-                }
-                c.info.reductions += i + 1;
-            }
-            GramSchmidt::Cgs | GramSchmidt::Cgs2 => {
-                let passes = if gs == GramSchmidt::Cgs2 { 2 } else { 1 };
-                for _ in 0..passes {
-                    let hv = prev.transpose() * &wv;
-                    wv -= &prev * &hv;
-                    for j in 0..=i {
-                        c.h[(j, i)] += hv[j];
-                    }
-                }
-                c.info.reductions += passes;
-            }
-        }
-        let hnorm = wv.norm();
-        c.info.reductions += 1;
+        be.powers(i, 1, &[], sigma)?;
+        let bo = be.borth(i, 1, Tsqr::Cgs2)?;
+        c.info.reductions += bo.reductions;
         c.info.syncs += 1;
         c.info.vectors += 1;
         *total += 1;
         c.k = i + 1;
-        w = wv.data.into();
+        let (hnorm, w_norm) = (
+            sigma * bo.r[(0, 0)],
+            sigma * block_column_norm(&bo.c, &bo.r, 0),
+        );
+        for j in 0..=i {
+            c.h[(j, i)] = sigma * bo.c[(j, 0)];
+        }
         if crate::cpu::is_breakdown::<f64>(hnorm, w_norm) || w_norm == 0.0 {
             c.breakdown = Some((i + 1, hnorm, w_norm));
         } else {
             c.h[(i + 1, i)] = hnorm;
-            let qn = DVector::from_iterator(n, w.iter().map(|v| v / hnorm));
-            c.q.set_column(i + 1, &qn);
         }
         let (_, est) = least_squares(&c.h, c.k, rho);
         c.est = est[c.k - 1];
         hist.push(c.est);
         if !c.est.is_finite() {
-            return Some(Stop::non_finite(*total, "least-squares estimate", c.est));
+            return Ok(Some(Stop::non_finite(
+                *total,
+                "least-squares estimate",
+                c.est,
+            )));
         }
-        if c.breakdown.is_some() || sys.done(c.est) {
+        if c.breakdown.is_some() || ctl.done(c.est) {
             break;
         }
     }
-    None
+    Ok(None)
+}
+
+fn cancelled(iterations: usize) -> Stop {
+    Stop {
+        iterations,
+        reason: crate::base::StopReason::Cancelled,
+        detail: format!("cancelled at iteration {iterations}"),
+        restarts: 0,
+        replacements: 0,
+    }
 }
 
 /// One CA cycle of m/s blocks with the shifts and scaling of `rep` (no shifts: monomial).
-fn ca_cycle(
-    sys: &System<'_, f64>,
+#[allow(clippy::too_many_arguments)]
+fn ca_cycle<B: CaBackend>(
+    be: &mut B,
+    ctl: &Control,
     c: &mut Cycle,
     ca: &CaOptions,
     rep: &CaReport,
@@ -209,36 +367,33 @@ fn ca_cycle(
     hist: &mut Vec<f64>,
 ) -> Result<Option<Stop>> {
     for _ in 0..ca.m / ca.s {
-        let steps = ca.s.min(sys.max_iter.saturating_sub(*total));
+        let steps = ca.s.min(ctl.max_iter.saturating_sub(*total));
         if steps == 0 {
             break;
         }
+        if be.checkpoint(hist) {
+            return Ok(Some(cancelled(*total)));
+        }
         let j = c.k;
-        let start: Vec<f64> = c.q.column(j).iter().copied().collect();
-        let p = matrix_powers(sys.a, &start, steps, &rep.shifts, rep.scale)?;
+        let b = be.powers(j, steps, &rep.shifts, rep.scale)?;
         *total += steps;
         c.info.vectors += steps;
         c.info.blocks += 1;
-        let w = p.v.columns(1, steps).into_owned();
-        if let Some(bad) = w.iter().find(|v| !v.is_finite()) {
-            return Ok(Some(Stop::non_finite(*total, "matrix powers basis", *bad)));
-        }
-        let prev = c.q.columns(0, j + 1).into_owned();
-        let bo = borth(&prev, &w, ca.tsqr)?;
+        let bo = be.borth(j, steps, ca.tsqr)?;
         c.info.reductions += bo.reductions;
-        c.info.syncs += bo.qr.report.host_syncs.max(1);
-        let r = &bo.qr.r;
+        c.info.syncs += bo.report.host_syncs.max(1);
+        let r = &bo.r;
         // The basis [q_j, W] = Q⁺R⁺: its condition number.
         let mut rp = DMatrix::zeros(j + 1 + steps, steps + 1);
         rp[(j, 0)] = 1.0;
         rp.view_mut((0, 1), (j + 1, steps)).copy_from(&bo.c);
         rp.view_mut((j + 1, 1), (steps, steps)).copy_from(r);
         c.info.basis_cond = c.info.basis_cond.max(cond(&rp));
-        c.info.tsqr.push(bo.qr.report.clone());
+        c.info.tsqr.push(bo.report.clone());
         // Columns kept: up to the first numerically zero diagonal entry of R (SVQR, also as
         // a fallback, floors the singular values of W at √ε·σ_max).
         let rmax = (0..steps).fold(0.0f64, |m, l| m.max(r[(l, l)]));
-        let tol = if bo.qr.report.used == super::tsqr::Tsqr::Svqr {
+        let tol = if bo.report.used == Tsqr::Svqr {
             2.0 * f64::EPSILON.sqrt() * rmax
         } else {
             10.0 * steps as f64 * f64::EPSILON * rmax
@@ -247,17 +402,15 @@ fn ca_cycle(
             .position(|l| !r[(l, l)].is_finite() || r[(l, l)] <= tol)
             .unwrap_or(steps);
         if kept == 0 {
-            c.breakdown = Some((j + 1, r[(0, 0)], w.column(0).norm()));
+            c.breakdown = Some((j + 1, r[(0, 0)], block_column_norm(&bo.c, r, 0)));
             break;
         }
-        c.q.columns_mut(j + 1, kept)
-            .copy_from(&bo.qr.q.columns(0, kept));
         let below = extend_hessenberg(
             &mut c.h,
             j,
             &bo.c.columns(0, kept).into_owned(),
             &r.view((0, 0), (kept, kept)).into_owned(),
-            &p.b.view((0, 0), (kept + 1, kept)).into_owned(),
+            &b.view((0, 0), (kept + 1, kept)).into_owned(),
         );
         c.info.below_subdiagonal = c.info.below_subdiagonal.max(below);
         let (_, est) = least_squares(&c.h, j + kept, rho);
@@ -269,7 +422,7 @@ fn ca_cycle(
             )));
         }
         // The cycle ends at the first column whose estimate meets the threshold.
-        let hit = est[j..].iter().position(|&e| sys.done(e));
+        let hit = est[j..].iter().position(|&e| ctl.done(e));
         let used = hit.map_or(kept, |i| i + 1);
         hist.extend_from_slice(&est[j..j + used]);
         c.k = j + used;
@@ -287,36 +440,33 @@ fn ca_cycle(
     Ok(None)
 }
 
-/// The restart cycles until convergence, a stop, or an error (reported as `NonFinite`).
-fn cycles(
-    sys: &System<'_, f64>,
-    x: &mut [f64],
+/// The restart cycles until convergence, a stop, or an error (a non-finite block is
+/// reported as `NonFinite`; other backend errors are returned).
+pub(crate) fn run_cycles<B: CaBackend>(
+    be: &mut B,
+    ctl: &Control,
     hist: &mut Vec<f64>,
     ca: &CaOptions,
-    gs: GramSchmidt,
     rep: &mut CaReport,
-) -> Stop {
-    let n = sys.n();
+) -> Result<Stop> {
     let m = ca.m;
-    let mut r = vec![0.0; n];
-    let mut rho = residual(sys, x, &mut r);
+    let mut rho = be.restart()?;
     hist.push(rho);
     if !rho.is_finite() {
-        return Stop::non_finite(0, "<r, r>", rho);
+        return Ok(Stop::non_finite(0, "<r, r>", rho));
     }
-    if sys.done(rho) {
-        return Stop::converged(0, rho, sys.b_norm);
+    if ctl.done(rho) {
+        return Ok(Stop::converged(0, rho, ctl.b_norm));
     }
     let mut total = 0usize;
     let (mut gap_cycles, mut gap_restarts) = (0usize, 0usize);
     let mut stagnation = StagnationWatch::default();
     let stop = loop {
-        if total >= sys.max_iter {
-            break Stop::max_iterations(total, rho, sys.b_norm);
+        if total >= ctl.max_iter {
+            break Stop::max_iterations(total, rho, ctl.b_norm);
         }
         let arnoldi = ca.basis == Basis::Newton && rep.shifts.is_empty();
         let mut c = Cycle {
-            q: DMatrix::zeros(n, m + 1),
             h: DMatrix::zeros(m + 1, m),
             k: 0,
             info: CycleInfo {
@@ -335,19 +485,23 @@ fn cycles(
             breakdown: None,
             est: rho,
         };
-        c.q.set_column(0, &DVector::from_iterator(n, r.iter().map(|v| v / rho)));
+        be.start_basis(rho)?;
         let cycle_start = rho;
         let early = if arnoldi {
-            arnoldi_cycle(sys, &mut c, m, gs, rho, &mut total, hist)
+            arnoldi_cycle(be, ctl, &mut c, m, rep.scale, rho, &mut total, hist)
         } else {
-            match ca_cycle(sys, &mut c, ca, rep, rho, &mut total, hist) {
-                Ok(s) => s,
-                Err(e) => Some(Stop::non_finite(
-                    total,
-                    &format!("CA-GMRES block ({e})"),
-                    f64::NAN,
-                )),
+            ca_cycle(be, ctl, &mut c, ca, rep, rho, &mut total, hist)
+        };
+        let early = match early {
+            Ok(s) => s,
+            Err(KrylovError::NonFinite { what, .. }) => {
+                Some(Stop::non_finite(total, what, f64::NAN))
             }
+            Err(e) => Some(Stop::non_finite(
+                total,
+                &format!("CA-GMRES block ({e})"),
+                f64::NAN,
+            )),
         };
         if let Some(stop) = early {
             rep.cycles.push(c.info);
@@ -356,10 +510,7 @@ fn cycles(
         // x += Q[:, :k] y.
         if c.k > 0 {
             let (y, _) = least_squares(&c.h, c.k, rho);
-            let z = c.q.columns(0, c.k) * DVector::from_vec(y);
-            for (xi, zi) in x.iter_mut().zip(z.iter()) {
-                *xi += zi;
-            }
+            be.update_x(&y)?;
         }
         if arnoldi && c.k > 0 && c.breakdown.is_none() {
             let hk = c.h.view((0, 0), (c.k, c.k)).into_owned();
@@ -378,7 +529,7 @@ fn cycles(
                 }
             }
         }
-        rho = residual(sys, x, &mut r);
+        rho = be.restart()?;
         c.info.columns = c.k;
         c.info.restart_residual = rho;
         let full = c.info.vectors == m || c.info.truncated;
@@ -386,8 +537,8 @@ fn cycles(
         if !rho.is_finite() {
             break Stop::non_finite(total, "<r, r>", rho);
         }
-        if sys.done(rho) {
-            break Stop::converged(total, rho, sys.b_norm);
+        if ctl.done(rho) {
+            break Stop::converged(total, rho, ctl.b_norm);
         }
         if let Some((col, value, scale)) = c.breakdown {
             let mut s = Stop::breakdown(total, "R_kk", value, scale);
@@ -398,26 +549,52 @@ fn cycles(
             );
             break s;
         }
-        if sys.done(c.est) {
+        if ctl.done(c.est) {
             // The estimate converged, the true residual did not.
             if rho > 0.5 * cycle_start {
                 gap_cycles += 1;
             }
-            if gap_cycles >= MAX_GAP_RESTARTS || total >= sys.max_iter {
-                break Stop::converged(total, c.est, sys.b_norm);
+            if gap_cycles >= MAX_GAP_RESTARTS || total >= ctl.max_iter {
+                break Stop::converged(total, c.est, ctl.b_norm);
             }
             gap_restarts += 1;
         }
         if let Some(stop) =
-            stagnation.after_cycle(full && total < sys.max_iter, cycle_start, rho, total, m)
+            stagnation.after_cycle(full && total < ctl.max_iter, cycle_start, rho, total, m)
         {
             break stop;
         }
     };
-    Stop {
+    Ok(Stop {
         restarts: gap_restarts,
         replacements: gap_restarts,
         ..stop
+    })
+}
+
+/// The CPU reference's cycles on [`crate::cpu::run`]: a [`CpuBackend`] over `sys` and `x`.
+fn cycles(
+    sys: &System<'_, f64>,
+    x: &mut [f64],
+    hist: &mut Vec<f64>,
+    ca: &CaOptions,
+    rep: &mut CaReport,
+) -> Stop {
+    let n = sys.n();
+    let ctl = Control {
+        tau: sys.tau,
+        max_iter: sys.max_iter,
+        b_norm: sys.b_norm,
+    };
+    let mut be = CpuBackend {
+        sys,
+        x,
+        r: vec![0.0; n],
+        q: DMatrix::zeros(n, ca.m + 1),
+    };
+    match run_cycles(&mut be, &ctl, hist, ca, rep) {
+        Ok(stop) => stop,
+        Err(e) => Stop::non_finite(0, &format!("CA-GMRES ({e})"), f64::NAN),
     }
 }
 

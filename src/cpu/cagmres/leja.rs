@@ -19,26 +19,7 @@ use nalgebra::{DMatrix, Schur};
 
 use crate::base::error::{KrylovError, Result};
 
-/// One shift θ = re + i·im. In a shift sequence a complex pair is two consecutive entries,
-/// (a, +b) then (a, −b).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Shift {
-    pub re: f64,
-    pub im: f64,
-}
-
-impl Shift {
-    /// A real shift.
-    pub fn real(re: f64) -> Self {
-        Shift { re, im: 0.0 }
-    }
-
-    fn dist_ln(self, o: Shift) -> f64 {
-        ((self.re - o.re).powi(2) + (self.im - o.im).powi(2))
-            .sqrt()
-            .ln()
-    }
-}
+pub use crate::base::ca::Shift;
 
 /// Relative size of an imaginary part below which a Ritz value counts as real.
 pub const REAL_TOL: f64 = 1e-10;

@@ -59,103 +59,14 @@ pub mod tsqr;
 mod driver;
 
 pub use driver::solve;
+pub(crate) use driver::{
+    BlockResult, CaBackend, Control, inf_norm, run_cycles, solve_as, summarise,
+};
 
 use crate::base::GramSchmidt;
-use crate::base::error::{KrylovError, Result};
+pub use crate::base::ca::{Basis, CaOptions, CaReport, CycleInfo};
 use crate::base::{Solution, SolveReport};
-use leja::Shift;
-use tsqr::{Tsqr, TsqrReport};
-
-/// The Krylov basis the matrix powers build.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Basis {
-    /// [v, Av, A²v, …]: cond grows like |λ₁/λ₂|^s.
-    Monomial,
-    /// [v, (A − θ₁)v, …] with Leja-ordered Ritz values as shifts.
-    Newton,
-}
-
-/// The CA-GMRES parameters: s basis vectors per block, restart length m (a multiple of s).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct CaOptions {
-    pub s: usize,
-    pub m: usize,
-    pub basis: Basis,
-    pub tsqr: Tsqr,
-}
-
-impl Default for CaOptions {
-    fn default() -> Self {
-        CaOptions {
-            s: 4,
-            m: 20,
-            basis: Basis::Newton,
-            tsqr: Tsqr::CholQr2,
-        }
-    }
-}
-
-impl CaOptions {
-    /// s ≥ 1, m ≥ 1, m a multiple of s; an `InvalidOption` error naming the rule otherwise.
-    pub fn validate(&self) -> Result<()> {
-        if self.s == 0 {
-            return Err(KrylovError::InvalidOption(
-                "CA-GMRES block size s must be at least 1".into(),
-            ));
-        }
-        if self.m == 0 || !self.m.is_multiple_of(self.s) {
-            return Err(KrylovError::InvalidOption(format!(
-                "CA-GMRES restart length m = {} must be a positive multiple of s = {}",
-                self.m, self.s
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// What one restart cycle did.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct CycleInfo {
-    /// `arnoldi` (the Newton basis's first, standard GMRES, cycle) or `ca`.
-    pub kind: &'static str,
-    /// Basis vectors generated (SpMVs) in the cycle.
-    pub vectors: usize,
-    /// Columns of H the cycle's least squares used.
-    pub columns: usize,
-    /// Blocks run (0 for an Arnoldi cycle).
-    pub blocks: usize,
-    /// Global reductions (‖r‖ of the restart included) and host syncs of the cycle.
-    pub reductions: usize,
-    pub syncs: usize,
-    /// Largest cond₂ of a block's basis [q_j, W] = Q⁺R⁺ (σ_max/σ_min of R⁺; 1 for Arnoldi).
-    pub basis_cond: f64,
-    /// Largest |H entry below the subdiagonal| of the reconstruction, relative (rounding).
-    pub below_subdiagonal: f64,
-    /// The TSQR of each block.
-    pub tsqr: Vec<TsqrReport>,
-    /// The true residual ‖b − Ax‖ after the cycle's update.
-    pub restart_residual: f64,
-    /// Whether a block's R had a numerically zero diagonal entry past its first column (the
-    /// basis lost rank: the cycle ended there and restarted).
-    pub truncated: bool,
-}
-
-/// CA-GMRES's own report, beside the common [`SolveReport`].
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct CaReport {
-    pub options: CaOptions,
-    /// The Newton shifts in use (empty for the monomial basis, or before they are known).
-    pub shifts: Vec<Shift>,
-    /// The matrix powers scaling σ (see [`powers`]): ‖A‖_∞ for the monomial basis, the
-    /// largest |Ritz value| for the Newton basis (‖A‖_∞ until the shifts are known).
-    pub scale: f64,
-    pub cycles: Vec<CycleInfo>,
-    /// Global reductions and host syncs per CA cycle, averaged over the CA cycles that ran all
-    /// m/s blocks (`None` when none did); [`ca_counts_per_cycle`] is the formula.
-    pub reductions_per_cycle: Option<f64>,
-    pub syncs_per_cycle: Option<f64>,
-}
+use tsqr::Tsqr;
 
 /// A CA-GMRES solution: x, the common report and CA-GMRES's own.
 #[derive(Debug, Clone)]

@@ -150,10 +150,81 @@ pub fn matrix_powers(
     Ok(Powers { v: basis, b })
 }
 
+/// The shift of step k: θ_k = `shifts[k % len]`, 0 for the monomial basis.
+fn shift_at(shifts: &[Shift], k: usize) -> Shift {
+    if shifts.is_empty() {
+        Shift::real(0.0)
+    } else {
+        shifts[k % shifts.len()]
+    }
+}
+
+/// The basis change matrix B ((steps + 1) × steps) of [`matrix_powers`] with the same
+/// arguments: it depends on the shifts and σ only, so the GPU's matrix powers (which never
+/// bring the vectors to the host) take it from here.
+pub fn basis_change(steps: usize, shifts: &[Shift], sigma: f64) -> DMatrix<f64> {
+    let mut b = DMatrix::zeros(steps + 1, steps);
+    for k in 0..steps {
+        let z = shift_at(shifts, k);
+        b[(k, k)] = z.re;
+        b[(k + 1, k)] = sigma;
+        if z.im < 0.0 && k >= 1 {
+            b[(k - 1, k)] = -(z.im * z.im / sigma);
+        }
+    }
+    b
+}
+
+/// The coefficients (c_A, c_s, c_p) of each step of [`matrix_powers`]:
+/// v_{k+1} = c_A·A v_k + c_s·v_k + c_p·v_{k−1}, i.e. (1/σ, −Re θ_k/σ, 0), and c_p = (Im θ_k)²/σ²
+/// on the second half of a conjugate pair; 3·steps values, step by step (what the GPU's
+/// `ca_powers` reads).
+pub fn step_coefficients(steps: usize, shifts: &[Shift], sigma: f64) -> Vec<f64> {
+    let mut c = Vec::with_capacity(3 * steps);
+    for k in 0..steps {
+        let z = shift_at(shifts, k);
+        let pair = if z.im < 0.0 && k >= 1 {
+            z.im * z.im / (sigma * sigma)
+        } else {
+            0.0
+        };
+        c.extend_from_slice(&[1.0 / sigma, -z.re / sigma, pair]);
+    }
+    c
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::matrix::generators::random_nonsymmetric;
+
+    #[test]
+    fn basis_change_is_the_one_matrix_powers_builds() {
+        let a = random_nonsymmetric::<f64>(40, 5, 7);
+        let v: Vec<f64> = (0..40).map(|i| (i as f64 * 0.7).cos()).collect();
+        let shifts = [
+            Shift::real(2.0),
+            Shift { re: 1.0, im: 0.5 },
+            Shift { re: 1.0, im: -0.5 },
+        ];
+        for (sh, sigma) in [(&shifts[..], 3.0), (&[][..], 2.0), (&shifts[..], 1.0)] {
+            for steps in 1..=5 {
+                let p = matrix_powers(&a, &v, steps, sh, sigma).unwrap();
+                assert_eq!(p.b, basis_change(steps, sh, sigma), "{steps} {sigma}");
+                // The coefficients rebuild the vectors.
+                let c = step_coefficients(steps, sh, sigma);
+                for k in 0..steps {
+                    let vk: Vec<f64> = p.v.column(k).iter().copied().collect();
+                    let av = a.mul_vec(&vk).unwrap();
+                    for i in 0..40 {
+                        let prev = if k >= 1 { p.v[(i, k - 1)] } else { 0.0 };
+                        let want = c[3 * k] * av[i] + c[3 * k + 1] * vk[i] + c[3 * k + 2] * prev;
+                        assert!((want - p.v[(i, k + 1)]).abs() <= 1e-12 * (1.0 + want.abs()));
+                    }
+                }
+            }
+        }
+    }
 
     fn residual(a: &Csr<f64>, p: &Powers) -> f64 {
         let s = p.b.ncols();

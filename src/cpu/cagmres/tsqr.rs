@@ -38,75 +38,7 @@ use nalgebra::{DMatrix, SymmetricEigen};
 
 use crate::base::error::{KrylovError, Result};
 
-/// The TSQR variant (paper 002 Fig. 9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Tsqr {
-    /// Modified Gram–Schmidt, one inner product at a time.
-    Mgs,
-    /// Classical Gram–Schmidt, one batch of projections per column.
-    Cgs,
-    /// Classical Gram–Schmidt with one re-orthogonalisation pass per column.
-    Cgs2,
-    /// Cholesky QR: R = chol(WᵀW), Q = W R⁻¹.
-    CholQr,
-    /// Cholesky QR twice (the second pass on the first pass's Q).
-    CholQr2,
-    /// Singular-value QR: G = U Λ Uᵀ (on the unit-diagonal scaled Gram matrix), R from the QR
-    /// of Λ^½ Uᵀ, Q = W R⁻¹.
-    Svqr,
-    /// Communication-avoiding QR: a binary tree of Householder QRs over row blocks.
-    Caqr,
-}
-
-impl Tsqr {
-    /// Every variant, in the order of the paper's table.
-    pub const ALL: [Tsqr; 7] = [
-        Tsqr::Mgs,
-        Tsqr::Cgs,
-        Tsqr::Cgs2,
-        Tsqr::CholQr,
-        Tsqr::CholQr2,
-        Tsqr::Svqr,
-        Tsqr::Caqr,
-    ];
-
-    /// Global reductions of this variant on a block of `s` columns (see the module table).
-    pub fn reductions(self, s: usize) -> usize {
-        match self {
-            Tsqr::Mgs => s * (s + 1) / 2,
-            Tsqr::Cgs => (2 * s).saturating_sub(1),
-            Tsqr::Cgs2 => (3 * s).saturating_sub(2),
-            Tsqr::CholQr | Tsqr::Svqr | Tsqr::Caqr => 1,
-            Tsqr::CholQr2 => 2,
-        }
-    }
-
-    /// Host syncs of this variant on one block (see the module table).
-    pub fn host_syncs(self) -> usize {
-        match self {
-            Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2 => 0,
-            Tsqr::CholQr | Tsqr::Svqr | Tsqr::Caqr => 1,
-            Tsqr::CholQr2 => 2,
-        }
-    }
-}
-
-/// What a TSQR did.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct TsqrReport {
-    pub requested: Tsqr,
-    /// The variant that produced R (differs from `requested` after a fallback).
-    pub used: Tsqr,
-    /// Why the fallback happened (`None` when none did).
-    pub fallback_reason: Option<String>,
-    /// ‖I − QᵀQ‖_F (computed for the report; not counted as a reduction).
-    pub orth_error: f64,
-    /// Global reductions this TSQR made.
-    pub reductions: usize,
-    /// Host syncs this TSQR made.
-    pub host_syncs: usize,
-}
+pub use crate::base::ca::{Tsqr, TsqrReport};
 
 /// W = Q R with its report.
 #[derive(Debug, Clone)]
@@ -279,10 +211,9 @@ fn solve_right_upper(w: &DMatrix<f64>, r: &DMatrix<f64>) -> DMatrix<f64> {
     q
 }
 
-/// SVQR on the Gram matrix `g` = WᵀW (paper 002 §V-D): scaled to a unit diagonal
-/// (G' = D G D, D = diag(G)^−½), G' = U Λ Uᵀ with Λ clamped at ε·λ_max (below that the
-/// eigenvalues are rounding noise), R' = the R of the QR of Λ^½ Uᵀ, R = R' D⁻¹, Q = W R⁻¹.
-fn svqr(w: &DMatrix<f64>, g: &DMatrix<f64>) -> (DMatrix<f64>, DMatrix<f64>) {
+/// The R factor of SVQR from the Gram matrix `g` = WᵀW alone (see [`svqr`]'s steps; non-
+/// negative diagonal): what the GPU's SVQR computes on the host after its one reduction.
+pub fn svqr_r(g: &DMatrix<f64>) -> DMatrix<f64> {
     let s = g.nrows();
     let d: Vec<f64> = (0..s)
         .map(|k| {
@@ -307,12 +238,46 @@ fn svqr(w: &DMatrix<f64>, g: &DMatrix<f64>) -> (DMatrix<f64>, DMatrix<f64>) {
             r.column_mut(j).fill(0.0);
         }
     }
-    // Signs first, so that W R⁻¹ needs no flip afterwards.
     for k in 0..s {
         if r[(k, k)] < 0.0 {
             r.row_mut(k).neg_mut();
         }
     }
+    r
+}
+
+/// T with W·T = W R⁻¹ as [`solve_right_upper`] forms it, column by column: T e_k =
+/// (e_k − Σ_{j<k} R_jk T e_j)/R_kk, a zero column where R_kk = 0 (upper triangular). The GPU
+/// applies Q = W·T in one launch.
+pub fn right_upper_inverse(r: &DMatrix<f64>) -> DMatrix<f64> {
+    let s = r.nrows();
+    let mut t = DMatrix::zeros(s, s);
+    for k in 0..s {
+        if r[(k, k)] == 0.0 {
+            continue;
+        }
+        let mut col = DMatrix::<f64>::zeros(s, 1);
+        col[(k, 0)] = 1.0;
+        for j in 0..k {
+            let rjk = r[(j, k)];
+            if rjk != 0.0 {
+                for i in 0..s {
+                    col[(i, 0)] -= rjk * t[(i, j)];
+                }
+            }
+        }
+        for i in 0..s {
+            t[(i, k)] = col[(i, 0)] / r[(k, k)];
+        }
+    }
+    t
+}
+
+/// SVQR on the Gram matrix `g` = WᵀW (paper 002 §V-D): scaled to a unit diagonal
+/// (G' = D G D, D = diag(G)^−½), G' = U Λ Uᵀ with Λ clamped at ε·λ_max (below that the
+/// eigenvalues are rounding noise), R' = the R of the QR of Λ^½ Uᵀ, R = R' D⁻¹, Q = W R⁻¹.
+fn svqr(w: &DMatrix<f64>, g: &DMatrix<f64>) -> (DMatrix<f64>, DMatrix<f64>) {
+    let r = svqr_r(g);
     (solve_right_upper(w, &r), r)
 }
 
@@ -407,6 +372,19 @@ mod tests {
                 assert_eq!(qr.report.used, t);
             }
         }
+    }
+
+    #[test]
+    fn right_upper_inverse_forms_w_r_inverse() {
+        let w = block(60, 4);
+        let qr = tsqr(&w, Tsqr::CholQr).unwrap();
+        let t = right_upper_inverse(&qr.r);
+        assert!((&w * &t - &qr.q).norm() < 1e-12 * qr.q.norm());
+        let mut r = qr.r.clone();
+        r[(2, 2)] = 0.0;
+        let t = right_upper_inverse(&r);
+        assert!((&w * &t - solve_right_upper(&w, &r)).norm() < 1e-12 * w.norm());
+        assert!(t.column(2).iter().all(|&v| v == 0.0));
     }
 
     #[test]

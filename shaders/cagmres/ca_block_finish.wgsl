@@ -1,0 +1,38 @@
+// ca_block_finish: the second reduction stage of ca_block_dots, one workgroup per tile: the
+// nx × ny inner products D (column-major, leading dimension nx) into the cycle buffer
+// (`scalars`) at params.dst. With CA_ACC_STORE D is also stored at params.comp_monitor, with
+// CA_ACC_ADD added there: BOrth's C = C₁ + C₂ over its two passes, a Gram–Schmidt TSQR's
+// column of R over its passes. What the host reads back once per block (or not at all: the
+// next ca_block_update reads D on the device).
+//
+// params: slot, den = nx, comp = ny, dst, comp_monitor = the accumulator, flags.
+
+const CA_ACC_STORE: u32 = 1u;
+const CA_ACC_ADD: u32 = 2u;
+
+@compute @workgroup_size(WG)
+fn main(ids: Ids) {
+    let nx = params.den;
+    let quads = (nx + 3u) / 4u;
+    let tiles = quads * params.comp;
+    let tile = ids.wid.y * ids.nwg.x + ids.wid.x;
+    if tile >= tiles {
+        return;
+    }
+    let s = sum_partials((params.slot + tile) * params.groups, params.groups, ids);
+    if ids.lid == 0u {
+        let j = tile / quads;
+        for (var c = 0u; c < 4u; c = c + 1u) {
+            let i = 4u * (tile % quads) + c;
+            if i < nx {
+                let k = i + nx * j;
+                scalars[params.dst + k] = s[c];
+                if (params.flags & CA_ACC_STORE) != 0u {
+                    scalars[params.comp_monitor + k] = s[c];
+                } else if (params.flags & CA_ACC_ADD) != 0u {
+                    scalars[params.comp_monitor + k] = scalars[params.comp_monitor + k] + s[c];
+                }
+            }
+        }
+    }
+}

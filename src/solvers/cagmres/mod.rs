@@ -1,0 +1,465 @@
+//! CA-GMRES(s, m) on the GPU (paper 002; issue #17), f32 and f64: the communication-avoiding
+//! GMRES whose cycle logic is the CPU reference's ([`crate::cpu::cagmres`], one
+//! `run_cycles` over a backend), with the n-length work in four kernels (`shaders/cagmres/`):
+//!
+//! | step (per block of s basis vectors) | kernels | reductions | host syncs |
+//! |---|---|---|---|
+//! | matrix powers: s SpMVs, monomial or Newton (real pairs) | s × `ca_powers` | 0 | 0 |
+//! | BOrth: C_i = Q_prevᵀW, W −= Q_prev C_i, twice | 2 × (`ca_block_dots` + `ca_block_finish` + `ca_block_update`) | 2 | 0 |
+//! | TSQR CholQR / SVQR: G = WᵀW, host R, Q = W R⁻¹ | `ca_block_dots` + `ca_block_finish`, `ca_block_update` | 1 | 1 |
+//! | TSQR CholQR2: that twice | 2 × that | 2 | 2 |
+//! | TSQR MGS / CGS / CGS2: per column, projections and the norm on the device | 3 launches per inner-product batch | s(s+1)/2, 2s−1, 3s−2 | 0 |
+//! | the block's C and R read by the host (H, the estimates) | — | — | 1 (shared with the TSQR's) |
+//!
+//! Per cycle: the restart residual r = b − Ax and ‖r‖ (`ca_powers` with (−1, 0, 1) and one
+//! reduction: 1 sync), q₀ = r/‖r‖ on the device, and x += Q y (`ca_block_update`, one upload
+//! of y). So a full cycle has 1 + m/s·(2 + the TSQR's) reductions and 1 + m/s·max(1, the
+//! TSQR's syncs) host syncs — [`crate::cpu::cagmres::ca_counts_per_cycle`], asserted by the
+//! tests. With the Newton basis the first cycle is a standard GMRES(m) (Arnoldi with CGS2:
+//! blocks of one vector) whose Ritz values, Leja-ordered, are the shifts.
+//!
+//! The host does what is s × s or m × m: Cholesky, SVQR's eigen-decomposition and R⁻¹, the
+//! Hessenberg reconstruction, the least squares, the Ritz values. It reads C, R (or the Gram
+//! matrix) once per block; nothing n-long crosses the bus inside the loop. Launches are
+//! recorded into one batch and submitted when the host needs a value.
+//!
+//! Not here yet: preconditioning (CA-GMRES runs on A itself; a preconditioner is an
+//! `InvalidOption`), and CAQR on the GPU (`--tsqr caqr` runs on the CPU reference; the GPU
+//! refuses it with a clear message). The per-block orthogonality error ‖I − QᵀQ‖ is measured
+//! by the CPU reference and by [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last
+//! cycle's basis in `orthogonality_loss`.
+
+mod system;
+
+pub use system::MAX_S;
+
+use std::time::Instant;
+
+use nalgebra::DMatrix;
+
+use system::{C_ADD, CaSystem, NO_X, T_IDENTITY, T_RSQRT};
+
+use super::driver::{Run, kernel_times_since};
+use super::system::{Start, start_gpu_solve};
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::{Precision, Scalar};
+use crate::base::{Basis, CaReport, Tsqr};
+use crate::cpu::cagmres::leja::Shift;
+use crate::cpu::cagmres::powers::{basis_change, step_coefficients};
+use crate::cpu::cagmres::tsqr::{TsqrReport, cholesky, right_upper_inverse, svqr_r};
+use crate::cpu::cagmres::{BlockResult, CaBackend, Control, inf_norm, run_cycles, summarise};
+use crate::gpu::Engine;
+use crate::matrix::Csr;
+use crate::solvers::{Method, Monitor, Precond, Solution, SolveOptions, StopReason};
+
+/// The GPU's side of [`CaBackend`]: the system, the powers coefficients last uploaded, and
+/// the run the history is forwarded to.
+struct GpuBackend<'s, 'e, 'm, T> {
+    sys: &'s CaSystem<'e, T>,
+    pow: Option<Vec<f64>>,
+    run: &'s mut Run<'m>,
+}
+
+impl<T: Scalar> GpuBackend<'_, '_, '_, T> {
+    /// C ((j+1) × steps, leading dimension j+1) from a readback `v` of the cycle buffer from
+    /// `lay.c`; a non-finite entry is an error naming the basis.
+    fn coefficients(&self, v: &[f64], j: usize, steps: usize) -> Result<DMatrix<f64>> {
+        let c = DMatrix::from_fn(j + 1, steps, |i, l| v[i + (j + 1) * l]);
+        finite(&c)?;
+        Ok(c)
+    }
+
+    /// Q = W T on the device after writing T (an upload; W's launches are submitted first).
+    fn apply_t(&self, w0: usize, steps: usize, t: &DMatrix<f64>) -> Result<()> {
+        let sys = self.sys;
+        sys.write(sys.lay.t, t.as_slice())?;
+        sys.record_update(0, 0, w0, steps, 0, sys.lay.t, NO_X);
+        Ok(())
+    }
+
+    /// R of the Gram matrix `g` by Cholesky, or by SVQR when Cholesky fails (the reason).
+    fn factor(g: &DMatrix<f64>, n: usize) -> (DMatrix<f64>, Option<String>) {
+        match cholesky(g, n) {
+            Ok(r) => (r, None),
+            Err(why) => (svqr_r(g), Some(why)),
+        }
+    }
+}
+
+fn finite(m: &DMatrix<f64>) -> Result<()> {
+    match m.iter().position(|v| !v.is_finite()) {
+        Some(index) => Err(KrylovError::NonFinite {
+            what: "matrix powers basis",
+            index,
+        }),
+        None => Ok(()),
+    }
+}
+
+impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
+    fn restart(&mut self) -> Result<f64> {
+        self.sys.record_residual();
+        let rr = self.sys.read(self.sys.lay.rr, 1)?[0];
+        Ok(rr.sqrt())
+    }
+
+    fn start_basis(&mut self, _rho: f64) -> Result<()> {
+        // q₀ = r/√(‖r‖²) with the ‖r‖² the device finished.
+        let rr = self.sys.lay.rr;
+        self.sys.record_update(0, 0, 0, 1, 0, rr, T_RSQRT | NO_X);
+        Ok(())
+    }
+
+    fn powers(
+        &mut self,
+        j: usize,
+        steps: usize,
+        shifts: &[Shift],
+        sigma: f64,
+    ) -> Result<DMatrix<f64>> {
+        let coef = step_coefficients(steps, shifts, sigma);
+        // The coefficients of a cycle are the same for every block: uploaded when they change.
+        let known = self
+            .pow
+            .as_ref()
+            .is_some_and(|p| p.len() >= coef.len() && p[..coef.len()] == coef[..]);
+        if !known {
+            self.sys.write(self.sys.lay.pow, &coef)?;
+            self.pow = Some(coef);
+        }
+        for k in 0..steps {
+            let (src, dst) = (j + k, j + k + 1);
+            self.sys
+                .record_powers(src, dst, system::powers_prev(j, k), k);
+        }
+        Ok(basis_change(steps, shifts, sigma))
+    }
+
+    fn borth(&mut self, j: usize, steps: usize, tsqr: Tsqr) -> Result<BlockResult> {
+        let sys = self.sys;
+        let lay = sys.lay;
+        let (w0, s) = (j + 1, sys.s);
+        for pass in 0..2 {
+            sys.record_projection(j, steps, pass);
+        }
+        let (mut used, mut fallback_reason) = (tsqr, None);
+        let (c, r) = match tsqr {
+            Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2 => {
+                sys.record_tsqr_launches(w0, steps, tsqr);
+                let v = sys.read(lay.c, lay.gram - lay.c)?;
+                let c = self.coefficients(&v, j, steps)?;
+                let (r0, n0) = (lay.r - lay.c, lay.nrm - lay.c);
+                let r = DMatrix::from_fn(steps, steps, |l, k| match l.cmp(&k) {
+                    std::cmp::Ordering::Less => v[r0 + l + s * k],
+                    std::cmp::Ordering::Equal => v[n0 + k].max(0.0).sqrt(),
+                    std::cmp::Ordering::Greater => 0.0,
+                });
+                finite(&r)?;
+                (c, r)
+            }
+            Tsqr::CholQr | Tsqr::CholQr2 | Tsqr::Svqr => {
+                sys.record_tsqr_launches(w0, steps, tsqr);
+                let v = sys.read(lay.c, lay.gram + steps * steps - lay.c)?;
+                let c = self.coefficients(&v, j, steps)?;
+                let g0 = lay.gram - lay.c;
+                let g = DMatrix::from_fn(steps, steps, |i, l| v[g0 + i + steps * l]);
+                finite(&g)?;
+                let r1 = if tsqr == Tsqr::Svqr {
+                    svqr_r(&g)
+                } else {
+                    let (r1, why) = Self::factor(&g, sys.n);
+                    if let Some(why) = why {
+                        used = Tsqr::Svqr;
+                        fallback_reason = Some(format!(
+                            "{why}: W is numerically rank deficient; CholQR2 starts with the \
+                             same factorisation, so SVQR of the same Gram matrix"
+                        ));
+                    }
+                    r1
+                };
+                self.apply_t(w0, steps, &right_upper_inverse(&r1))?;
+                let r = if tsqr == Tsqr::CholQr2 {
+                    sys.record_tsqr_launches(w0, steps, tsqr);
+                    let v = sys.read(lay.gram, steps * steps)?;
+                    let g2 = DMatrix::from_fn(steps, steps, |i, l| v[i + steps * l]);
+                    finite(&g2)?;
+                    let (r2, why) = Self::factor(&g2, sys.n);
+                    if let Some(why) = why {
+                        used = Tsqr::Svqr;
+                        let before = fallback_reason.take().map_or(String::new(), |s| s + "; ");
+                        fallback_reason = Some(format!("{before}second pass: {why}: SVQR"));
+                    }
+                    self.apply_t(w0, steps, &right_upper_inverse(&r2))?;
+                    r2 * r1
+                } else {
+                    r1
+                };
+                (c, r)
+            }
+            Tsqr::Caqr => {
+                return Err(KrylovError::Unsupported(
+                    "CAQR runs on the CPU reference only".into(),
+                ));
+            }
+        };
+        let report = TsqrReport {
+            requested: tsqr,
+            used,
+            fallback_reason,
+            // Measured by the CPU reference and by `tsqr_block`; a solve reports the
+            // orthogonality of its last basis instead (`orthogonality_loss`).
+            orth_error: f64::NAN,
+            reductions: tsqr.reductions(steps),
+            host_syncs: tsqr.host_syncs(),
+        };
+        Ok(BlockResult {
+            c,
+            r,
+            reductions: 2 + report.reductions,
+            report,
+        })
+    }
+
+    fn update_x(&mut self, y: &[f64]) -> Result<()> {
+        let sys = self.sys;
+        sys.write(sys.lay.y, y)?;
+        sys.record_update(0, y.len(), sys.x(), 1, sys.lay.y, 0, T_IDENTITY | C_ADD);
+        Ok(())
+    }
+
+    fn checkpoint(&mut self, hist: &[f64]) -> bool {
+        for &h in &hist[self.run.history.len().min(hist.len())..] {
+            self.run.push(h);
+        }
+        self.run.monitor.cancelled()
+    }
+}
+
+/// Checks what CA-GMRES on the GPU supports before anything is uploaded.
+fn check_supported(opts: &SolveOptions) -> Result<()> {
+    opts.ca().validate()?;
+    if opts.precond != Precond::None {
+        return Err(KrylovError::InvalidOption(format!(
+            "CA-GMRES runs on A itself (no preconditioner yet; got --precond {}): use \
+             --method gmres with a preconditioner, or --equilibrate to balance A",
+            opts.precond
+        )));
+    }
+    if opts.tsqr == Tsqr::Caqr {
+        return Err(KrylovError::Unsupported(
+            "--tsqr caqr runs on the CPU reference only (--device cpu); on the GPU choose \
+             cholqr2, cholqr, svqr, cgs2, cgs or mgs"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Solves A x = b by CA-GMRES(s, m) on the GPU: s = `opts.s_step`, m = `opts.restart` (a
+/// multiple of s), `opts.basis`, `opts.tsqr`. The report is the common one plus
+/// `cagmres` (shifts, per-cycle basis condition number, TSQR and fallbacks, reductions and
+/// syncs); `iterations` counts the basis vectors generated, as GMRES counts steps.
+///
+/// Errors: the input checks of every GPU solve, bad CA options, a preconditioner, CAQR,
+/// s > [`MAX_S`], m + 1 > n, a pool larger than one storage binding.
+///
+/// ```no_run
+/// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::{cagmres, Method, SolveOptions};
+/// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
+/// let a = poisson_2d_fd::<f64>(64);
+/// let b = vec![1.0; a.nrows()];
+/// let opts = SolveOptions { method: Method::CaGmres, s_step: 5, restart: 30, rtol: 1e-8, ..Default::default() };
+/// let sol = cagmres::solve(&engine, &a, &b, None, &opts, &mut ())?;
+/// assert!(sol.report.converged);
+/// println!("{:?}", sol.report.cagmres.unwrap().reductions_per_cycle);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn solve<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    monitor: &mut dyn Monitor,
+) -> Result<Solution<T>> {
+    check_supported(opts)?;
+    let Start {
+        counts0,
+        mut report,
+        threshold,
+    } = start_gpu_solve(engine, Method::CaGmres, a, b, x0, opts)?;
+    let ca = opts.ca();
+    let b_norm = report.b_norm;
+    if b_norm == 0.0 {
+        report.converged = true;
+        report.reason = StopReason::Converged;
+        report.reason_detail = "converged at iteration 0: b = 0, so x = 0".into();
+        report.relative_residual = 0.0;
+        report.history = vec![0.0];
+        return Ok(Solution {
+            x: vec![T::zero(); a.nrows()],
+            report,
+        });
+    }
+    let sys = CaSystem::upload(engine, a, b, x0, opts, &mut report)?;
+    // The restart residual's coefficients (−1, 0, 1) sit at 1 … 3 of the cycle buffer.
+    sys.write(1, &[-1.0, 0.0, 1.0])?;
+    sys.warm_up(ca.basis == Basis::Newton, ca.tsqr);
+    let mut rep = CaReport {
+        options: ca,
+        shifts: Vec::new(),
+        scale: inf_norm(a),
+        cycles: Vec::new(),
+        reductions_per_cycle: None,
+        syncs_per_cycle: None,
+    };
+    let ctl = Control {
+        tau: threshold,
+        max_iter: opts.max_iter,
+        b_norm,
+    };
+    monitor.on_loop_start();
+    let start = Instant::now();
+    let times0 = engine.kernel_times();
+    let mut run = Run::new(monitor);
+    let before = engine.counters().snapshot();
+    let mut hist = Vec::new();
+    let stop = {
+        let mut be = GpuBackend {
+            sys: &sys,
+            pow: None,
+            run: &mut run,
+        };
+        let stop = run_cycles(&mut be, &ctl, &mut hist, &ca, &mut rep)?;
+        be.checkpoint(&hist);
+        stop
+    };
+    sys.flush()?;
+    run.recorded = run.iterations();
+    run.batch_size = ca.s;
+    run.loop_counts = engine.counters().snapshot().since(&before);
+    report.loop_seconds = start.elapsed().as_secs_f64();
+
+    let x = sys.read_x()?;
+    let true_abs = match T::PRECISION {
+        Precision::F32 => sys.true_residual_ds()?.norm2::<T>(engine)?.sqrt(),
+        Precision::F64 => {
+            sys.record_residual();
+            sys.read(sys.lay.rr, 1)?[0].sqrt()
+        }
+    };
+    let true_rel = true_abs / b_norm;
+    let (reason, detail) = match stop.reason {
+        StopReason::Converged if !crate::cpu::confirms_convergence(true_abs, threshold) => (
+            StopReason::ResidualGap,
+            format!(
+                "residual gap at iteration {}: the least-squares estimate met the threshold \
+                 {threshold:.3e} but the true |b - Ax| = {true_abs:.3e} (|b - Ax|/|b| = \
+                 {true_rel:.3e}) does not",
+                run.iterations()
+            ),
+        ),
+        other => (other, stop.detail.clone()),
+    };
+    let last_columns = rep.cycles.last().map_or(0, |c| c.columns);
+    report.orthogonality_loss = sys.orthogonality_loss(last_columns)?;
+    summarise(&mut rep);
+    report.notes.insert(
+        0,
+        format!(
+            "CA-GMRES(s = {}, m = {}): {} basis, TSQR {}; iterations count the basis vectors \
+             generated",
+            ca.s, ca.m, ca.basis, ca.tsqr
+        ),
+    );
+    report.cagmres = Some(rep);
+    report.seconds = start.elapsed().as_secs_f64();
+    report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
+    run.close(&mut report, reason, detail, true_rel, stop.restarts);
+    report.replacements = stop.replacements;
+    report.counts = engine.counters().snapshot().since(&counts0);
+    Ok(Solution { x, report })
+}
+
+/// The GPU's matrix powers kernel on its own (the test oracle's counterpart of
+/// [`crate::cpu::cagmres::powers::matrix_powers`]): `steps` `ca_powers` launches from `v`,
+/// returning [v₀ = v, v₁, …, v_steps] read back from the device. Needs n ≥ steps + 2.
+pub fn matrix_powers_gpu<T: Scalar>(
+    engine: &Engine,
+    a: &Csr<T>,
+    v: &[T],
+    steps: usize,
+    shifts: &[Shift],
+    sigma: f64,
+) -> Result<Vec<Vec<T>>> {
+    crate::cpu::cagmres::powers::check_shifts(shifts)?;
+    let opts = SolveOptions {
+        method: Method::CaGmres,
+        s_step: steps.clamp(1, MAX_S),
+        restart: steps.max(1),
+        ..Default::default()
+    };
+    let mut report = crate::solvers::SolveReport::new(
+        Method::CaGmres,
+        opts.variant,
+        T::PRECISION,
+        a.nrows(),
+        a.nnz(),
+    );
+    let sys = CaSystem::upload(engine, a, v, None, &opts, &mut report)?;
+    let n = a.nrows();
+    engine.write(&sys.pool, 0, v);
+    let mut unit = ();
+    let mut run = Run::new(&mut unit);
+    let mut be = GpuBackend {
+        sys: &sys,
+        pow: None,
+        run: &mut run,
+    };
+    be.powers(0, steps, shifts, sigma)?;
+    sys.flush()?;
+    let all: Vec<T> = engine.read(&sys.pool, 0, (steps + 1) * n)?;
+    Ok(all.chunks(n).map(|c| c.to_vec()).collect())
+}
+
+/// The GPU's TSQR of a block W (n × s, n ≥ s + 2, s ≤ [`MAX_S`]) on its own, as the solver
+/// runs it (after a BOrth against a zero vector, which leaves W as it is): (Q, R, report
+/// with the measured ‖I − QᵀQ‖_F). The oracle is [`crate::cpu::cagmres::tsqr::tsqr`].
+pub fn tsqr_block<T: Scalar>(
+    engine: &Engine,
+    w: &DMatrix<f64>,
+    tsqr: Tsqr,
+) -> Result<(DMatrix<f64>, DMatrix<f64>, TsqrReport)> {
+    let (n, s) = w.shape();
+    let opts = SolveOptions {
+        method: Method::CaGmres,
+        s_step: s,
+        restart: s,
+        tsqr,
+        ..Default::default()
+    };
+    check_supported(&opts)?;
+    let eye = Csr::<T>::identity(n);
+    let mut report =
+        crate::solvers::SolveReport::new(Method::CaGmres, opts.variant, T::PRECISION, n, n);
+    let b = vec![T::zero(); n];
+    let sys = CaSystem::upload(engine, &eye, &b, None, &opts, &mut report)?;
+    let cols: Vec<T> = w.iter().map(|&v| T::from_f64(v)).collect();
+    engine.write(&sys.pool, n, &cols);
+    let mut unit = ();
+    let mut run = Run::new(&mut unit);
+    let mut be = GpuBackend {
+        sys: &sys,
+        pow: None,
+        run: &mut run,
+    };
+    let block = be.borth(0, s, tsqr)?;
+    sys.flush()?;
+    let q: Vec<T> = engine.read(&sys.pool, n, s * n)?;
+    let q = DMatrix::from_iterator(n, s, q.into_iter().map(|v| v.as_f64()));
+    let mut rep = block.report;
+    rep.orth_error = crate::cpu::cagmres::tsqr::orth_error(&q);
+    Ok((q, block.r, rep))
+}

@@ -1,0 +1,470 @@
+//! CA-GMRES's storage on the GPU and the recording of its four kernels: the *pool* (the
+//! basis q₀ … q_m, then x and b: one buffer, vector k at k·n), the *cycle buffer* of small
+//! matrices ([`CaLayout`]), and [`CaSystem`], which records `ca_powers`, `ca_block_dots` +
+//! `ca_block_finish` and `ca_block_update` on pool ranges and submits them only when the host
+//! needs a value (one submit per host sync, plus one before an upload that later launches
+//! read).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
+use crate::gpu::kernels::{Params, solver_kernel};
+use crate::gpu::shader::partials_entries;
+use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
+use crate::matrix::Csr;
+use crate::solvers::{SolveOptions, SolveReport};
+
+/// `ca_block_finish`: also store D at the accumulator (`CA_ACC_STORE`) or add it there.
+pub(super) const ACC_STORE: u32 = 1;
+pub(super) const ACC_ADD: u32 = 2;
+/// `ca_block_update` flags (`CA_*` in the WGSL).
+pub(super) const T_IDENTITY: u32 = 1;
+pub(super) const T_RSQRT: u32 = 2;
+pub(super) const NO_X: u32 = 4;
+pub(super) const C_ADD: u32 = 8;
+/// The largest block `ca_block_update` takes (`CA_MAX_S`).
+pub const MAX_S: usize = 16;
+
+/// Where the small matrices live in the cycle buffer (`scalars` of the CA kernels), for
+/// restart length m and block size s (all column-major):
+///
+/// `[‖r‖² | 3 | powers coefficients 3s | C (m+1)·s | R s·s | column norms² s | Gram s·s |
+/// D scratch (m+1+s)·s | T s·s | y (m+1) | VᵀV m·m]`
+///
+/// C, R, the norms and the Gram matrix are contiguous: one readback per block gets them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CaLayout {
+    pub(super) rr: usize,
+    pub(super) pow: usize,
+    pub(super) c: usize,
+    pub(super) r: usize,
+    pub(super) nrm: usize,
+    pub(super) gram: usize,
+    pub(super) d: usize,
+    pub(super) t: usize,
+    pub(super) y: usize,
+    pub(super) vtv: usize,
+    pub(super) len: usize,
+}
+
+impl CaLayout {
+    fn new(m: usize, s: usize) -> Self {
+        let rr = 0;
+        let pow = 4;
+        let c = pow + 3 * s;
+        let r = c + (m + 1) * s;
+        let nrm = r + s * s;
+        let gram = nrm + s;
+        let d = gram + s * s;
+        let t = d + (m + 1 + s) * s;
+        let y = t + s * s;
+        let vtv = y + m + 1;
+        CaLayout {
+            rr,
+            pow,
+            c,
+            r,
+            nrm,
+            gram,
+            d,
+            t,
+            y,
+            vtv,
+            len: vtv + m * m,
+        }
+    }
+}
+
+/// The `prev` vector of powers step k of the block from q_j (v_{k−1}; unused at k = 0,
+/// where it is q_j itself so that the bind group is the same for every call).
+pub(super) fn powers_prev(j: usize, k: usize) -> usize {
+    if k == 0 { j } else { j + k - 1 }
+}
+
+/// Which kernel a cached bind group belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Which {
+    Powers,
+    Dots,
+    Finish,
+    Update,
+}
+
+/// Everything resident on the GPU for one CA-GMRES solve, and the batch being recorded.
+pub(super) struct CaSystem<'e, T> {
+    pub(super) engine: &'e Engine,
+    pub(super) n: usize,
+    pub(super) m: usize,
+    pub(super) s: usize,
+    g: u32,
+    pub(super) lay: CaLayout,
+    pub(super) a: GpuMatrix<T>,
+    pub(super) pool: wgpu::Buffer,
+    partials: wgpu::Buffer,
+    pub(super) cyc: wgpu::Buffer,
+    powers: Kernel,
+    dots: Kernel,
+    finish: Kernel,
+    update: Kernel,
+    /// Bind groups by kernel and parameters: made once (the first cycle and the set-up's
+    /// warm-up make every one a full cycle needs), reused by every later block.
+    bind_groups: RefCell<HashMap<(Which, [u32; 12]), wgpu::BindGroup>>,
+    batch: RefCell<Option<Batch<'e>>>,
+    /// Set while [`Self::warm_up`] makes bind groups: nothing is recorded.
+    warming: std::cell::Cell<bool>,
+}
+
+impl<'e, T: Scalar> CaSystem<'e, T> {
+    /// Pool index of x.
+    pub(super) fn x(&self) -> usize {
+        self.m + 1
+    }
+    /// Pool index of b.
+    pub(super) fn b(&self) -> usize {
+        self.m + 2
+    }
+
+    /// Uploads A (format recorded in `report`), b and x0 into the pool; refuses a pool larger
+    /// than one storage binding and blocks larger than [`MAX_S`].
+    pub(super) fn upload(
+        engine: &'e Engine,
+        a: &Csr<T>,
+        b: &[T],
+        x0: Option<&[T]>,
+        opts: &SolveOptions,
+        report: &mut SolveReport,
+    ) -> Result<Self> {
+        let n = a.nrows();
+        let ca = opts.ca();
+        let (s, m) = (ca.s, ca.m);
+        if s > MAX_S {
+            return Err(KrylovError::InvalidOption(format!(
+                "CA-GMRES block size s = {s} exceeds the GPU kernels' limit {MAX_S}"
+            )));
+        }
+        if m + 1 > n {
+            return Err(KrylovError::InvalidOption(format!(
+                "CA-GMRES restart length m = {m} needs at least m + 1 = {} unknowns (n = {n}); \
+                 choose a smaller --restart",
+                m + 1
+            )));
+        }
+        let gpu_a = crate::solvers::reuse::upload_matrix(engine, a, opts, report)?;
+        let vectors = m + 3;
+        let elem = std::mem::size_of::<T>() as u64;
+        let pool_what = format!(
+            "CA-GMRES({s}, {m}) Krylov basis, x and b ({vectors} vectors of {n} entries in one \
+             buffer; use a smaller restart length)"
+        );
+        engine
+            .context()
+            .check_binding(&pool_what, vectors as u64 * n as u64 * elem)?;
+        let g = engine.reduction_groups(n);
+        let lay = CaLayout::new(m, s);
+        let config = gpu_a.shader_config(engine);
+        let slots = (m + 1).div_ceil(4) * s + s;
+        let partials = engine.storage_zeroed::<[T; 4]>(
+            "cagmres partials",
+            partials_entries(slots as u32, g, config.compensated),
+        )?;
+        let sys = CaSystem {
+            engine,
+            n,
+            m,
+            s,
+            g,
+            lay,
+            powers: solver_kernel::<T>(engine, "ca_powers", config)?,
+            dots: solver_kernel::<T>(engine, "ca_block_dots", config)?,
+            finish: solver_kernel::<T>(engine, "ca_block_finish", config)?,
+            update: solver_kernel::<T>(engine, "ca_block_update", config)?,
+            a: gpu_a,
+            pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
+            partials,
+            cyc: engine.storage_zeroed::<T>("cagmres cycle buffer", lay.len)?,
+            bind_groups: RefCell::new(HashMap::new()),
+            batch: RefCell::new(None),
+            warming: std::cell::Cell::new(false),
+        };
+        engine.write(&sys.pool, sys.b() * n, b);
+        if let Some(x0) = x0 {
+            engine.write(&sys.pool, sys.x() * n, x0);
+        }
+        Ok(sys)
+    }
+
+    fn params(&self) -> Params {
+        Params {
+            n: self.n as u32,
+            groups: self.g,
+            ..Default::default()
+        }
+    }
+
+    /// Records `kernel` with parameters `p` over `groups` workgroups (bind group cached).
+    fn record(&self, which: Which, p: Params, groups: u32) {
+        let key = (which, bytemuck::cast::<Params, [u32; 12]>(p));
+        let kernel = match which {
+            Which::Powers => &self.powers,
+            Which::Dots => &self.dots,
+            Which::Finish => &self.finish,
+            Which::Update => &self.update,
+        };
+        let mut cache = self.bind_groups.borrow_mut();
+        let bg = cache.entry(key).or_insert_with(|| {
+            let params = self.engine.uniform_from("cagmres params", &p);
+            let mut e = vec![
+                (1, &self.partials),
+                (2, &self.cyc),
+                (4, &params),
+                (5, &self.pool),
+            ];
+            if which == Which::Powers {
+                e.extend(self.a.bindings(false));
+            }
+            self.engine.bind_group_at(kernel, &e)
+        });
+        if self.warming.get() {
+            return;
+        }
+        let mut batch = self.batch.borrow_mut();
+        let batch = batch.get_or_insert_with(|| self.engine.begin("cagmres"));
+        batch.dispatch(kernel, bg, groups);
+    }
+
+    /// Makes (without recording) the bind groups a full cycle needs, so that the loop's
+    /// uploads are only its coefficients.
+    pub(super) fn warm_up(&self, arnoldi: bool, tsqr: crate::base::Tsqr) {
+        self.warming.set(true);
+        let (m, s) = (self.m, self.s);
+        let mut starts: Vec<(usize, usize)> = (0..m / s).map(|b| (b * s, s)).collect();
+        if arnoldi {
+            starts.extend((0..m).map(|j| (j, 1)));
+        }
+        for (j, steps) in starts {
+            for k in 0..steps {
+                self.record_powers(j + k, j + k + 1, powers_prev(j, k), k);
+            }
+            for pass in 0..2 {
+                self.record_projection(j, steps, pass);
+            }
+            let t = if steps == 1 {
+                crate::base::Tsqr::Cgs2
+            } else {
+                tsqr
+            };
+            self.record_tsqr_launches(j + 1, steps, t);
+        }
+        self.record_residual();
+        self.warming.set(false);
+    }
+
+    /// The launches of a TSQR of the block [w0, w0+steps) that need no host value: all of
+    /// MGS/CGS/CGS2 (projections and normalisations on the device), and the Gram matrix and
+    /// Q = W·T of CholQR/CholQR2/SVQR.
+    pub(super) fn record_tsqr_launches(&self, w0: usize, steps: usize, tsqr: crate::base::Tsqr) {
+        use crate::base::Tsqr;
+        let (lay, s) = (self.lay, self.s);
+        match tsqr {
+            Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2 => {
+                for k in 0..steps {
+                    let col = w0 + k;
+                    match tsqr {
+                        Tsqr::Mgs => {
+                            for l in 0..k {
+                                let at = lay.r + l + s * k;
+                                self.record_dots(w0 + l, 1, col, 1, lay.d, Some((at, ACC_STORE)));
+                                self.record_update(w0 + l, 1, col, 1, lay.d, 0, T_IDENTITY);
+                            }
+                        }
+                        _ if k > 0 => {
+                            let passes = if tsqr == Tsqr::Cgs2 { 2 } else { 1 };
+                            for pass in 0..passes {
+                                let acc = if pass == 0 { ACC_STORE } else { ACC_ADD };
+                                let at = lay.r + s * k;
+                                self.record_dots(w0, k, col, 1, lay.d, Some((at, acc)));
+                                self.record_update(w0, k, col, 1, lay.d, 0, T_IDENTITY);
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.record_dots(col, 1, col, 1, lay.nrm + k, None);
+                    self.record_update(0, 0, col, 1, 0, lay.nrm + k, T_RSQRT | NO_X);
+                }
+            }
+            _ => {
+                if self.warming.get() {
+                    self.record_update(0, 0, w0, steps, 0, lay.t, NO_X);
+                }
+                self.record_dots(w0, steps, w0, steps, lay.gram, None);
+            }
+        }
+    }
+
+    /// pool[dst] = c_A·A·pool[src] + c_s·pool[src] + c_p·pool[prev] with the coefficients
+    /// of powers step `k` (`lay.pow + 3k`).
+    pub(super) fn record_powers(&self, src: usize, dst: usize, prev: usize, k: usize) {
+        let p = Params {
+            num: src as u32,
+            den: prev as u32,
+            dst: dst as u32,
+            comp: (self.lay.pow + 3 * k) as u32,
+            ..self.params()
+        };
+        self.record(Which::Powers, p, self.g);
+    }
+
+    /// r = b − A·x into pool vector 0 and ‖r‖² into `lay.rr` (the coefficients (−1, 0, 1)
+    /// sit at indices 1 … 3 of the cycle buffer, written at set-up).
+    pub(super) fn record_residual(&self) {
+        let p = Params {
+            num: self.x() as u32,
+            den: self.b() as u32,
+            dst: 0,
+            comp: 1,
+            ..self.params()
+        };
+        self.record(Which::Powers, p, self.g);
+        self.record_dots(0, 1, 0, 1, self.lay.rr, None);
+    }
+
+    /// D = pool[x0 .. x0+nx)ᵀ pool[y0 .. y0+ny) into the cycle buffer at `dst` (column-major,
+    /// leading dimension nx), and stored (`Some((acc, ACC_STORE))`) or added (`ACC_ADD`) at
+    /// `acc`: one `ca_block_dots` and one `ca_block_finish` launch, one global reduction.
+    pub(super) fn record_dots(
+        &self,
+        x0: usize,
+        nx: usize,
+        y0: usize,
+        ny: usize,
+        dst: usize,
+        acc: Option<(usize, u32)>,
+    ) {
+        let tiles = (nx.div_ceil(4) * ny) as u32;
+        let p = Params {
+            num: x0 as u32,
+            den: nx as u32,
+            dst: y0 as u32,
+            comp: ny as u32,
+            slot: 0,
+            ..self.params()
+        };
+        self.record(Which::Dots, p, tiles * self.g);
+        let (acc_at, flags) = acc.unwrap_or((0, 0));
+        let f = Params {
+            slot: 0,
+            den: nx as u32,
+            comp: ny as u32,
+            dst: dst as u32,
+            comp_monitor: acc_at as u32,
+            flags,
+            ..self.params()
+        };
+        self.record(Which::Finish, f, tiles);
+    }
+
+    /// Y ← Y·T ∓ X·C on pool ranges (see `ca_block_update`): X = [x0, x0+nx), Y = [y0,
+    /// y0+ny), C at `c`, T at `t`, `flags`.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_update(
+        &self,
+        x0: usize,
+        nx: usize,
+        y0: usize,
+        ny: usize,
+        c: usize,
+        t: usize,
+        flags: u32,
+    ) {
+        let p = Params {
+            num: x0 as u32,
+            den: nx as u32,
+            dst: y0 as u32,
+            comp: ny as u32,
+            slot: c as u32,
+            comp_monitor: t as u32,
+            flags,
+            ..self.params()
+        };
+        self.record(Which::Update, p, self.g);
+    }
+
+    /// One BOrth pass over the block [j+1, j+steps] against q₀ … q_j: C_pass = Q_prevᵀW
+    /// (into the scratch D and C: stored on pass 0, added on pass 1), W −= Q_prev C_pass.
+    pub(super) fn record_projection(&self, j: usize, steps: usize, pass: usize) {
+        let acc = if pass == 0 { ACC_STORE } else { ACC_ADD };
+        let lay = self.lay;
+        self.record_dots(0, j + 1, j + 1, steps, lay.d, Some((lay.c, acc)));
+        self.record_update(0, j + 1, j + 1, steps, lay.d, 0, T_IDENTITY);
+    }
+
+    /// Submits what is recorded (no wait); nothing when nothing is.
+    pub(super) fn flush(&self) -> Result<()> {
+        match self.batch.borrow_mut().take() {
+            Some(b) => b.submit(),
+            None => Ok(()),
+        }
+    }
+
+    /// Submits what is recorded and reads `count` entries of the cycle buffer from `at`
+    /// (one host sync).
+    pub(super) fn read(&self, at: usize, count: usize) -> Result<Vec<f64>> {
+        let batch = self
+            .batch
+            .borrow_mut()
+            .take()
+            .unwrap_or_else(|| self.engine.begin("cagmres read"));
+        let v: Vec<T> = batch.submit_and_read(&self.cyc, at, count)?;
+        Ok(v.into_iter().map(|x| x.as_f64()).collect())
+    }
+
+    /// Writes `values` into the cycle buffer at `at` after submitting what is recorded
+    /// (recorded launches must not see a value written after them).
+    pub(super) fn write(&self, at: usize, values: &[f64]) -> Result<()> {
+        self.flush()?;
+        let v: Vec<T> = values.iter().map(|&x| T::from_f64(x)).collect();
+        self.engine.write(&self.cyc, at, &v);
+        Ok(())
+    }
+
+    /// The solution x (one readback).
+    pub(super) fn read_x(&self) -> Result<Vec<T>> {
+        self.flush()?;
+        self.engine.read(&self.pool, self.x() * self.n, self.n)
+    }
+
+    /// ‖I − QᵀQ‖_F over q₁ … q_k (the Gram matrix on the GPU, column by column; one
+    /// readback; outside the per-iteration counts).
+    pub(super) fn orthogonality_loss(&self, k: usize) -> Result<Option<f64>> {
+        if k == 0 {
+            return Ok(None);
+        }
+        for j in 0..k {
+            self.record_dots(1, k, 1 + j, 1, self.lay.vtv + k * j, None);
+        }
+        let g = self.read(self.lay.vtv, k * k)?;
+        let mut sum = 0.0;
+        for i in 0..k {
+            for j in 0..k {
+                let e = g[i + k * j] - if i == j { 1.0 } else { 0.0 };
+                sum += e * e;
+            }
+        }
+        Ok(Some(sum.sqrt()))
+    }
+
+    /// ‖b − Ax‖² in f64 for an f32 solve: the double-single true residual from the pool's x
+    /// and b (as GMRES does).
+    pub(super) fn true_residual_ds(&self) -> Result<crate::gpu::ds::TrueResidualDs> {
+        self.flush()?;
+        let n = self.n;
+        crate::gpu::ds::TrueResidualDs::at(
+            self.engine,
+            &self.a,
+            (&self.pool, self.x() * n),
+            (&self.pool, self.b() * n),
+        )
+    }
+}

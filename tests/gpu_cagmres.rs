@@ -1,0 +1,311 @@
+//! CA-GMRES(s, m) on the GPU (issue #17) against its CPU reference: the matrix powers kernel
+//! against host SpMVs, every GPU TSQR against a host QR, the solver's iterations, solution and
+//! decisions against `cpu::cagmres` (same cycle logic, GPU arithmetic), and the exact host
+//! syncs and launches of a cycle.
+
+mod common;
+
+use krylov_wgpu::cpu::cagmres::leja::Shift;
+use krylov_wgpu::cpu::cagmres::powers::matrix_powers;
+use krylov_wgpu::cpu::cagmres::{Basis, CaOptions, ca_counts_per_cycle};
+use krylov_wgpu::matrix::generators::{convection_diffusion_2d, random_nonsymmetric};
+use krylov_wgpu::matrix::{Csr, read_matrix_market};
+use krylov_wgpu::solvers::{Method, SolveOptions, StopReason, Tsqr, cagmres};
+use nalgebra::DMatrix;
+
+fn load(name: &str) -> Csr<f64> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(format!("{name}.mtx"));
+    read_matrix_market(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn rhs(a: &Csr<f64>) -> Vec<f64> {
+    let xs: Vec<f64> = (0..a.ncols())
+        .map(|i| 1.0 + 0.5 * (i as f64 * 0.37).sin())
+        .collect();
+    a.mul_vec(&xs).unwrap()
+}
+
+fn opts(s: usize, m: usize, basis: Basis, tsqr: Tsqr, rtol: f64) -> SolveOptions {
+    SolveOptions {
+        method: Method::CaGmres,
+        s_step: s,
+        restart: m,
+        basis,
+        tsqr,
+        rtol,
+        max_iter: 5000,
+        ..Default::default()
+    }
+}
+
+/// An n × s block with singular values 1 … 1/κ (as tests/cpu_cagmres.rs).
+fn block_with_cond(n: usize, s: usize, kappa: f64) -> DMatrix<f64> {
+    let g = DMatrix::from_fn(n, s, |i, j| ((i * 31 + j * 17) as f64 * 0.618).sin());
+    let u = g.qr().q();
+    let h = DMatrix::from_fn(s, s, |i, j| ((i * 7 + j * 3 + 1) as f64 * 1.3).cos());
+    let v = h.qr().q();
+    let sigma = DMatrix::from_fn(s, s, |i, j| {
+        if i == j {
+            kappa.powf(-(i as f64) / (s as f64 - 1.0))
+        } else {
+            0.0
+        }
+    });
+    u * sigma * v.transpose()
+}
+
+#[test]
+fn matrix_powers_kernel_equals_host_spmvs() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = random_nonsymmetric::<f64>(300, 7, 11);
+    let v: Vec<f64> = (0..300).map(|i| (i as f64 * 0.41).sin()).collect();
+    let shifts = [
+        Shift::real(1.5),
+        Shift { re: 0.5, im: 0.8 },
+        Shift { re: 0.5, im: -0.8 },
+    ];
+    for (sh, sigma) in [(&[][..], 1.0), (&[][..], 4.0), (&shifts[..], 3.0)] {
+        let host = matrix_powers(&a, &v, 5, sh, sigma).unwrap();
+        let gpu = cagmres::matrix_powers_gpu(&engine, &a, &v, 5, sh, sigma).unwrap();
+        for (k, col) in gpu.iter().enumerate() {
+            let want = host.v.column(k);
+            let scale = want.amax().max(1e-300);
+            let err = col
+                .iter()
+                .zip(want.iter())
+                .map(|(g, h)| (g - h).abs())
+                .fold(0.0f64, f64::max);
+            // Each step is one SpMV and two axpys in f64: a few ulps of the column's size
+            // per step, compounding over 5 steps.
+            assert!(err <= 1e-12 * scale, "sigma {sigma} column {k}: {err:e}");
+        }
+    }
+}
+
+#[test]
+fn every_gpu_tsqr_is_a_qr_with_the_papers_orthogonality() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let (n, s) = (1500, 5);
+    for kappa in [1e2, 1e6] {
+        let w = block_with_cond(n, s, kappa);
+        let host_r = w.clone().qr().r();
+        for t in [
+            Tsqr::Mgs,
+            Tsqr::Cgs,
+            Tsqr::Cgs2,
+            Tsqr::CholQr,
+            Tsqr::CholQr2,
+            Tsqr::Svqr,
+        ] {
+            let (q, r, rep) = cagmres::tsqr_block::<f64>(&engine, &w, t).unwrap();
+            let back = (&q * &r - &w).norm() / w.norm();
+            assert!(back < 1e-12, "{t} kappa {kappa:e}: |QR - W| = {back:e}");
+            // R up to the signs of its rows (ours has a non-negative diagonal).
+            for k in 0..s {
+                let sign = host_r[(k, k)].signum();
+                for j in k..s {
+                    let d = (r[(k, j)] - sign * host_r[(k, j)]).abs();
+                    assert!(
+                        d <= 1e-8 * host_r[(0, 0)].abs() * kappa.sqrt(),
+                        "{t} R[{k},{j}]"
+                    );
+                }
+            }
+            // ‖I − QᵀQ‖: O(ε) for CGS2, CholQR2 (κ² ε < 1); O(εκ) MGS; O(εκ²) CholQR, SVQR.
+            let e = rep.orth_error;
+            let bound = match t {
+                Tsqr::Cgs2 | Tsqr::CholQr2 => 1e-13,
+                Tsqr::Mgs => 1e-13 * kappa,
+                _ => 1e-13 * kappa * kappa,
+            };
+            assert!(
+                e.is_finite() && e <= bound,
+                "{t} kappa {kappa:e}: {e:e} > {bound:e}"
+            );
+        }
+    }
+    // f32: CholQR2 stays orthogonal to f32 rounding on a well-conditioned block.
+    let w = block_with_cond(800, 4, 10.0);
+    let (_, _, rep) = cagmres::tsqr_block::<f32>(&engine, &w, Tsqr::CholQr2).unwrap();
+    assert!(rep.orth_error < 1e-5, "{:e}", rep.orth_error);
+}
+
+#[test]
+fn cholqr_on_a_rank_deficient_block_falls_back_to_svqr_and_says_so() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let mut w = block_with_cond(500, 4, 10.0);
+    let c0 = w.column(0).into_owned();
+    w.set_column(2, &c0);
+    let (_, _, rep) = cagmres::tsqr_block::<f64>(&engine, &w, Tsqr::CholQr).unwrap();
+    assert_eq!(rep.used, Tsqr::Svqr);
+    assert!(rep.fallback_reason.unwrap().contains("Cholesky"));
+}
+
+/// GPU and CPU CA-GMRES on one problem: the same decisions (iterations within `slack`), both
+/// converged, x to the tolerance's accuracy.
+fn agree(name: &str, a: &Csr<f64>, o: &SolveOptions, slack: f64) {
+    let engine = common::engine().unwrap();
+    let b = rhs(a);
+    let cpu = krylov_wgpu::cpu::solve(a, &b, None, o).unwrap();
+    let gpu = krylov_wgpu::solvers::solve_gpu(&engine, a, &b, None, o, &mut ()).unwrap();
+    let (c, g) = (&cpu.report, &gpu.report);
+    println!(
+        "{name:10} s={} m={} {} {}: CPU {} it, GPU {} it ({:.1e})",
+        o.s_step, o.restart, o.basis, o.tsqr, c.iterations, g.iterations, g.relative_residual
+    );
+    assert!(c.converged, "{name} CPU: {}", c.reason_detail);
+    assert!(g.converged, "{name} GPU: {}", g.reason_detail);
+    assert!(g.relative_residual <= o.rtol * 1.001, "{name}");
+    let d = g.iterations.abs_diff(c.iterations) as f64;
+    assert!(
+        d <= slack * c.iterations as f64 + 1.0,
+        "{name}: GPU {} vs CPU {} iterations",
+        g.iterations,
+        c.iterations
+    );
+    assert_eq!(g.method, Method::CaGmres);
+    let ca = g.cagmres.as_ref().unwrap();
+    assert_eq!(ca.options.s, o.s_step);
+    assert_eq!(ca.shifts.is_empty(), o.basis == Basis::Monomial);
+    assert!(ca.cycles.iter().all(|c| c.basis_cond >= 1.0));
+    assert!(g.orthogonality_loss.unwrap() < 1e-8, "{name}");
+}
+
+#[test]
+fn gpu_ca_gmres_takes_the_cpu_references_decisions_on_shipped_matrices() {
+    if common::engine().is_none() {
+        return;
+    }
+    for (name, m) in [("sherman4", 32), ("add32", 32)] {
+        let a = load(name);
+        for tsqr in [Tsqr::CholQr2, Tsqr::Cgs2] {
+            agree(name, &a, &opts(4, m, Basis::Newton, tsqr, 1e-8), 0.05);
+        }
+    }
+    let a = convection_diffusion_2d::<f64>(24, 10.0);
+    for tsqr in [Tsqr::Mgs, Tsqr::Cgs, Tsqr::CholQr, Tsqr::Svqr] {
+        agree(
+            "convdiff",
+            &a,
+            &opts(5, 30, Basis::Newton, tsqr, 1e-8),
+            0.05,
+        );
+    }
+    agree(
+        "convdiff",
+        &a,
+        &opts(2, 30, Basis::Monomial, Tsqr::CholQr2, 1e-8),
+        0.05,
+    );
+}
+
+#[test]
+fn f32_gpu_ca_gmres_converges_to_f32_accuracy() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = convection_diffusion_2d::<f32>(24, 5.0);
+    let b: Vec<f32> = (0..a.nrows())
+        .map(|i| 1.0 + (i as f32 * 0.1).sin())
+        .collect();
+    let o = opts(5, 30, Basis::Newton, Tsqr::CholQr2, 1e-5);
+    let sol = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+    assert!(sol.report.converged, "{}", sol.report.reason_detail);
+    assert!(sol.report.relative_residual <= 1e-5);
+    assert!(sol.x.iter().all(|v| v.is_finite()));
+}
+
+#[test]
+fn a_full_cycle_costs_exactly_its_syncs_and_launches() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = convection_diffusion_2d::<f64>(20, 5.0);
+    let b = rhs(&a);
+    let (s, m) = (4, 12);
+    for tsqr in [Tsqr::CholQr2, Tsqr::CholQr, Tsqr::Cgs2] {
+        // Monomial: every cycle is a CA cycle; rtol 0 and max_iter = 2m: two full cycles.
+        let o = SolveOptions {
+            rtol: 0.0,
+            atol: 1e-300,
+            max_iter: 2 * m,
+            ..opts(s, m, Basis::Monomial, tsqr, 0.0)
+        };
+        let sol = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+        let r = &sol.report;
+        assert_eq!(
+            r.reason,
+            StopReason::MaxIterations,
+            "{tsqr}: {}",
+            r.reason_detail
+        );
+        assert_eq!(r.iterations, 2 * m);
+        let ca = r.cagmres.as_ref().unwrap();
+        let (red, syncs) = ca_counts_per_cycle(s, m, tsqr);
+        assert_eq!(ca.reductions_per_cycle, Some(red as f64), "{tsqr}");
+        assert_eq!(ca.syncs_per_cycle, Some(syncs as f64), "{tsqr}");
+        // Host syncs measured: the cycles' own plus the restart after the last one.
+        assert_eq!(r.loop_counts.readbacks as usize, 2 * syncs + 1, "{tsqr}");
+        // Launches: per cycle the restart (ca_powers, dots, finish), q0 (1), x += Qy (1);
+        // per block s powers, 2 BOrth passes of 3, and the TSQR's.
+        let tsqr_launches = match tsqr {
+            Tsqr::CholQr2 => 6,
+            Tsqr::CholQr => 3,
+            // CGS2 on s columns: 2 passes of 3 launches for columns 1.., 3 for each norm.
+            _ => 6 * (s - 1) + 3 * s,
+        };
+        let per_cycle = 5 + (m / s) * (s + 6 + tsqr_launches);
+        assert_eq!(
+            r.loop_counts.dispatches as usize,
+            2 * per_cycle + 3,
+            "{tsqr}: {} launches",
+            r.loop_counts.dispatches
+        );
+        let cpu = krylov_wgpu::cpu::solve(&a, &b, None, &o).unwrap();
+        let cc = cpu.report.cagmres.as_ref().unwrap();
+        assert_eq!(cc.reductions_per_cycle, ca.reductions_per_cycle);
+    }
+    let _ = CaOptions::default();
+}
+
+#[test]
+fn bad_requests_are_clear_errors() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = convection_diffusion_2d::<f64>(10, 1.0);
+    let b = rhs(&a);
+    for (o, want) in [
+        (
+            opts(4, 30, Basis::Newton, Tsqr::CholQr2, 1e-8),
+            "multiple of s",
+        ),
+        (opts(5, 30, Basis::Newton, Tsqr::Caqr, 1e-8), "caqr"),
+        (opts(20, 40, Basis::Newton, Tsqr::CholQr2, 1e-8), "limit"),
+        (
+            SolveOptions {
+                precond: krylov_wgpu::solvers::Precond::Jacobi,
+                ..opts(5, 30, Basis::Newton, Tsqr::CholQr2, 1e-8)
+            },
+            "preconditioner",
+        ),
+    ] {
+        let e = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{e}");
+    }
+    // NaN in b never passes.
+    let mut bad = b.clone();
+    bad[3] = f64::NAN;
+    let o = opts(5, 30, Basis::Newton, Tsqr::CholQr2, 1e-8);
+    assert!(krylov_wgpu::solvers::solve_gpu(&engine, &a, &bad, None, &o, &mut ()).is_err());
+}
