@@ -56,6 +56,12 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
         let cfg = sys.a.shader_config(engine);
         let direction = solver_kernel::<T>(engine, "bicg_direction_spmv", cfg)?;
         let update = solver_kernel::<T>(engine, "bicg_update", cfg)?;
+        // Stacked (concurrent BiCG with a factored M): `bicg_rho` starts the sums of slot 0
+        // after the apply, `bicg_update` none.
+        let update = match stacked {
+            Some(_) => update.without_reduction(),
+            None => update,
+        };
         // In `device` mode the kernels test the breakdowns themselves.
         let mut flags = if mode == CheckMode::Device {
             FLAG_CHECKS

@@ -231,6 +231,7 @@ pub fn solve<T: Scalar>(
     let start = Instant::now();
     let times0 = engine.kernel_times();
     let mut run = Run::new(monitor);
+    run.cycles = Some(0);
     let before = engine.counters().snapshot();
     // The true-residual guard and the final residual: ‖b − Ax‖ on the GPU without a download
     // of x: in f64 by `gmres_residual` for f64 solves, in double-single by `true_residual_ds`
