@@ -12,6 +12,9 @@
 //! With a factored M the same two kernels run the [concurrent](super::concurrent) variant:
 //! they read and write the stacked [r; r̃] and [z; z̃], and the stacked apply and `bicg_rho`
 //! run between step 2 and step 1.
+//!
+//! Global reductions per iteration: 2 in both (the 6a sums and the 9a sums; in the concurrent
+//! variant `bicg_rho` starts the latter and `bicg_update` none).
 
 use std::cell::Cell;
 
