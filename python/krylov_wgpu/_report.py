@@ -15,8 +15,9 @@ class SolveReport:
 
     Every key of the CLI's JSON report is an attribute (``iterations``, ``converged``,
     ``reason``, ``reason_detail``, ``relative_residual`` (the true ``|b - Ax|/|b|``),
-    ``residual_inf``, ``dispatches_per_iteration``, ``transfers_per_iteration``, ``device``,
-    ``device_reason``, ``seconds``, ``format``, ``notes``, ``refinement`` ...); ``history`` is
+    ``residual_inf``, ``dispatches_per_iteration``, ``transfers_per_iteration``,
+    ``reductions_per_iteration``, ``syncs_per_iteration``, ``cycles``, ``syncs_per_cycle``
+    (GMRES; ``None`` otherwise), ``device``, ``device_reason``, ``seconds``, ``format``, ``notes``, ``refinement`` ...); ``history`` is
     a NumPy array of the residual norms, ``x`` the solution and ``info`` SciPy's code.
     ``to_dict()`` gives the JSON object itself.
     """

@@ -64,6 +64,10 @@ def test_gpu_counts_are_the_pipelined_kernels(device):
     # Pipelined CG (paper 000): 2 launches and 1 host transfer per iteration in paper mode.
     assert report.dispatches_per_iteration == pytest.approx(2.0, abs=0.05)
     assert report.transfers_per_iteration == pytest.approx(1.0, abs=0.05)
+    # Its two kernels each start one global reduction; paper mode waits for one readback.
+    assert report.reductions_per_iteration == pytest.approx(2.0, abs=0.05)
+    assert report.syncs_per_iteration == pytest.approx(1.0, abs=0.05)
+    assert report.cycles is None and report.syncs_per_cycle is None
     device_mode = kw.solve(A, b, rtol=1e-8, device=device)
     assert device_mode.transfers_per_iteration < 0.5
 

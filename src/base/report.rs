@@ -72,6 +72,12 @@ impl serde::Serialize for StopReason {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct WorkCounts {
     pub dispatches: u64,
+    /// Global reductions started: launches of a kernel that begins a reduction across the
+    /// whole device (its first stage: per-workgroup partial sums of one or more inner
+    /// products or norms). The second stage that finishes one (`dot_finish`,
+    /// `gmres_finish`, a later kernel or the host) adds nothing. The rule and the per-kernel
+    /// numbers: `src/gpu/counters.rs` and `gpu::shader::REDUCTIONS`.
+    pub reductions: u64,
     pub submits: u64,
     pub readbacks: u64,
     pub uploads: u64,
@@ -159,6 +165,29 @@ pub struct SolveReport {
     pub dispatches_per_iteration: f64,
     /// Host↔device transfers per iteration (0 on the CPU).
     pub transfers_per_iteration: f64,
+    /// Global reductions per iteration: `loop_counts.reductions / iterations_recorded` on
+    /// the GPU (each launch that starts a reduction across the device counts once, however
+    /// many inner products it packs; see [`WorkCounts::reductions`]). The CPU reference of
+    /// GMRES reports what the algorithm needs per step
+    /// ([`crate::cpu::cagmres::gmres_counts_per_cycle`] over m steps); other CPU solvers 0.
+    /// Mixed precision counts as `dispatches_per_iteration` does: the inner solves' loops
+    /// weighted by their iterations (`restart`; the outer residuals are in `counts` only), or
+    /// the one f32 CG's loop with its folds (`reliable`).
+    pub reductions_per_iteration: f64,
+    /// Host round trips per iteration: `loop_counts.readbacks / iterations_recorded` (every
+    /// readback of this engine is waited for by the host before it goes on; in `device` mode
+    /// the next batch is already queued while it waits). 0 on the CPU, except GMRES (its
+    /// `syncs_per_cycle` over m steps). Mixed precision: as `reductions_per_iteration`.
+    pub syncs_per_iteration: f64,
+    /// Restart cycles run (GMRES, classical and pipelined: cycles whose steps were recorded
+    /// or run, the one a stagnation test drops included; mixed precision: those of all inner
+    /// solves); `null` for methods without restart cycles.
+    pub cycles: Option<usize>,
+    /// Host round trips per restart cycle: `loop_counts.readbacks / cycles` (GMRES on the
+    /// GPU: 1 in `device` mode for cycles that do not converge, the cycle buffer read once;
+    /// the CPU reference: [`crate::cpu::cagmres::gmres_counts_per_cycle`]'s syncs); `null`
+    /// for methods without restart cycles.
+    pub syncs_per_cycle: Option<f64>,
     /// Total GPU work (setup, loop and the final residual check).
     pub counts: WorkCounts,
     /// GPU work of the iteration loop alone (what the per-iteration figures divide).
@@ -246,6 +275,10 @@ impl SolveReport {
             b_norm: 0.0,
             dispatches_per_iteration: 0.0,
             transfers_per_iteration: 0.0,
+            reductions_per_iteration: 0.0,
+            syncs_per_iteration: 0.0,
+            cycles: None,
+            syncs_per_cycle: None,
             counts: WorkCounts::default(),
             loop_counts: WorkCounts::default(),
             check_mode: None,

@@ -62,10 +62,13 @@
 //! recomputed residual of the side then meets the threshold the solve stops with that
 //! breakdown.
 
+use super::cagmres::gmres_counts_per_cycle;
 use super::side::{Target, on_side};
 use super::{Stop, System, dot, is_breakdown};
+use crate::base::error::Result;
 use crate::base::scalar::Scalar;
-use crate::base::{GramSchmidt, Side, StopReason, Variant};
+use crate::base::{GramSchmidt, Side, Solution, SolveOptions, StopReason, Variant};
+use crate::matrix::Csr;
 
 /// Cycles whose Walker–Zhou estimate met the threshold while the recomputed residual (the true
 /// one for right preconditioning) did not, before GMRES gives up (the driver then reports
@@ -73,21 +76,65 @@ use crate::base::{GramSchmidt, Side, StopReason, Variant};
 /// [`MAX_GUARD_RESTARTS`](super::side::MAX_GUARD_RESTARTS).
 pub const MAX_GAP_RESTARTS: usize = 3;
 
+/// Classical GMRES(m) (Alg. 5) with `opts.gs` (MGS, CGS or CGS2) and `opts.restart` = m.
+/// The report's reductions and syncs are what the algorithm needs per cycle
+/// ([`with_cycle_counts`]).
+pub fn classical<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Solution<T>> {
+    let sol = classical_run(a, b, x0, opts)?;
+    Ok(with_cycle_counts(sol, opts, opts.gs))
+}
+
+/// Pipelined GMRES(m) (Alg. 6): classical Gram–Schmidt (CGS2 if `opts.gs` is `Cgs2`, CGS
+/// otherwise), ξ_i = ⟨r0, v_i⟩ with r0 never updated inside the cycle. Reductions and syncs
+/// as [`classical`]'s.
+pub fn pipelined<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Solution<T>> {
+    let sol = pipelined_run(a, b, x0, opts)?;
+    Ok(with_cycle_counts(sol, opts, pipelined_gs(opts.gs)))
+}
+
+/// Pipelined GMRES's Gram–Schmidt: CGS2 if asked for, CGS otherwise.
+fn pipelined_gs(gs: GramSchmidt) -> GramSchmidt {
+    match gs {
+        GramSchmidt::Cgs2 => GramSchmidt::Cgs2,
+        _ => GramSchmidt::Cgs,
+    }
+}
+
+/// Fills the CPU report's communication figures with what GMRES(m) with `gs` needs on a
+/// distributed machine ([`gmres_counts_per_cycle`], paper 002's count, the standard against
+/// which CA-GMRES is compared): `reductions_per_iteration` = reductions of a full cycle / m,
+/// `syncs_per_cycle` = its host syncs (1 + m), `syncs_per_iteration` = that / m, and
+/// `cycles` = ⌈iterations / m⌉. The CPU counts no GPU work (`counts` stay 0).
+fn with_cycle_counts<T>(mut sol: Solution<T>, opts: &SolveOptions, gs: GramSchmidt) -> Solution<T> {
+    let m = opts.restart.min(sol.report.n).max(1);
+    let (reductions, syncs) = gmres_counts_per_cycle(m, gs);
+    let r = &mut sol.report;
+    r.reductions_per_iteration = reductions as f64 / m as f64;
+    r.syncs_per_iteration = syncs as f64 / m as f64;
+    r.cycles = Some(r.iterations.div_ceil(m));
+    r.syncs_per_cycle = Some(syncs as f64);
+    sol
+}
+
 entry_point! {
-    /// Classical GMRES(m) (Alg. 5) with `opts.gs` (MGS, CGS or CGS2) and `opts.restart` = m.
-    pub fn classical(opts) => Gmres, Classical, move |sys, x, h| {
+    fn classical_run(opts) => Gmres, Classical, move |sys, x, h| {
         gmres_core(sys, x, h, Variant::Classical, opts.gs, opts.side, opts.rtol, opts.atol)
     }
 }
 
 entry_point! {
-    /// Pipelined GMRES(m) (Alg. 6): classical Gram–Schmidt (CGS2 if `opts.gs` is `Cgs2`, CGS
-    /// otherwise), ξ_i = ⟨r0, v_i⟩ with r0 never updated inside the cycle.
-    pub fn pipelined(opts) => Gmres, Pipelined, move |sys, x, h| {
-        let gs = match opts.gs {
-            GramSchmidt::Cgs2 => GramSchmidt::Cgs2,
-            _ => GramSchmidt::Cgs,
-        };
+    fn pipelined_run(opts) => Gmres, Pipelined, move |sys, x, h| {
+        let gs = pipelined_gs(opts.gs);
         gmres_core(sys, x, h, Variant::Pipelined, gs, opts.side, opts.rtol, opts.atol)
     }
 }

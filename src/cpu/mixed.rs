@@ -102,6 +102,9 @@ pub fn refine(
     report.history = vec![r_norm];
     let (mut iterations, mut stalls) = (0usize, 0usize);
     let (mut weighted_dispatches, mut weighted_transfers) = (0.0, 0.0);
+    let (mut weighted_reductions, mut weighted_syncs) = (0.0, 0.0);
+    // Restart cycles of the inner solves (GMRES) and their loops' readbacks.
+    let (mut cycles, mut cycle_syncs) = (None::<usize>, 0u64);
     let outcome = loop {
         if !r_norm.is_finite() {
             break (
@@ -164,6 +167,12 @@ pub fn refine(
         absorb_inner(report, ir, rr.outer_iterations);
         weighted_dispatches += ir.dispatches_per_iteration * ir.iterations as f64;
         weighted_transfers += ir.transfers_per_iteration * ir.iterations as f64;
+        weighted_reductions += ir.reductions_per_iteration * ir.iterations as f64;
+        weighted_syncs += ir.syncs_per_iteration * ir.iterations as f64;
+        if let Some(c) = ir.cycles {
+            cycles = Some(cycles.unwrap_or(0) + c);
+            cycle_syncs += ir.loop_counts.readbacks;
+        }
         report
             .history
             .extend(ir.history.iter().skip(1).map(|h| h * r_norm));
@@ -202,7 +211,13 @@ pub fn refine(
     if iterations > 0 {
         report.dispatches_per_iteration = weighted_dispatches / iterations as f64;
         report.transfers_per_iteration = weighted_transfers / iterations as f64;
+        report.reductions_per_iteration = weighted_reductions / iterations as f64;
+        report.syncs_per_iteration = weighted_syncs / iterations as f64;
     }
+    report.cycles = cycles;
+    report.syncs_per_cycle = cycles
+        .filter(|&c| c > 0)
+        .map(|c| cycle_syncs as f64 / c as f64);
     report.precision = Precision::F32;
     report.seconds = (start.elapsed().as_secs_f64() - rr.inner_setup_seconds).max(0.0);
     report.refinement = Some(rr);
@@ -227,6 +242,7 @@ fn stagnation(rr: &RefinementReport, rel: f64) -> (StopReason, String) {
 fn absorb_inner(report: &mut SolveReport, ir: &SolveReport, k: usize) {
     let add = |a: &mut crate::base::WorkCounts, b: &crate::base::WorkCounts| {
         a.dispatches += b.dispatches;
+        a.reductions += b.reductions;
         a.submits += b.submits;
         a.readbacks += b.readbacks;
         a.uploads += b.uploads;

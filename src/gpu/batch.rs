@@ -46,7 +46,8 @@ impl<'e> Batch<'e> {
         self.pass = None;
     }
 
-    /// Records one dispatch of `groups` workgroups (one counted dispatch). Counts above the
+    /// Records one dispatch of `groups` workgroups (one counted dispatch, and the global
+    /// reductions the kernel starts: [`Kernel::reductions`]). Counts above the
     /// per-dimension limit (65535 typically) are split into a 2D grid; kernels recover the
     /// linear workgroup index as `wid.y * nwg.x + wid.x`.
     pub fn dispatch(&mut self, kernel: &Kernel, bind_group: &wgpu::BindGroup, groups: u32) {
@@ -78,7 +79,7 @@ impl<'e> Batch<'e> {
             pass.write_timestamp(qs, i + 1);
             self.timed.push(kernel.name);
         }
-        self.engine.counters.dispatch();
+        self.engine.counters.dispatch(kernel.reductions());
     }
 
     /// Copies `bytes` bytes between buffers on the GPU (no host transfer).

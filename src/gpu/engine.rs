@@ -22,6 +22,27 @@ pub struct Kernel {
     pub(super) layout: wgpu::BindGroupLayout,
     /// Bindings of group 0 the entry point uses (the automatic layout holds only these).
     pub(super) bindings: Vec<u32>,
+    /// Global reductions one launch starts ([`REDUCTIONS`](super::shader::REDUCTIONS)),
+    /// counted by every dispatch.
+    pub(super) reductions: u32,
+}
+
+impl Kernel {
+    /// Global reductions one launch of this kernel starts (what a dispatch adds to
+    /// [`WorkCounts::reductions`](crate::base::WorkCounts::reductions)).
+    pub fn reductions(&self) -> u32 {
+        self.reductions
+    }
+
+    /// The same kernel for launches in a mode that starts no reduction (an empty range of
+    /// inner products, a flag that skips its first stage): the one exception to the table
+    /// [`REDUCTIONS`](super::shader::REDUCTIONS), named at the call site.
+    pub fn without_reduction(&self) -> Kernel {
+        Kernel {
+            reductions: 0,
+            ..self.clone()
+        }
+    }
 }
 
 /// The group-0 bindings that entry point `main` of `wgsl` uses, from naga's analysis.
@@ -366,6 +387,7 @@ impl Engine {
             pipeline,
             layout,
             bindings,
+            reductions: super::shader::reductions_started(source.name),
         })
     }
 

@@ -28,7 +28,7 @@ pub use engine::{Engine, Kernel, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
 pub use operator::GpuOperator;
 pub use shader::FormatKernel;
-pub use shader::{KERNELS, KernelSource, ShaderConfig};
+pub use shader::{KERNELS, KernelSource, REDUCTIONS, ShaderConfig, reductions_started};
 pub use spmv::Spmv;
 
 /// Whether tests must fail (rather than skip) when no adapter exists: `KRYLOV_REQUIRE_GPU=1`.

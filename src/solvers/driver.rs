@@ -72,6 +72,8 @@ pub(crate) struct Run<'m> {
     pub(crate) recorded: usize,
     pub(crate) loop_counts: WorkCounts,
     pub(crate) batch_size: usize,
+    /// Restart cycles run (GMRES counts them; `None` for methods without restart cycles).
+    pub(crate) cycles: Option<usize>,
     /// Classical `paper` mode: the ⟨r,z⟩ last sent to the device (β's next denominator).
     pub(crate) last_rz: f64,
     pub(crate) monitor: &'m mut dyn Monitor,
@@ -85,14 +87,16 @@ impl<'m> Run<'m> {
             recorded: 0,
             loop_counts: WorkCounts::default(),
             batch_size: 0,
+            cycles: None,
             last_rz: 0.0,
             monitor,
         }
     }
 
     /// Fills the report's stop and per-iteration fields from this run: iterations, reason
-    /// and its detail, the true residual, the history, restarts, and the loop's launches and
-    /// transfers per recorded iteration.
+    /// and its detail, the true residual, the history, restarts, and the loop's launches,
+    /// transfers, global reductions and host syncs (readbacks) per recorded iteration, and
+    /// for restarted methods the cycles and syncs per cycle.
     pub(crate) fn close(
         self,
         report: &mut SolveReport,
@@ -116,7 +120,15 @@ impl<'m> Run<'m> {
                 self.loop_counts.dispatches as f64 / self.recorded as f64;
             report.transfers_per_iteration =
                 self.loop_counts.transfers() as f64 / self.recorded as f64;
+            report.reductions_per_iteration =
+                self.loop_counts.reductions as f64 / self.recorded as f64;
+            report.syncs_per_iteration = self.loop_counts.readbacks as f64 / self.recorded as f64;
         }
+        report.cycles = self.cycles;
+        report.syncs_per_cycle = self
+            .cycles
+            .filter(|&c| c > 0)
+            .map(|c| self.loop_counts.readbacks as f64 / c as f64);
     }
     /// Iterations done so far (the history holds the initial residual plus one per iteration).
     pub(crate) fn iterations(&self) -> usize {
@@ -268,6 +280,7 @@ pub(crate) fn counted<'m, V>(
 pub(crate) fn add(a: &WorkCounts, b: &WorkCounts) -> WorkCounts {
     WorkCounts {
         dispatches: a.dispatches + b.dispatches,
+        reductions: a.reductions + b.reductions,
         submits: a.submits + b.submits,
         readbacks: a.readbacks + b.readbacks,
         uploads: a.uploads + b.uploads,

@@ -9,7 +9,8 @@
 //! sweep that finishes its residual), and so do the partial slots.
 //!
 //! * `paper` mode: the host reads the partial sums of ‖r_k‖² after every sweep and finishes
-//!   them itself: **1 launch, 1 readback, 0 uploads per sweep**.
+//!   them itself: **1 launch, 1 readback, 0 uploads per sweep** (and 1 global reduction,
+//!   ‖r_k‖², in both modes).
 //! * `device` mode: the setup runs two sweeps (the second finishes ‖r_0‖²); every further
 //!   sweep records one residual; the host reads the history **once per batch**.
 //!

@@ -37,6 +37,10 @@ fn default_problem_json_report() {
         "relative_residual",
         "dispatches_per_iteration",
         "transfers_per_iteration",
+        "reductions_per_iteration",
+        "syncs_per_iteration",
+        "cycles",
+        "syncs_per_cycle",
         "seconds",
         "history",
     ] {
@@ -62,6 +66,11 @@ fn default_problem_json_report() {
     assert_eq!(r["reason"], "converged", "{ctx}");
     assert_eq!(r["dispatches_per_iteration"].as_f64(), Some(0.0), "{ctx}");
     assert_eq!(r["transfers_per_iteration"].as_f64(), Some(0.0), "{ctx}");
+    // The CPU reference of CG counts no reductions; it has no restart cycles.
+    assert_eq!(r["reductions_per_iteration"].as_f64(), Some(0.0), "{ctx}");
+    assert_eq!(r["syncs_per_iteration"].as_f64(), Some(0.0), "{ctx}");
+    assert_eq!(r["cycles"], Value::Null, "{ctx}");
+    assert_eq!(r["syncs_per_cycle"], Value::Null, "{ctx}");
     let seconds = r["seconds"].as_f64().expect("seconds");
     assert!(seconds.is_finite() && seconds >= 0.0, "{ctx}");
 

@@ -57,6 +57,18 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
             "{:.2} dispatches and {:.3} host transfers per iteration",
             report.dispatches_per_iteration, report.transfers_per_iteration
         );
+    }
+    if report.device.is_gpu() || report.reductions_per_iteration > 0.0 {
+        let per_cycle = match (report.cycles, report.syncs_per_cycle) {
+            (Some(c), Some(s)) => format!(", {s:.2} per restart cycle ({c} cycles)"),
+            _ => String::new(),
+        };
+        println!(
+            "{:.2} global reductions and {:.3} host syncs per iteration{per_cycle}",
+            report.reductions_per_iteration, report.syncs_per_iteration
+        );
+    }
+    if report.device.is_gpu() {
         println!(
             "format {} ({} on the GPU): {}",
             report.format,

@@ -11,7 +11,8 @@
 //! * `bicg_direction_spmv` (flag `BICG_STACKED`) — lines 2b, 9b, 3–5, 6a as in the pipelined
 //!   variant, the directions formed from zz: q = A·p and q̃ = Aᵀ·p̃ in one launch.
 //!
-//! `3 + D_s` launches per iteration. Setup: `bicg_init` (r, r̃ = r), two buffer copies of r
+//! `3 + D_s` launches per iteration, 2 global reductions (`bicg_rho`, `bicg_direction_spmv`;
+//! `bicg_update` is recorded [`without_reduction`](crate::gpu::Kernel::without_reduction)). Setup: `bicg_init` (r, r̃ = r), two buffer copies of r
 //! into rr (copies, not launches), then the apply, `bicg_rho` and the direction kernel.
 
 use super::System;

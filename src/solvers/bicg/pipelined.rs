@@ -12,6 +12,9 @@
 //! With a factored M the same two kernels run the [concurrent](super::concurrent) variant:
 //! they read and write the stacked [r; r̃] and [z; z̃], and the stacked apply and `bicg_rho`
 //! run between step 2 and step 1.
+//!
+//! Global reductions per iteration: 2 in both (the 6a sums and the 9a sums; in the concurrent
+//! variant `bicg_rho` starts the latter and `bicg_update` none).
 
 use std::cell::Cell;
 
@@ -56,6 +59,12 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
         let cfg = sys.a.shader_config(engine);
         let direction = solver_kernel::<T>(engine, "bicg_direction_spmv", cfg)?;
         let update = solver_kernel::<T>(engine, "bicg_update", cfg)?;
+        // Stacked (concurrent BiCG with a factored M): `bicg_rho` starts the sums of slot 0
+        // after the apply, `bicg_update` none.
+        let update = match stacked {
+            Some(_) => update.without_reduction(),
+            None => update,
+        };
         // In `device` mode the kernels test the breakdowns themselves.
         let mut flags = if mode == CheckMode::Device {
             FLAG_CHECKS

@@ -81,12 +81,15 @@
 //! Loop counts (`report.loop_counts`) of a solve that converges after j iterations (J = 1
 //! with Jacobi, else 0; `device` mode: per iteration recorded, batches included):
 //!
-//! | variant, mode | launches | readbacks | uploads |
-//! |---|---|---|---|
-//! | pipelined, paper | 4j (4j − 1 when it ends on the half step) | j, + 1 per convergence claim of the estimate | 0 |
-//! | pipelined, device | 4 per iteration | 1 per batch | 0 |
-//! | classical, paper | (15 + 2J)j − 2 ((15 + 2J)j − 9 − J on the half step) | 4j (4j − 2) | 3j − 1 (3j − 2) |
-//! | classical, device | 18 + 2J per iteration | 1 per batch | 0 |
+//! | variant, mode | launches | global reductions | readbacks | uploads |
+//! |---|---|---|---|---|
+//! | pipelined, paper | 4j (4j − 1 when it ends on the half step) | 4j (4j − 2) | j, + 1 per convergence claim of the estimate | 0 |
+//! | pipelined, device | 4 per iteration | 4 per iteration | 1 per batch | 0 |
+//! | classical, paper | (15 + 2J)j − 2 ((15 + 2J)j − 9 − J on the half step) | 7j (7j − 4) | 4j (4j − 2) | 3j − 1 (3j − 2) |
+//! | classical, device | 18 + 2J per iteration | 7 per iteration | 1 per batch | 0 |
+//!
+//! Global reductions (`reductions_per_iteration`, `tests/reduction_counts.rs`): the four
+//! reduction phases of Alg. 4 (one per fused kernel) against the seven `dot`s of Alg. 3.
 //!
 //! A kernel changes the status word only where every workgroup of its dispatch stops anyway
 //! (or where what the others still do no longer matters): a workgroup that starts after the

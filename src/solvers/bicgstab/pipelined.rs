@@ -78,7 +78,8 @@ impl<'a, T: Scalar> PipelinedBicgstab<'a, T> {
             kernel_2: c.launch(&update_s, &plain, &[(5, &sys.r), (6, &sys.ap), (7, &sys.s)]),
             kernel_3: c.launch(&spmv_s, &plain, &spmv_vecs(&sys.s, &sys.as_)),
             kernel_4: c.launch(&update, &plain, &update_vecs),
-            half_step: c.launch(&update, &half, &update_vecs),
+            // The half step only updates x: no first stage of ⟨r,r0*⟩, ⟨r,r⟩.
+            half_step: c.launch(&update.without_reduction(), &half, &update_vecs),
             c,
         })
     }

@@ -8,6 +8,10 @@
 //!   `axpy`, `axpy`, `dot`, `xpay` (+ `diag_scale` and one more `dot` with Jacobi) — at least
 //!   six launches; in `paper` mode every inner product is read back and its value sent back up.
 //!
+//! Global reductions per iteration (`reductions_per_iteration`): pipelined 2 (one per fused
+//! kernel: Alg. 2's two reduction phases), classical 2 (⟨p,Ap⟩, ⟨r,z⟩) or 3 with Jacobi
+//! (+ ⟨r,r⟩), each `dot` one, its `dot_finish` none.
+//!
 //! Convergence checks ([`CheckMode`]): `paper` reads the partial sums back every iteration and
 //! finishes them on the host; `device` records k iterations per submit and reads the history
 //! once per batch. Kernels test a status word first, so iterations recorded after convergence

@@ -280,6 +280,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             // `device` mode: one submit of [update] + restart + the whole cycle, one readback.
             let cycle = if device {
                 let c = self.device_cycle(pending.take(), mc)?;
+                run.cycles = run.cycles.map(|n| n + 1);
                 run.recorded += mc;
                 run.batch_size = mc;
                 let code = c[H_STOP].as_f64() as u32;
@@ -340,6 +341,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
                 None => {
                     run.batch_size = 1;
                     let mut d = CycleData::new(rho, threshold, mc);
+                    run.cycles = run.cycles.map(|n| n + 1);
                     self.variant.paper_steps(run, mc, &mut d)?;
                     d.r.truncate(d.k + 1);
                     d

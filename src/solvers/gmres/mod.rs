@@ -46,6 +46,12 @@
 //! re-orthogonalises once: `gmres_basis_dots` over j = 1 … i−1 and a second `gmres_gs_update`
 //! (adding to R), so 2, 6, 6, … launches (6k − 4).
 //!
+//! Global reductions (`reductions_per_iteration`): every one of the four kernels starts one,
+//! except step 2's idle `gmres_basis_dots` and, with CGS2, the first `gmres_gs_update` (the
+//! second starts ‖w‖²): 2 in step 1, then 3, 4, 4, … (CGS; 4k − 2 for k ≥ 2 steps) or 4, 5,
+//! 5, … (CGS2; 5k − 4), + 1 per cycle for the restart's ‖r‖². `syncs_per_cycle`: 1 in
+//! `device` mode, k + 2 in `paper` mode (restart residual, k step records, R).
+//!
 //! Per cycle: `gmres_residual` (r = b − Ax, z = D⁻¹r, first stage of ‖r‖²: the true residual
 //! at every restart) and, from the second cycle on, `gmres_update_x` (x += D⁻¹ Σ η_i v_{i−1},
 //! the update of the previous cycle in one kernel, after one upload of η).
@@ -81,6 +87,10 @@
 //! | R_{i,i}: dot + finish, v_i = w/R_{i,i} | 3 | 2 / 1 / 1 |
 //! | r −= ξ_{i−1} v_{i−1} (i ≥ 2, Alg. 5 l.16, applied lazily) | 1 | 1 / 0 / 1 |
 //! | ξ_i = ⟨r, v_i⟩: dot + finish (`paper`: ξ_i sent up in step i + 1, for l.16) | 2 | 1 / 1 / 0 |
+//!
+//! Global reductions of step i (`reductions_per_iteration`; one per `gmres_basis_dots`
+//! launch, none per `gmres_finish`, the same in both modes): 3 in step 1 (‖w‖², R_{i,i}, ξ_i),
+//! then i + 2 (MGS), 4 (CGS), 5 (CGS2); + 1 per cycle (the restart's ‖r‖²).
 //!
 //! so `device`: 8 launches in step 1, then 3i + 6 (MGS), 12 (CGS), 15 (CGS2) — at least the
 //! seven of paper 000; `paper`: 5 launches / 3 readbacks / 1 upload in step 1, then
@@ -231,6 +241,7 @@ pub fn solve<T: Scalar>(
     let start = Instant::now();
     let times0 = engine.kernel_times();
     let mut run = Run::new(monitor);
+    run.cycles = Some(0);
     let before = engine.counters().snapshot();
     // The true-residual guard and the final residual: ‖b − Ax‖ on the GPU without a download
     // of x: in f64 by `gmres_residual` for f64 solves, in double-single by `true_residual_ds`

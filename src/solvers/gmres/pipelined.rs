@@ -48,6 +48,11 @@ pub(super) struct Pipelined<'a, T> {
     spmv_dot: Kernel,
     gs_update: Kernel,
     normalize: Kernel,
+    /// `gmres_gs_update` without its norm flag (CGS2's first pass: the second starts ‖w‖²)
+    /// and `gmres_basis_dots` over the empty range of step 2: launches that start no
+    /// reduction ([`Kernel::without_reduction`]).
+    gs_update_no_norm: Kernel,
+    dots_empty: Kernel,
     steps: Vec<Step>,
 }
 
@@ -121,6 +126,8 @@ impl<'a, T: Scalar> Pipelined<'a, T> {
             .collect();
         Ok(Pipelined {
             sys,
+            gs_update_no_norm: gs_update.without_reduction(),
+            dots_empty: sys.dots.without_reduction(),
             spmv_dot,
             gs_update,
             normalize,
@@ -141,7 +148,18 @@ impl<T: Scalar> GmresVariant<T> for Pipelined<'_, T> {
     fn record_step(&self, batch: &mut Batch<'_>, i: usize) {
         let (sys, st) = (self.sys, &self.steps[i - 1]);
         sys.dispatch(batch, &self.spmv_dot, &st.spmv_dot);
-        for (dots, update) in [&st.gs, &st.reorth].into_iter().flatten() {
+        if let Some((dots, update)) = &st.gs {
+            // j = 1 … i−2 is empty in step 2; with CGS2 the second pass starts ‖w‖².
+            let dots_kernel = if i == 2 { &self.dots_empty } else { &sys.dots };
+            let update_kernel = if st.reorth.is_some() {
+                &self.gs_update_no_norm
+            } else {
+                &self.gs_update
+            };
+            sys.dispatch(batch, dots_kernel, dots);
+            sys.dispatch(batch, update_kernel, update);
+        }
+        if let Some((dots, update)) = &st.reorth {
             sys.dispatch(batch, &sys.dots, dots);
             sys.dispatch(batch, &self.gs_update, update);
         }
