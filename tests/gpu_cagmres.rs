@@ -252,8 +252,11 @@ fn a_full_cycle_costs_exactly_its_syncs_and_launches() {
         let (red, syncs) = ca_counts_per_cycle(s, m, tsqr);
         assert_eq!(ca.reductions_per_cycle, Some(red as f64), "{tsqr}");
         assert_eq!(ca.syncs_per_cycle, Some(syncs as f64), "{tsqr}");
-        // Host syncs measured: the cycles' own plus the restart after the last one.
+        // Host syncs and global reductions measured: the cycles' own plus the restart
+        // residual after the last one.
         assert_eq!(r.loop_counts.readbacks as usize, 2 * syncs + 1, "{tsqr}");
+        assert_eq!(r.loop_counts.reductions as usize, 2 * red + 1, "{tsqr}");
+        assert_eq!(r.cycles, Some(2));
         // Launches: per cycle the restart (ca_powers, dots, finish), q0 (1), x += Qy (1);
         // per block s powers, 2 BOrth passes of 3, and the TSQR's.
         let tsqr_launches = match tsqr {

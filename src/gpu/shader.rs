@@ -325,6 +325,13 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("dot_finish", 0),
     ("axpy", 0),
     ("xpay", 0),
+    // cagmres: `ca_block_dots` is one reduction for its whole block of inner products (the
+    // Gram matrix VᵀW in one tree), finished by `ca_block_finish`; powers and updates sum
+    // nothing.
+    ("ca_powers", 0),
+    ("ca_block_dots", 1),
+    ("ca_block_finish", 0),
+    ("ca_block_update", 0),
     // precond: elementwise scaling and triangular solves, no sums.
     ("diag_scale", 0),
     ("trisolve_levels", 0),

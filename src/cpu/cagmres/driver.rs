@@ -49,6 +49,14 @@ pub fn solve(
         reductions_per_cycle: None,
         syncs_per_cycle: None,
     };
+    // `ca` is what runs: the options say so too (their CA fields are validated with them).
+    let opts = &SolveOptions {
+        s_step: ca.s,
+        restart: ca.m,
+        basis: ca.basis,
+        tsqr: ca.tsqr,
+        ..opts.clone()
+    };
     let sol = crate::cpu::run(
         a,
         b,
@@ -68,6 +76,19 @@ pub fn solve(
             ca.s, ca.m, ca.basis, ca.tsqr
         ),
     );
+    // The algorithm's counts (the CPU itself launches nothing): over all cycles run.
+    let (red, syncs): (usize, usize) = rep
+        .cycles
+        .iter()
+        .fold((0, 0), |(r, y), c| (r + c.reductions, y + c.syncs));
+    if report.iterations > 0 {
+        report.reductions_per_iteration = red as f64 / report.iterations as f64;
+        report.syncs_per_iteration = syncs as f64 / report.iterations as f64;
+    }
+    report.cycles = Some(rep.cycles.len());
+    if !rep.cycles.is_empty() {
+        report.syncs_per_cycle = Some(syncs as f64 / rep.cycles.len() as f64);
+    }
     report.cagmres = Some(rep.clone());
     Ok(CaSolution {
         x: sol.x,

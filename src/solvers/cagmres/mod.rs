@@ -339,6 +339,7 @@ pub fn solve<T: Scalar>(
     sys.flush()?;
     run.recorded = run.iterations();
     run.batch_size = ca.s;
+    run.cycles = Some(rep.cycles.len());
     run.loop_counts = engine.counters().snapshot().since(&before);
     report.loop_seconds = start.elapsed().as_secs_f64();
 
