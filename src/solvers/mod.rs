@@ -38,7 +38,12 @@ use crate::matrix::Csr;
 pub fn on_gpu(method: Method, _variant: Variant) -> bool {
     matches!(
         method,
-        Method::Cg | Method::Bicgstab | Method::Bicg | Method::Jacobi | Method::Gmres
+        Method::Cg
+            | Method::Bicgstab
+            | Method::Bicg
+            | Method::Jacobi
+            | Method::Gmres
+            | Method::CaGmres
     )
 }
 
