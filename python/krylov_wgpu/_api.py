@@ -134,13 +134,15 @@ def solve(
     """Solves ``A x = b`` and returns the full :class:`SolveReport` (the solution is
     ``report.x``).
 
-    ``method``: ``cg``, ``bicgstab``, ``gmres``, ``bicg`` or ``jacobi``. ``maxiter`` counts
-    iterations (default 10·n), ``restart`` is GMRES's m. ``precision``: ``f64``, ``f32`` or
+    ``method``: ``cg``, ``bicgstab``, ``gmres``, ``cagmres`` (communication-avoiding GMRES(s, m):
+    options ``s_step``, ``tsqr``, ``basis``), ``bicg`` or ``jacobi``. ``maxiter`` counts
+    iterations (default 10·n), ``restart`` is GMRES's m (for ``cagmres`` a multiple of
+    ``s_step``, default 5). ``precision``: ``f64``, ``f32`` or
     ``mixed`` (f32 solves refined to f64 accuracy); default f32 when A and b are both float32,
     else f64. ``device``: ``auto`` (a hardware GPU that can run the request, else the CPU
     reference), ``gpu`` or ``cpu``; ``report.device_reason`` says which ran and why.
     ``precond``: ``none``, ``jacobi``, ``ilu0`` or ``ic0``. More options, as the CLI's:
-    ``side``, ``trisolve``, ``reorder``, ``equilibrate``, ``gs``, ``check_mode``, ``batch``, ``reduction``,
+    ``side``, ``trisolve``, ``reorder``, ``equilibrate``, ``gs``, ``s_step``, ``tsqr``, ``basis``, ``check_mode``, ``batch``, ``reduction``,
     ``max_padding``, ``adapter``, ``no_f64``, ``allow_mixed``, ``inner_rtol``, ``max_outer``,
     ``outer_precision``.
 
