@@ -208,6 +208,54 @@ fn gpu_ca_gmres_takes_the_cpu_references_decisions_on_shipped_matrices() {
 }
 
 #[test]
+fn right_preconditioned_gpu_ca_gmres_takes_the_cpu_references_decisions() {
+    if common::engine().is_none() {
+        return;
+    }
+    use krylov_wgpu::solvers::Precond;
+    // sherman4: Jacobi fused, ILU(0) and ILUT applied between launches; pde2961 with ILU(0).
+    let a = load("sherman4");
+    for precond in [Precond::Jacobi, Precond::Ilu0, Precond::Ilut] {
+        let o = SolveOptions {
+            precond,
+            ..opts(5, 30, Basis::Newton, Tsqr::CholQr2, 1e-8)
+        };
+        agree("sherman4", &a, &o, 0.05);
+    }
+    let a = load("pde2961");
+    let o = SolveOptions {
+        precond: Precond::Ilu0,
+        ..opts(4, 32, Basis::Newton, Tsqr::Cgs2, 1e-8)
+    };
+    agree("pde2961", &a, &o, 0.05);
+    // Preconditioning pays: fewer iterations than unpreconditioned on sherman4.
+    let b = rhs(&load("sherman4"));
+    let plain = krylov_wgpu::cpu::solve(
+        &load("sherman4"),
+        &b,
+        None,
+        &opts(5, 30, Basis::Newton, Tsqr::CholQr2, 1e-8),
+    )
+    .unwrap();
+    let ilu = krylov_wgpu::cpu::solve(
+        &load("sherman4"),
+        &b,
+        None,
+        &SolveOptions {
+            precond: Precond::Ilu0,
+            ..opts(5, 30, Basis::Newton, Tsqr::CholQr2, 1e-8)
+        },
+    )
+    .unwrap();
+    assert!(
+        ilu.report.iterations * 3 < plain.report.iterations,
+        "{} vs {}",
+        ilu.report.iterations,
+        plain.report.iterations
+    );
+}
+
+#[test]
 fn f32_gpu_ca_gmres_converges_to_f32_accuracy() {
     let Some(engine) = common::engine() else {
         return;
@@ -296,9 +344,10 @@ fn bad_requests_are_clear_errors() {
         (
             SolveOptions {
                 precond: krylov_wgpu::solvers::Precond::Jacobi,
+                side: krylov_wgpu::solvers::Side::Left,
                 ..opts(5, 30, Basis::Newton, Tsqr::CholQr2, 1e-8)
             },
-            "preconditioner",
+            "right",
         ),
     ] {
         let e = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ())

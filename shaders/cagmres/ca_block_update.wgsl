@@ -12,6 +12,8 @@
 //                  normalisation of a column by its norm² as ca_block_finish stored it
 //   CA_NO_X        no X term
 //   CA_C_ADD       + X·C instead of − X·C
+//   CA_STORE       no Y term: Y ← ±X·C (u = Q y, before a factored M⁻¹ is applied to it)
+//   CA_DINV        the X term times D⁻¹ (params.jacobi's diagonal): x += D⁻¹ Q y
 //
 // params: num = x0, den = nx, dst = y0, comp = ny (≤ CA_MAX_S), slot = c, comp_monitor = t.
 
@@ -19,9 +21,12 @@ const CA_T_IDENTITY: u32 = 1u;
 const CA_T_RSQRT: u32 = 2u;
 const CA_NO_X: u32 = 4u;
 const CA_C_ADD: u32 = 8u;
+const CA_STORE: u32 = 16u;
+const CA_DINV: u32 = 32u;
 const CA_MAX_S: u32 = 16u;
 
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
+@group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
@@ -40,7 +45,9 @@ fn main(ids: Ids) {
         }
         for (var j = 0u; j < ny; j = j + 1u) {
             var v = Real(0.0);
-            if (flags & CA_T_IDENTITY) != 0u {
+            if (flags & CA_STORE) != 0u {
+                v = Real(0.0);
+            } else if (flags & CA_T_IDENTITY) != 0u {
                 v = y[j];
             } else if (flags & CA_T_RSQRT) != 0u {
                 let d = scalars[t + j * (ny + 1u)];
@@ -56,8 +63,12 @@ fn main(ids: Ids) {
             out[j] = v;
         }
         if (flags & CA_NO_X) == 0u {
+            var scale = sign;
+            if (flags & CA_DINV) != 0u {
+                scale = sign * dinv[row];
+            }
             for (var i = 0u; i < nx; i = i + 1u) {
-                let xv = sign * pool[(params.num + i) * n + row];
+                let xv = scale * pool[(params.num + i) * n + row];
                 for (var j = 0u; j < ny; j = j + 1u) {
                     out[j] = out[j] + xv * scalars[c + i + nx * j];
                 }

@@ -9,13 +9,28 @@
 //   second half of a pair a ± ib          (1/σ, −a/σ, b²/σ²)   (Hoemmen §7.3.2, real arithmetic)
 //   restart residual r = b − A·x          (−1, 0, 1) with src = x, prev = b
 //
-// params: num = src, den = prev, dst = dst, comp = the coefficients' index. No status test:
-// the host drives CA-GMRES block by block.
+// Right preconditioning multiplies A·M⁻¹: with Jacobi (params.jacobi) the SpMV reads
+// D⁻¹·pool[src] on the fly; with a factored M (flag CA_VIN) it reads M⁻¹·pool[src] from
+// `vin`, where the host's triangular solves left it (the shift term keeps pool[src]).
+//
+// params: num = src, den = prev, dst = dst, comp = the coefficients' index, flags. No status
+// test: the host drives CA-GMRES block by block.
+
+const CA_VIN: u32 = 16u;
 
 @group(0) @binding(5) var<storage, read_write> pool: array<Real>;
+@group(0) @binding(6) var<storage, read> vin: array<Real>;
+@group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 fn spmv_x(col: u32) -> Real {
-    return pool[params.num * params.n + col];
+    if (params.flags & CA_VIN) != 0u {
+        return vin[col];
+    }
+    let v = pool[params.num * params.n + col];
+    if params.jacobi != 0u {
+        return dinv[col] * v;
+    }
+    return v;
 }
 
 @compute @workgroup_size(WG)

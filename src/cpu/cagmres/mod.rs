@@ -31,11 +31,14 @@
 //! `Breakdown("R_kk")` unless the restart residual converged. `iterations` counts the basis
 //! vectors generated (SpMVs of the matrix powers and Arnoldi steps), as GMRES's count steps.
 //!
-//! The reference is unpreconditioned and solves A x = b as given (`opts.precond` must be
-//! `none`; `opts.reorder`, `opts.side`, `opts.variant` and `opts.restart` are not used: m
-//! is [`CaOptions::m`]; `opts.gs` is the Gram–Schmidt of the Newton basis's first cycle). It is not a
-//! [`Method`](crate::base::Method) yet: the report says `gmres` and its first note
-//! `CA-GMRES(s, m)`.
+//! Right preconditioning (`opts.precond`: Jacobi, ILU(0), IC(0), ILUT): the cycles run on
+//! A·M⁻¹ (the matrix powers apply M⁻¹ before each SpMV) and x = x₀ + M⁻¹Q y, so the
+//! monitored residual is the true one; `--side left` is refused. The first cycle of the
+//! Newton basis is Arnoldi with classical Gram–Schmidt twice (blocks of one vector through
+//! the same BOrth), whatever `opts.gs` says. m is [`CaOptions::m`] ([`solve`]) or
+//! `opts.restart` with s = `opts.s_step` ([`crate::cpu::solve`] with
+//! [`Method::CaGmres`](crate::base::Method::CaGmres)); the report's `cagmres` section holds
+//! the [`CaReport`].
 //!
 //! ```
 //! use krylov_wgpu::cpu::cagmres::{Basis, CaOptions, solve, tsqr::Tsqr};
@@ -60,7 +63,7 @@ mod driver;
 
 pub use driver::solve;
 pub(crate) use driver::{
-    BlockResult, CaBackend, Control, inf_norm, run_cycles, solve_as, summarise,
+    BlockResult, CaBackend, Control, operator_scale, run_cycles, solve_as, summarise,
 };
 
 use crate::base::GramSchmidt;

@@ -101,20 +101,39 @@ pub fn matrix_powers(
     sigma: f64,
 ) -> Result<Powers> {
     a.require_square()?;
+    matrix_powers_with(
+        a.nrows(),
+        |x, y| a.mul_vec_into(x, y).map(|_| ()),
+        v,
+        steps,
+        shifts,
+        sigma,
+    )
+}
+
+/// [`matrix_powers`] of any operator `op` (y = op(x)) of order `n`: right-preconditioned
+/// CA-GMRES runs it on A·M⁻¹.
+pub fn matrix_powers_with(
+    n: usize,
+    mut op: impl FnMut(&[f64], &mut [f64]) -> Result<()>,
+    v: &[f64],
+    steps: usize,
+    shifts: &[Shift],
+    sigma: f64,
+) -> Result<Powers> {
     if !(sigma.is_finite() && sigma > 0.0) {
         return Err(KrylovError::InvalidOption(format!(
             "matrix powers scaling must be finite and positive, got {sigma}"
         )));
     }
-    if v.len() != a.nrows() {
+    if v.len() != n {
         return Err(KrylovError::DimensionMismatch {
             what: "matrix powers start vector vs matrix rows",
-            expected: a.nrows(),
+            expected: n,
             found: v.len(),
         });
     }
     check_shifts(shifts)?;
-    let n = v.len();
     let mut basis = DMatrix::zeros(n, steps + 1);
     let mut b = DMatrix::zeros(steps + 1, steps);
     basis.set_column(0, &DVector::from_column_slice(v));
@@ -126,7 +145,7 @@ pub fn matrix_powers(
         } else {
             shifts[k % shifts.len()]
         };
-        a.mul_vec_into(&prev, &mut next)?;
+        op(&prev, &mut next)?;
         for (y, &x) in next.iter_mut().zip(&prev) {
             *y -= z.re * x;
         }

@@ -23,11 +23,16 @@
 //! matrix) once per block; nothing n-long crosses the bus inside the loop. Launches are
 //! recorded into one batch and submitted when the host needs a value.
 //!
-//! Not here yet: preconditioning (CA-GMRES runs on A itself; a preconditioner is an
-//! `InvalidOption`), and CAQR on the GPU (`--tsqr caqr` runs on the CPU reference; the GPU
-//! refuses it with a clear message). The per-block orthogonality error ‖I − QᵀQ‖ is measured
-//! by the CPU reference and by [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last
-//! cycle's basis in `orthogonality_loss`.
+//! Right preconditioning runs the cycles on A·M⁻¹ and updates x = x₀ + M⁻¹Q y: Jacobi is
+//! fused into `ca_powers` (the SpMV reads D⁻¹v) and into x's update; a factored M (ILU(0),
+//! IC(0), ILUT) is applied before each SpMV of the matrix powers (a copy out of the pool
+//! and its triangular solves; `ca_powers` reads the result) and to Q y before it is added to
+//! x. `--side left` is refused.
+//!
+//! Not here yet: CAQR on the GPU (`--tsqr caqr` runs on the CPU reference; the GPU refuses
+//! it with a clear message). The per-block orthogonality error ‖I − QᵀQ‖ is measured by the
+//! CPU reference and by [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last cycle's
+//! basis in `orthogonality_loss`.
 
 mod system;
 
@@ -37,7 +42,7 @@ use std::time::Instant;
 
 use nalgebra::DMatrix;
 
-use system::{C_ADD, CaSystem, NO_X, T_IDENTITY, T_RSQRT};
+use system::{CaSystem, NO_X, T_RSQRT};
 
 use super::driver::{Run, kernel_times_since};
 use super::system::{Start, start_gpu_solve};
@@ -47,10 +52,10 @@ use crate::base::{Basis, CaReport, Tsqr};
 use crate::cpu::cagmres::leja::Shift;
 use crate::cpu::cagmres::powers::{basis_change, step_coefficients};
 use crate::cpu::cagmres::tsqr::{TsqrReport, cholesky, right_upper_inverse, svqr_r};
-use crate::cpu::cagmres::{BlockResult, CaBackend, Control, inf_norm, run_cycles, summarise};
+use crate::cpu::cagmres::{BlockResult, CaBackend, Control, operator_scale, run_cycles, summarise};
 use crate::gpu::Engine;
 use crate::matrix::Csr;
-use crate::solvers::{Method, Monitor, Precond, Solution, SolveOptions, StopReason};
+use crate::solvers::{Method, Monitor, Precond, Side, Solution, SolveOptions, StopReason};
 
 /// The GPU's side of [`CaBackend`]: the system, the powers coefficients last uploaded, and
 /// the run the history is forwarded to.
@@ -223,7 +228,7 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
     fn update_x(&mut self, y: &[f64]) -> Result<()> {
         let sys = self.sys;
         sys.write(sys.lay.y, y)?;
-        sys.record_update(0, y.len(), sys.x(), 1, sys.lay.y, 0, T_IDENTITY | C_ADD);
+        sys.record_update_x(y.len());
         Ok(())
     }
 
@@ -238,10 +243,10 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
 /// Checks what CA-GMRES on the GPU supports before anything is uploaded.
 fn check_supported(opts: &SolveOptions) -> Result<()> {
     opts.ca().validate()?;
-    if opts.precond != Precond::None {
+    if opts.side == Side::Left && opts.precond != Precond::None {
         return Err(KrylovError::InvalidOption(format!(
-            "CA-GMRES runs on A itself (no preconditioner yet; got --precond {}): use \
-             --method gmres with a preconditioner, or --equilibrate to balance A",
+            "CA-GMRES applies --precond {} on the right (x = M⁻¹y); --side left is not built \
+             for it",
             opts.precond
         )));
     }
@@ -310,7 +315,7 @@ pub fn solve<T: Scalar>(
     let mut rep = CaReport {
         options: ca,
         shifts: Vec::new(),
-        scale: inf_norm(a),
+        scale: operator_scale(a, opts.precond != Precond::None),
         cycles: Vec::new(),
         reductions_per_cycle: None,
         syncs_per_cycle: None,

@@ -10,11 +10,21 @@ use std::collections::HashMap;
 
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
-use crate::gpu::kernels::{Params, solver_kernel};
+use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
 use crate::gpu::shader::partials_entries;
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
+use crate::precond::{ApplySite, ApplyStep, SolverPrecond};
 use crate::solvers::{SolveOptions, SolveReport};
+
+/// z = M⁻¹v for a factored M (ILU(0)/IC(0)/ILUT): its apply binds whole buffers, so the
+/// source is copied out of the pool into `input`; `ca_powers` reads the result from `output`
+/// (bound as its `vin`), x's update copies it back into the pool's scratch vector.
+struct Factored {
+    input: wgpu::Buffer,
+    output: wgpu::Buffer,
+    step: ApplyStep,
+}
 
 /// `ca_block_finish`: also store D at the accumulator (`CA_ACC_STORE`) or add it there.
 pub(super) const ACC_STORE: u32 = 1;
@@ -24,13 +34,17 @@ pub(super) const T_IDENTITY: u32 = 1;
 pub(super) const T_RSQRT: u32 = 2;
 pub(super) const NO_X: u32 = 4;
 pub(super) const C_ADD: u32 = 8;
+pub(super) const STORE: u32 = 16;
+pub(super) const DINV: u32 = 32;
+/// `ca_powers`: the SpMV reads M⁻¹·pool[src] from the apply's output (`CA_VIN`).
+const VIN: u32 = 16;
 /// The largest block `ca_block_update` takes (`CA_MAX_S`).
 pub const MAX_S: usize = 16;
 
 /// Where the small matrices live in the cycle buffer (`scalars` of the CA kernels), for
 /// restart length m and block size s (all column-major):
 ///
-/// `[‖r‖² | 3 | powers coefficients 3s | C (m+1)·s | R s·s | column norms² s | Gram s·s |
+/// `[‖r‖² | (−1, 0, 1) the restart's coefficients | powers coefficients 3s | C (m+1)·s | R s·s | column norms² s | Gram s·s |
 /// D scratch (m+1+s)·s | T s·s | y (m+1) | VᵀV m·m]`
 ///
 /// C, R, the norms and the Gram matrix are contiguous: one readback per block gets them.
@@ -101,6 +115,11 @@ pub(super) struct CaSystem<'e, T> {
     g: u32,
     pub(super) lay: CaLayout,
     pub(super) a: GpuMatrix<T>,
+    precond: SolverPrecond<T>,
+    factored: Option<Factored>,
+    /// What `ca_powers` binds as `vin` without a factored M (it must not be the pool, which
+    /// it binds read-write).
+    unused_vin: wgpu::Buffer,
     pub(super) pool: wgpu::Buffer,
     partials: wgpu::Buffer,
     pub(super) cyc: wgpu::Buffer,
@@ -124,6 +143,14 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// Pool index of b.
     pub(super) fn b(&self) -> usize {
         self.m + 2
+    }
+    /// Pool index of the scratch vector (u = Q y before M⁻¹ with a factored M).
+    pub(super) fn z(&self) -> usize {
+        self.m + 3
+    }
+    /// Whether M = D⁻¹ is fused into `ca_powers` and x's update.
+    pub(super) fn jacobi(&self) -> bool {
+        self.precond.fused_diagonal()
     }
 
     /// Uploads A (format recorded in `report`), b and x0 into the pool; refuses a pool larger
@@ -152,10 +179,10 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             )));
         }
         let gpu_a = crate::solvers::reuse::upload_matrix(engine, a, opts, report)?;
-        let vectors = m + 3;
+        let vectors = m + 4;
         let elem = std::mem::size_of::<T>() as u64;
         let pool_what = format!(
-            "CA-GMRES({s}, {m}) Krylov basis, x and b ({vectors} vectors of {n} entries in one \
+            "CA-GMRES({s}, {m}) Krylov basis, x, b and a scratch vector ({vectors} vectors of {n} entries in one \
              buffer; use a smaller restart length)"
         );
         engine
@@ -169,6 +196,43 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             "cagmres partials",
             partials_entries(slots as u32, g, config.compensated),
         )?;
+        let precond = crate::solvers::reuse::precond(engine, a, opts)?;
+        crate::solvers::system::record_precond(report, &precond);
+        // A factored M's launches bind a status word (always "running" here: the host stops
+        // CA-GMRES) and take n and the workgroup count from a params uniform of their own.
+        let bufs = SolverBuffers {
+            state: engine.storage_zeroed::<u32>("cagmres state", 4)?,
+            partials: partials.clone(),
+            scalars: engine.storage_zeroed::<T>("cagmres apply scalars", 8)?,
+            history: engine.storage_zeroed::<T>("cagmres history (unused)", 1)?,
+            groups: g,
+            history_len: 0,
+            compensated: config.compensated,
+        };
+        let apply_params = engine.uniform_from(
+            "cagmres apply params",
+            &Params {
+                n: n as u32,
+                groups: g,
+                ..Default::default()
+            },
+        );
+        let site = ApplySite {
+            engine,
+            config,
+            bufs: &bufs,
+            params: &apply_params,
+        };
+        let input = engine.storage_zeroed::<T>("cagmres M⁻¹ input", n)?;
+        let output = engine.storage_zeroed::<T>("cagmres M⁻¹ output", n)?;
+        let factored = match precond.bind_apply(&site, &input, &output)? {
+            Some(step) if !precond.fused_diagonal() => Some(Factored {
+                input,
+                output,
+                step,
+            }),
+            _ => None,
+        };
         let sys = CaSystem {
             engine,
             n,
@@ -181,6 +245,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             finish: solver_kernel::<T>(engine, "ca_block_finish", config)?,
             update: solver_kernel::<T>(engine, "ca_block_update", config)?,
             a: gpu_a,
+            precond,
+            factored,
+            unused_vin: engine.storage_zeroed::<T>("cagmres vin (unused)", 1)?,
             pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
             partials,
             cyc: engine.storage_zeroed::<T>("cagmres cycle buffer", lay.len)?,
@@ -220,9 +287,15 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                 (2, &self.cyc),
                 (4, &params),
                 (5, &self.pool),
+                (11, self.precond.dinv()),
             ];
             if which == Which::Powers {
                 e.extend(self.a.bindings(false));
+                let vin = self
+                    .factored
+                    .as_ref()
+                    .map_or(&self.unused_vin, |f| &f.output);
+                e.push((6, vin));
             }
             self.engine.bind_group_at(kernel, &e)
         });
@@ -258,6 +331,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             self.record_tsqr_launches(j + 1, steps, t);
         }
         self.record_residual();
+        self.record_update_x(m);
         self.warming.set(false);
     }
 
@@ -305,15 +379,65 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// pool[dst] = c_A·A·pool[src] + c_s·pool[src] + c_p·pool[prev] with the coefficients
     /// of powers step `k` (`lay.pow + 3k`).
+    ///
+    /// Right preconditioning: Jacobi is fused (`Params.jacobi`); a factored M is applied to
+    /// pool[src] first (copy out, its triangular solves) and the SpMV reads the result.
     pub(super) fn record_powers(&self, src: usize, dst: usize, prev: usize, k: usize) {
+        let flags = if self.factored.is_some() {
+            self.record_apply(src);
+            VIN
+        } else {
+            0
+        };
         let p = Params {
             num: src as u32,
             den: prev as u32,
             dst: dst as u32,
             comp: (self.lay.pow + 3 * k) as u32,
+            jacobi: self.jacobi() as u32,
+            flags,
             ..self.params()
         };
         self.record(Which::Powers, p, self.g);
+    }
+
+    /// output = M⁻¹·pool[src] for a factored M (two recorded launches' worth of copies and
+    /// the apply's triangular solves; nothing without one).
+    fn record_apply(&self, src: usize) {
+        if self.warming.get() {
+            return;
+        }
+        if let Some(f) = &self.factored {
+            let bytes = (self.n * std::mem::size_of::<T>()) as u64;
+            let mut batch = self.batch.borrow_mut();
+            let batch = batch.get_or_insert_with(|| self.engine.begin("cagmres"));
+            batch.copy(&self.pool, src as u64 * bytes, &f.input, 0, bytes);
+            f.step.record(batch);
+        }
+    }
+
+    /// x += M⁻¹ Q[:, :k] y with y at `lay.y`: one `ca_block_update` (D⁻¹ fused for Jacobi);
+    /// with a factored M, u = Q y into the scratch vector, u = M⁻¹u, x += u.
+    pub(super) fn record_update_x(&self, k: usize) {
+        let (lay, x, z) = (self.lay, self.x(), self.z());
+        match &self.factored {
+            None => {
+                let dinv = if self.jacobi() { DINV } else { 0 };
+                self.record_update(0, k, x, 1, lay.y, 0, T_IDENTITY | C_ADD | dinv);
+            }
+            Some(f) => {
+                self.record_update(0, k, z, 1, lay.y, 0, STORE | C_ADD);
+                self.record_apply(z);
+                let bytes = (self.n * std::mem::size_of::<T>()) as u64;
+                if !self.warming.get() {
+                    let mut batch = self.batch.borrow_mut();
+                    let batch = batch.get_or_insert_with(|| self.engine.begin("cagmres"));
+                    batch.copy(&f.output, 0, &self.pool, z as u64 * bytes, bytes);
+                }
+                // x += 1·z: the constant 1 is the restart's third coefficient (index 3).
+                self.record_update(z, 1, x, 1, 3, 0, T_IDENTITY | C_ADD);
+            }
+        }
     }
 
     /// r = b − A·x into pool vector 0 and ‖r‖² into `lay.rr` (the coefficients (−1, 0, 1)
