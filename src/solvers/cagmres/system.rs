@@ -466,7 +466,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         dst: usize,
         acc: Option<(usize, u32)>,
     ) {
-        let tiles = (nx.div_ceil(4) * ny) as u32;
+        // ca_block_dots: tiles of 4 × 4 products; ca_block_finish: one workgroup per 4 × 1.
+        let tiles = (nx.div_ceil(4) * ny.div_ceil(4)) as u32;
+        let finish_groups = (nx.div_ceil(4) * ny) as u32;
         let p = Params {
             num: x0 as u32,
             den: nx as u32,
@@ -486,7 +488,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             flags,
             ..self.params()
         };
-        self.record(Which::Finish, f, tiles);
+        self.record(Which::Finish, f, finish_groups);
     }
 
     /// Y ← Y·T ∓ X·C on pool ranges (see `ca_block_update`): X = [x0, x0+nx), Y = [y0,
