@@ -8,7 +8,7 @@ Used by bench/model_validate.sh (which calibrates first); python3 standard libra
   model_validate.py KRYLOV OUTDIR [--iters N] [--runs R] [--variant pipelined]
                     [--matrices FILE] [--formats csr,ell,...]
 
-Per matrix: one `krylov predict --json`, then per format `krylov solve --json` R times with
+Per matrix: one `krylov predict --json`, then R rounds of `krylov solve --json` over the formats with
 rtol = atol = 0 and exactly N iterations in one batch (device mode), the fastest of
 loop_seconds / iterations_recorded being the measured time per iteration (another process
 on the machine only ever adds time; --stat median reports the median instead); then one
@@ -103,26 +103,32 @@ def main():
                  "--rtol", "0", "--atol", "0", "--max-iter", str(args.iters),
                  "--batch", str(args.iters), "--reorder", "none"]
         measured = {}
-        for fmt in formats:
-            times, note = [], None
-            for _ in range(args.runs):
+        # Runs interleave the formats (csr, ell, …, csr, ell, …), so that a slow spell of
+        # the machine (clocks, another process) hits every format alike, not one format's runs.
+        times = {fmt: [] for fmt in formats}
+        notes = {fmt: None for fmt in formats}
+        for _ in range(args.runs):
+            for fmt in formats:
+                if notes[fmt]:
+                    continue
                 r, err = run_json(solve + ["--format", fmt])
                 if r is None:
-                    note = " ".join(err)
-                    break
-                if r["iterations"] < args.iters:
-                    note = "stopped after %d iterations (%s)" % (r["iterations"], r["reason"])
-                    break
-                times.append(r["loop_seconds"] / r["iterations_recorded"])
+                    notes[fmt] = " ".join(err)
+                elif r["iterations"] < args.iters:
+                    notes[fmt] = "stopped after %d iterations (%s)" % (r["iterations"], r["reason"])
+                else:
+                    times[fmt].append(r["loop_seconds"] / r["iterations_recorded"])
+        for fmt in formats:
+            times_f, note = times[fmt], notes[fmt]
             p = predicted.get(fmt, {})
             row = {
                 "matrix": label, "method": method, "variant": args.variant, "format": fmt,
                 "n": pred["n"], "nnz": pred["nnz"],
                 "predicted_s": p.get("seconds_per_iteration"),
                 "refused": p.get("refused"),
-                "measured_s": (min(times) if args.stat == "min" else statistics.median(times))
-                if times and not note else None,
-                "runs_s": times, "note": note,
+                "measured_s": (min(times_f) if args.stat == "min" else statistics.median(times_f))
+                if times_f and not note else None,
+                "runs_s": times_f, "note": note,
             }
             if row["predicted_s"] and row["measured_s"]:
                 row["rel_error"] = (row["predicted_s"] - row["measured_s"]) / row["measured_s"]

@@ -590,6 +590,7 @@ fn synthetic_profile(gpu: &krylov_wgpu::gpu::AdapterSummary) -> krylov_wgpu::mod
         sell_c: 32,
         max_binding_bytes: 1 << 27,
         dispatch_seconds: 10e-6,
+        timestamp_overhead_seconds: 0.0,
         round_trip_seconds: 100e-6,
         kernels,
         constants,

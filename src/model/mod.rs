@@ -38,7 +38,7 @@ pub mod sigmoid;
 
 pub use calibrate::{CalibrateOptions, calibrate, device_identity};
 pub use layout::{LayoutParams, MODEL_FORMATS, SpmvLayout, spmv_layout};
-pub use predict::{ModelChoice, PredictRequest, Prediction, best, predict};
+pub use predict::{ModelChoice, PredictRequest, Prediction, best, best_or_rule, predict};
 pub use profile::{
     DeviceIdentity, PROFILE_DIR_ENV, Profile, ProfileError, default_profile_path, find_for_adapter,
     find_for_adapter_in, profile_dir,

@@ -248,6 +248,50 @@ pub fn best(predictions: &[Prediction], profile: &Profile) -> Option<ModelChoice
     })
 }
 
+/// Predictions within this share of the fastest one are a tie: the validation's median
+/// error is of this order, and the measured times of such formats differ by less than their
+/// run-to-run noise (BENCHMARKS.md, issue 18), so the model cannot rank them.
+pub const TIE_TOLERANCE: f64 = 0.05;
+
+/// [`best`], except that when the statistics rule's format `rule`
+/// ([`crate::gpu::format::choose_format`]) is predicted within [`TIE_TOLERANCE`] of the
+/// fastest, the tie falls to the rule: its fastest prediction is chosen.
+pub fn best_or_rule(
+    predictions: &[Prediction],
+    profile: &Profile,
+    rule: Format,
+) -> Option<ModelChoice> {
+    let fastest = best(predictions, profile)?;
+    if fastest.format == rule {
+        return Some(fastest);
+    }
+    let limit = fastest.predicted_seconds_per_iteration * (1.0 + TIE_TOLERANCE);
+    let Some(tied) = predictions
+        .iter()
+        .find(|p| p.refused.is_none() && p.format == rule && p.seconds_per_iteration <= limit)
+    else {
+        return Some(fastest);
+    };
+    Some(ModelChoice {
+        format: tied.format,
+        variant: tied.variant,
+        predicted_seconds_per_iteration: tied.seconds_per_iteration,
+        reason: format!(
+            "model (profile of {}, {}): {} {} predicted at {:.2} µs per iteration, within {:.0}% \
+             of the fastest ({} {} at {:.2} µs): a tie, which the statistics rule decides",
+            profile.device.name,
+            profile.created,
+            tied.format,
+            tied.variant,
+            tied.seconds_per_iteration * 1e6,
+            100.0 * TIE_TOLERANCE,
+            fastest.format,
+            fastest.variant,
+            fastest.predicted_seconds_per_iteration * 1e6
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -309,5 +353,37 @@ mod tests {
         assert!(last.refused.is_some());
         assert!(last.seconds_per_iteration.is_nan());
         assert!(preds[0].refused.is_none());
+    }
+
+    #[test]
+    fn ties_within_the_tolerance_fall_to_the_statistics_rule() {
+        let profile = sample_profile();
+        let a = poisson_2d_fd::<f64>(16);
+        let req = PredictRequest {
+            variants: vec![(Method::Cg, Variant::Pipelined)],
+            precisions: vec![Precision::F32],
+            ..PredictRequest::all(Some(Method::Cg), CheckMode::Device, 8.0)
+        };
+        let mut preds = predict(&profile, &a, &req);
+        let fastest = preds[0].clone();
+        // Another format 3% slower than the fastest: a tie the rule decides.
+        let other = preds
+            .iter()
+            .position(|p| p.refused.is_none() && p.format != fastest.format)
+            .unwrap();
+        preds[other].seconds_per_iteration = fastest.seconds_per_iteration * 1.03;
+        let rule = preds[other].format;
+        let choice = best_or_rule(&preds, &profile, rule).unwrap();
+        assert_eq!(choice.format, rule);
+        assert!(choice.reason.contains("a tie"), "{}", choice.reason);
+        // 20% slower: the model's fastest stands.
+        preds[other].seconds_per_iteration = fastest.seconds_per_iteration * 1.2;
+        let choice = best_or_rule(&preds, &profile, rule).unwrap();
+        assert_eq!(choice.format, fastest.format);
+        // The rule's own pick is the fastest: unchanged.
+        assert_eq!(
+            best_or_rule(&preds, &profile, fastest.format).unwrap(),
+            best(&preds, &profile).unwrap()
+        );
     }
 }

@@ -12,7 +12,9 @@ use super::layout::LayoutParams;
 use super::sigmoid::{Fit, Sigmoid};
 
 /// Version of the profile's JSON layout; a file of another version is rejected.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2: kernel samples net of the timestamp overhead (`timestamp_overhead_seconds`);
+/// a version-1 profile's curves include it and predict small systems too slow.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The environment variable that overrides the profile directory.
 pub const PROFILE_DIR_ENV: &str = "KRYLOV_PROFILE_DIR";
@@ -53,8 +55,13 @@ pub struct Profile {
     pub sell_c: usize,
     /// The largest storage binding (formats whose arrays exceed it are refused).
     pub max_binding_bytes: u64,
-    /// Seconds one dependent dispatch costs inside a pass (`t_d`).
+    /// Seconds one dependent dispatch costs inside a pass (`t_d`) beyond the kernel's own time.
     pub dispatch_seconds: f64,
+    /// Seconds GPU timestamps added to each timed launch during calibration (`t_ts`), already
+    /// subtracted from the curves' samples and the finishing constants (recorded to show the
+    /// correction; predictions do not use it).
+    #[serde(default)]
+    pub timestamp_overhead_seconds: f64,
     /// Seconds of one submit-and-read round trip beyond its dispatch.
     pub round_trip_seconds: f64,
     /// One fitted curve per kernel, keyed by the kernel's name (`update_cg`, `axpy`, …) or,
@@ -186,10 +193,14 @@ impl Profile {
                 return Err(corrupt(format!("the {name} curve has invalid parameters")));
             }
         }
-        let costs: Vec<f64> = [profile.dispatch_seconds, profile.round_trip_seconds]
-            .into_iter()
-            .chain(profile.constants.values().copied())
-            .collect();
+        let costs: Vec<f64> = [
+            profile.dispatch_seconds,
+            profile.round_trip_seconds,
+            profile.timestamp_overhead_seconds,
+        ]
+        .into_iter()
+        .chain(profile.constants.values().copied())
+        .collect();
         if costs.iter().any(|c| !c.is_finite() || *c < 0.0) || profile.workgroup_size == 0 {
             return Err(corrupt("negative or missing costs".into()));
         }
@@ -343,6 +354,7 @@ pub(crate) mod tests {
             sell_c: 8,
             max_binding_bytes: 1 << 30,
             dispatch_seconds: 5e-6,
+            timestamp_overhead_seconds: 0.0,
             round_trip_seconds: 50e-6,
             kernels: ["update_cg", "dot", "axpy", "xpay"]
                 .iter()

@@ -369,12 +369,18 @@ pub fn auto_choice(
         max_padding: req.max_padding,
     };
     let preds = predict(&profile, a, &request);
-    Ok(
-        krylov_wgpu::model::best(&preds, &profile).map(|choice| ModelDecision {
-            choice,
-            profile: path,
-            format_auto,
-            variant_auto,
-        }),
-    )
+    // Formats predicted within the model's error of the fastest are a tie: the statistics
+    // rule (what `--format auto` does without a profile) decides among them.
+    let choice = if format_auto {
+        let rule = krylov_wgpu::gpu::format::choose_format(a, req.max_padding).format;
+        krylov_wgpu::model::predict::best_or_rule(&preds, &profile, rule)
+    } else {
+        krylov_wgpu::model::best(&preds, &profile)
+    };
+    Ok(choice.map(|choice| ModelDecision {
+        choice,
+        profile: path,
+        format_auto,
+        variant_auto,
+    }))
 }
