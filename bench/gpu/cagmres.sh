@@ -38,6 +38,8 @@ configs=(
     "ca-s4-m60|--method cagmres --s-step 4 --restart 60"
     "ca-s5-m60|--method cagmres --s-step 5 --restart 60"
     "ca-s8-m64|--method cagmres --s-step 8 --restart 64"
+    "ca-s5-m30-cgs2|--method cagmres --s-step 5 --restart 30 --tsqr cgs2"
+    "ca-s8-m64-cgs2|--method cagmres --s-step 8 --restart 64 --tsqr cgs2"
 )
 for k in $sizes; do
     for c in "${configs[@]}"; do

@@ -15,6 +15,9 @@
 //   CA_STORE       no Y term: Y ← ±X·C (u = Q y, before a factored M⁻¹ is applied to it)
 //   CA_DINV        the X term times D⁻¹ (params.jacobi's diagonal): x += D⁻¹ Q y
 //
+// One row per thread (the host launches ⌈n/WG⌉ workgroups: enough rows in flight to hide
+// the memory latency of the dependent loops below), X read four columns at a time.
+//
 // The columns of Y go four at a time into vec4 accumulators (no arrays indexed at run time,
 // which compilers spill), the groups of four from the last: group g reads Y[:, l] for
 // l < 4g + 4 only (T is upper triangular), which later-written groups do not touch. C and T
@@ -48,6 +51,16 @@ fn cu_c(i: u32, j: u32, staged: bool) -> Real {
         return cu_coef[k];
     }
     return scalars[params.slot + k];
+}
+
+// C[i, j0 … j0+3].
+fn cu_c4(i: u32, j0: u32, staged: bool) -> vec4<Real> {
+    return vec4<Real>(
+        cu_c(i, j0, staged),
+        cu_c(i, j0 + 1u, staged),
+        cu_c(i, j0 + 2u, staged),
+        cu_c(i, j0 + 3u, staged),
+    );
 }
 
 // T[l, j] (0 for j ≥ ny or l > j).
@@ -103,7 +116,8 @@ fn main(ids: Ids) {
     workgroupBarrier();
     let sign = select(Real(-1.0), Real(1.0), (flags & CA_C_ADD) != 0u);
     let groups4 = (ny + 3u) / 4u;
-    for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
+    let first = (ids.wid.y * ids.nwg.x + ids.wid.x) * WG + ids.lid;
+    for (var row = first; row < n; row = row + params.groups * WG) {
         var scale = sign;
         if (flags & CA_DINV) != 0u {
             scale = sign * dinv[row];
@@ -135,14 +149,18 @@ fn main(ids: Ids) {
             }
             if with_x {
                 var acc = vec4<Real>(Real(0.0));
-                for (var i = 0u; i < nx; i = i + 1u) {
-                    let xv = pool[(params.num + i) * n + row];
-                    acc = acc + xv * vec4<Real>(
-                        cu_c(i, j0, staged),
-                        cu_c(i, j0 + 1u, staged),
-                        cu_c(i, j0 + 2u, staged),
-                        cu_c(i, j0 + 3u, staged),
-                    );
+                var i = 0u;
+                // Four independent loads before their products.
+                for (; i + 4u <= nx; i = i + 4u) {
+                    let x0 = pool[(params.num + i) * n + row];
+                    let x1 = pool[(params.num + i + 1u) * n + row];
+                    let x2 = pool[(params.num + i + 2u) * n + row];
+                    let x3 = pool[(params.num + i + 3u) * n + row];
+                    acc = acc + x0 * cu_c4(i, j0, staged) + x1 * cu_c4(i + 1u, j0, staged)
+                        + x2 * cu_c4(i + 2u, j0, staged) + x3 * cu_c4(i + 3u, j0, staged);
+                }
+                for (; i < nx; i = i + 1u) {
+                    acc = acc + pool[(params.num + i) * n + row] * cu_c4(i, j0, staged);
                 }
                 v = v + scale * acc;
             }

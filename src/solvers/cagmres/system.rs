@@ -504,6 +504,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         t: usize,
         flags: u32,
     ) {
+        // One row per thread: ⌈n/WG⌉ workgroups (`groups` is their count, the row stride).
+        let rows = self.engine.tuning().workgroup_size as usize;
+        let groups = self.n.div_ceil(rows) as u32;
         let p = Params {
             num: x0 as u32,
             den: nx as u32,
@@ -512,9 +515,10 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             slot: c as u32,
             comp_monitor: t as u32,
             flags,
+            groups,
             ..self.params()
         };
-        self.record(Which::Update, p, self.g);
+        self.record(Which::Update, p, groups);
     }
 
     /// One BOrth pass over the block [j+1, j+steps] against q₀ … q_j: C_pass = Q_prevᵀW
