@@ -17,9 +17,9 @@ use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable, by};
 use egui_kittest::{Harness, SnapshotOptions};
 use krylov_studio::device::adapter_label;
-use krylov_studio::{DeviceSelection, StartupArgs, StudioApp};
+use krylov_studio::{DeviceSelection, RunKind, StartupArgs, StudioApp};
 use krylov_wgpu::gpu::DeviceKind;
-use krylov_wgpu::solvers::{Method, Precond, Side, StopReason, Trisolve, Variant};
+use krylov_wgpu::solvers::{Method, Precond, Side, StopReason, Trisolve, Tsqr};
 
 /// The app on any adapter, lavapipe included (auto would take the CPU reference there, unless
 /// KRYLOV_REQUIRE_GPU=1): the same device whether or not CI's variables are set. Returns once
@@ -109,14 +109,22 @@ fn row_texts(h: &Harness<'_, StudioApp>, name: &str) -> Vec<String> {
     row(h, name).into_iter().map(|(t, _)| t).collect()
 }
 
-/// Timings differ from run to run: masks them (fixed-size boxes, as the texts' widths vary).
+/// Timings differ from run to run: masks them (fixed-size boxes, as the texts' widths vary),
+/// clipped to the counters' area: rows scrolled under the export bar are not drawn.
 fn mask_timings(h: &mut Harness<'_, StudioApp>) {
+    // The export bar's top: its label less the bar's margin (2) and its leading space (2).
+    let bottom = h.get_by_label("Export path").rect().top() - 4.0;
+    let shown = egui::Rect::everything_above(bottom);
     for name in ["µs / iteration", "solve time"] {
         for (_, rect) in row(h, name) {
-            h.mask(egui::Rect::from_min_size(
+            let mask = egui::Rect::from_min_size(
                 rect.left_top() - egui::vec2(1.0, 1.0),
                 egui::vec2(160.0, rect.height() + 2.0),
-            ));
+            )
+            .intersect(shown);
+            if mask.is_positive() {
+                h.mask(mask);
+            }
         }
     }
 }
@@ -152,14 +160,14 @@ fn pipelined_vs_classical_cg_counts_and_convergence() {
 
     let runs = h.state().runs();
     assert_eq!(runs.len(), 2);
-    let report = |v: Variant| {
+    let report = |k: RunKind| {
         runs.iter()
-            .find(|r| r.variant == v)
+            .find(|r| r.kind == k)
             .and_then(|r| r.report())
-            .unwrap_or_else(|| panic!("{v} run has no report"))
+            .unwrap_or_else(|| panic!("{k} run has no report"))
             .clone()
     };
-    let (classical, pipelined) = (report(Variant::Classical), report(Variant::Pipelined));
+    let (classical, pipelined) = (report(RunKind::Classical), report(RunKind::Pipelined));
     for rep in [&classical, &pipelined] {
         assert!(
             rep.converged,
@@ -374,8 +382,11 @@ fn generate_err(h: &mut Harness<'_, StudioApp>, spec: &str, expect: &str) {
     assert!(h.query_by_label_contains(expect).is_some());
 }
 
-/// Picks `entry` in the combo box labelled `combo`.
+/// Picks `entry` in the combo box labelled `combo` (scrolled into view first: the Solver
+/// panel's lower rows lie below the window).
 fn choose(h: &mut Harness<'_, StudioApp>, combo: &str, entry: &str) {
+    h.get_by_label(combo).scroll_to_me();
+    h.run();
     h.get_by_label(combo).click();
     h.run();
     h.get_by_label(entry).click();
