@@ -20,7 +20,8 @@ use krylov_wgpu::Precision;
 use krylov_wgpu::gpu::AdapterSummary;
 use krylov_wgpu::matrix::samples;
 use krylov_wgpu::solvers::{
-    CheckMode, Format, GramSchmidt, Method, Precond, Side, SolveOptions, Trisolve, Variant,
+    Basis, CheckMode, Format, GramSchmidt, Method, Precond, Side, SolveOptions, Trisolve, Tsqr,
+    Variant,
 };
 
 mod actions;
@@ -42,21 +43,112 @@ use crate::device_panel::{DevicePanel, DeviceState};
 use crate::problem::{Family, Loaded, Source};
 use crate::worker::Worker;
 
-/// Which variants a solve runs.
+/// One run of a solve: the classical or the pipelined variant of the method, or (GMRES only)
+/// CA-GMRES(s, m), the communication-avoiding GMRES run beside them. Runs are keyed by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RunKind {
+    Classical,
+    Pipelined,
+    /// CA-GMRES(s, m) (`Method::CaGmres`) on the GMRES settings, plus s, TSQR and basis.
+    Ca,
+}
+
+impl RunKind {
+    /// The name on the command line (`--variant`), in the history CSV and in file names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Classical => "classical",
+            RunKind::Pipelined => "pipelined",
+            RunKind::Ca => "ca",
+        }
+    }
+
+    /// The name the window shows (table headers, the plot's legend, the export choice).
+    pub fn label(self) -> &'static str {
+        match self {
+            RunKind::Classical => "classical",
+            RunKind::Pipelined => "pipelined",
+            RunKind::Ca => "CA-GMRES",
+        }
+    }
+
+    /// The library's variant of a classical or pipelined run; `None` for CA-GMRES (which has
+    /// none of its own).
+    pub fn variant(self) -> Option<Variant> {
+        match self {
+            RunKind::Classical => Some(Variant::Classical),
+            RunKind::Pipelined => Some(Variant::Pipelined),
+            RunKind::Ca => None,
+        }
+    }
+
+    /// The options of this run from the Solver panel's `opts`: the variant set, and
+    /// `Method::CaGmres` for CA-GMRES.
+    pub fn options(self, opts: &SolveOptions) -> SolveOptions {
+        match self {
+            RunKind::Ca => SolveOptions {
+                method: Method::CaGmres,
+                ..opts.clone()
+            },
+            kind => SolveOptions {
+                variant: kind.variant().unwrap_or(opts.variant),
+                ..opts.clone()
+            },
+        }
+    }
+
+    /// `classical gmres`, `pipelined cg`, `CA-GMRES`: the run and its method, in words.
+    pub fn title(self, method: Method) -> String {
+        match self {
+            RunKind::Ca => self.label().to_string(),
+            kind => format!("{} {method}", kind.label()),
+        }
+    }
+}
+
+impl std::fmt::Display for RunKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Which runs a solve makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunMode {
     Classical,
     Pipelined,
+    /// CA-GMRES alone (GMRES only).
+    Ca,
     /// Classical then pipelined, plotted side by side.
     Both,
+    /// Classical, pipelined and CA-GMRES, side by side (GMRES only).
+    All,
 }
 
 impl RunMode {
-    pub fn variants(self) -> Vec<Variant> {
+    /// The runs, in the order they run and their columns appear.
+    pub fn kinds(self) -> Vec<RunKind> {
         match self {
-            RunMode::Classical => vec![Variant::Classical],
-            RunMode::Pipelined => vec![Variant::Pipelined],
-            RunMode::Both => vec![Variant::Classical, Variant::Pipelined],
+            RunMode::Classical => vec![RunKind::Classical],
+            RunMode::Pipelined => vec![RunKind::Pipelined],
+            RunMode::Ca => vec![RunKind::Ca],
+            RunMode::Both => vec![RunKind::Classical, RunKind::Pipelined],
+            RunMode::All => vec![RunKind::Classical, RunKind::Pipelined, RunKind::Ca],
+        }
+    }
+
+    /// Whether a CA-GMRES run is among them.
+    pub fn has_ca(self) -> bool {
+        matches!(self, RunMode::Ca | RunMode::All)
+    }
+
+    /// The mode for `method`: CA-GMRES is a run of GMRES only, so for other methods `Ca`
+    /// becomes `Pipelined` and `All` becomes `Both`.
+    pub fn for_method(self, method: Method) -> RunMode {
+        match self {
+            RunMode::Ca if method != Method::Gmres => RunMode::Pipelined,
+            RunMode::All if method != Method::Gmres => RunMode::Both,
+            mode => mode,
         }
     }
 }
@@ -108,6 +200,10 @@ impl TrisolveMode {
 /// The most Jacobi sweeps the Solver panel (and `--trisolve sweeps:K`) takes.
 pub const MAX_SWEEPS: u32 = 100;
 
+/// The largest CA-GMRES block s the Solver panel (and `--s-step`) takes: the GPU's
+/// ([`krylov_wgpu::solvers::cagmres::MAX_S`]).
+pub const MAX_S: usize = krylov_wgpu::solvers::cagmres::MAX_S;
+
 /// What the command line asks for at start-up.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StartupArgs {
@@ -119,9 +215,18 @@ pub struct StartupArgs {
     pub sample: Option<String>,
     /// Start a solve as soon as the matrix is ready.
     pub run: Option<RunMode>,
-    /// Variant(s) selected at start (without solving).
+    /// Run(s) selected at start (without solving).
     pub preselect: Option<RunMode>,
+    /// The method (GMRES for CA-GMRES: `--method cagmres` is GMRES with the CA run).
     pub method: Option<Method>,
+    /// GMRES (and CA-GMRES) restart length m.
+    pub restart: Option<usize>,
+    /// CA-GMRES: basis vectors per block s.
+    pub s_step: Option<usize>,
+    /// CA-GMRES: the TSQR of each block.
+    pub tsqr: Option<Tsqr>,
+    /// CA-GMRES: the basis of the matrix powers.
+    pub basis: Option<Basis>,
     pub precision: Option<Precision>,
     pub check_mode: Option<CheckMode>,
     pub precond: Option<Precond>,
@@ -166,6 +271,10 @@ pub struct StudioApp {
     max_iter: usize,
     restart: usize,
     gs: GramSchmidt,
+    /// CA-GMRES's s, TSQR and basis (used by its runs only; m is `restart`).
+    s_step: usize,
+    tsqr: Tsqr,
+    basis: Basis,
     batch: usize,
     profile: bool,
 
@@ -193,11 +302,14 @@ pub struct StudioApp {
 
 const CLASSICAL_COLOR: Color32 = Color32::from_rgb(230, 120, 20);
 const PIPELINED_COLOR: Color32 = Color32::from_rgb(40, 120, 230);
+const CA_COLOR: Color32 = Color32::from_rgb(30, 160, 80);
 
-fn variant_color(v: Variant) -> Color32 {
-    match v {
-        Variant::Classical => CLASSICAL_COLOR,
-        Variant::Pipelined => PIPELINED_COLOR,
+/// A run's colour in the plot and in the tables' headers.
+fn kind_color(k: RunKind) -> Color32 {
+    match k {
+        RunKind::Classical => CLASSICAL_COLOR,
+        RunKind::Pipelined => PIPELINED_COLOR,
+        RunKind::Ca => CA_COLOR,
     }
 }
 
@@ -212,6 +324,12 @@ impl StudioApp {
         let family = Family::Poisson2dFd;
         let (trisolve, sweeps) = TrisolveMode::split(args.trisolve.unwrap_or_default());
         let size = family.default_size();
+        let defaults = SolveOptions::default();
+        // CA-GMRES is a run of GMRES here (the parser turns `--method cagmres` into that).
+        let method = match args.method.unwrap_or(Method::Cg) {
+            Method::CaGmres => Method::Gmres,
+            m => m,
+        };
         let mut app = StudioApp {
             worker,
             ctx: ctx.clone(),
@@ -223,8 +341,12 @@ impl StudioApp {
             loading: None,
             problem: None,
             thumbnail: None,
-            method: args.method.unwrap_or(Method::Cg),
-            run_mode: args.run.or(args.preselect).unwrap_or(RunMode::Both),
+            method,
+            run_mode: args
+                .run
+                .or(args.preselect)
+                .unwrap_or(RunMode::Both)
+                .for_method(method),
             precision_choice: args.precision,
             precond: args.precond.unwrap_or(Precond::None),
             side: args.side.unwrap_or(Side::Right),
@@ -235,8 +357,11 @@ impl StudioApp {
             rtol_text: "1e-6".into(),
             atol_text: "0".into(),
             max_iter: 10_000,
-            restart: 30,
+            restart: args.restart.unwrap_or(defaults.restart),
             gs: GramSchmidt::Cgs,
+            s_step: args.s_step.unwrap_or(defaults.s_step).clamp(1, MAX_S),
+            tsqr: args.tsqr.unwrap_or(defaults.tsqr),
+            basis: args.basis.unwrap_or(defaults.basis),
             batch: 0,
             profile: args.profile,
             next_job: 1,

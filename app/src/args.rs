@@ -4,14 +4,15 @@ use std::path::PathBuf;
 
 use krylov_wgpu::Precision;
 use krylov_wgpu::matrix::samples;
-use krylov_wgpu::solvers::{CheckMode, Method, Precond, Side, Trisolve};
+use krylov_wgpu::solvers::{Basis, CheckMode, Method, Precond, Side, Trisolve, Tsqr};
 
-use crate::app::{MAX_SWEEPS, RunMode, StartupArgs};
+use crate::app::{MAX_S, MAX_SWEEPS, RunMode, StartupArgs};
 
 /// The `--help` text.
 pub const USAGE: &str = "\
 krylov-studio: load or generate a sparse matrix, solve it on the GPU and watch classical and
-pipelined Krylov solvers converge live, with their kernel-launch and transfer counts.
+pipelined Krylov solvers (and, for GMRES, CA-GMRES) converge live, with their kernel-launch,
+transfer, global-reduction and host-sync counts.
 
 Usage: krylov-studio [OPTIONS] [MATRIX.mtx | MATRIX.mtx.gz]
 
@@ -22,8 +23,15 @@ Options:
                         `--sample help` lists them)
   --run                 solve as soon as the matrix is ready (the selected variant)
   --run-both            solve with the classical and the pipelined variant, side by side
-  --variant V           classical | pipelined (with --run)
-  --method M            cg | bicgstab | gmres | bicg | jacobi
+  --variant V           classical | pipelined | both | ca | all (with --run; ca is CA-GMRES and
+                        all is classical, pipelined and CA-GMRES side by side: GMRES only,
+                        --method gmres is implied)
+  --method M            cg | bicgstab | gmres | bicg | jacobi | cagmres (= gmres --variant ca)
+  --restart M           GMRES restart length m (CA-GMRES: a multiple of --s-step)
+  --s-step S            CA-GMRES basis vectors per block s (1..16; default 5)
+  --tsqr T              CA-GMRES block QR: cholqr2 | cholqr | svqr | cgs2 | cgs | mgs | caqr
+                        (caqr on the CPU reference only)
+  --basis B             CA-GMRES basis: newton | monomial
   --precision P         f32 | f64
   --device D            auto | gpu | cpu | N (an adapter index): auto takes a hardware GPU with
                         the features the solve needs, else the CPU; gpu any adapter, software too
@@ -83,14 +91,20 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                     "classical" => RunMode::Classical,
                     "pipelined" => RunMode::Pipelined,
                     "both" => RunMode::Both,
+                    "ca" => RunMode::Ca,
+                    "all" => RunMode::All,
                     v => {
                         return Err(format!(
-                            "unknown variant `{v}` (classical, pipelined, both)"
+                            "unknown variant `{v}` (classical, pipelined, both, ca, all)"
                         ));
                     }
                 })
             }
             "--method" => out.method = Some(value("--method")?.parse::<Method>()?),
+            "--restart" => out.restart = Some(count("--restart", &value("--restart")?, 1000)?),
+            "--s-step" => out.s_step = Some(count("--s-step", &value("--s-step")?, MAX_S)?),
+            "--tsqr" => out.tsqr = Some(value("--tsqr")?.parse::<Tsqr>()?),
+            "--basis" => out.basis = Some(value("--basis")?.parse::<Basis>()?),
             "--device" => out.device = value("--device")?.parse()?,
             "--precision" => out.precision = Some(value("--precision")?.parse::<Precision>()?),
             "--check-mode" => out.check_mode = Some(value("--check-mode")?.parse::<CheckMode>()?),
@@ -125,6 +139,40 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     if sources.iter().filter(|&&given| given).count() > 1 {
         return Err("give one of a matrix file, --generate and --sample".into());
     }
+    // CA-GMRES is a run of GMRES: `--method cagmres` is GMRES with the CA run, and the CA
+    // runs imply GMRES.
+    if out.method == Some(Method::CaGmres) {
+        out.method = Some(Method::Gmres);
+        match variant {
+            None => variant = Some(RunMode::Ca),
+            Some(RunMode::Ca | RunMode::All) => {}
+            Some(_) => {
+                return Err(
+                    "--method cagmres runs CA-GMRES: give --variant ca or all, or \
+                     --method gmres for its classical and pipelined variants"
+                        .into(),
+                );
+            }
+        }
+    }
+    if variant.is_some_and(RunMode::has_ca) {
+        match out.method {
+            None => out.method = Some(Method::Gmres),
+            Some(Method::Gmres) => {}
+            Some(m) => {
+                return Err(format!(
+                    "CA-GMRES runs beside GMRES only: --variant ca or all needs --method \
+                     gmres, not {m}"
+                ));
+            }
+        }
+        if let Some(p) = out.precond.filter(|&p| p != Precond::None) {
+            return Err(format!(
+                "CA-GMRES runs on A itself (no preconditioner yet): --variant ca or all \
+                 takes no --precond {p}"
+            ));
+        }
+    }
     if run {
         out.run = Some(variant.unwrap_or(RunMode::Pipelined));
     } else if let Some(v) = variant {
@@ -133,6 +181,16 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
         out.preselect = Some(v);
     }
     Ok(Parsed::Run(out))
+}
+
+/// A positive count up to `max` (`--restart`, `--s-step`).
+fn count(name: &str, v: &str, max: usize) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(k) if (1..=max).contains(&k) => Ok(k),
+        _ => Err(format!(
+            "{name} `{v}`: expected a whole number from 1 to {max}"
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -189,5 +247,50 @@ mod tests {
         assert!(p("--side up").unwrap_err().contains("up"));
         assert!(p("--trisolve sweeps:0").unwrap_err().contains("sweeps:K"));
         assert!(p("--trisolve sweeps:101").unwrap_err().contains("100"));
+    }
+
+    #[test]
+    fn parses_ca_gmres() {
+        // `--variant ca` implies GMRES.
+        let Parsed::Run(a) = p("--generate poisson2d:32 --run --variant ca").unwrap() else {
+            panic!()
+        };
+        assert_eq!((a.run, a.method), (Some(RunMode::Ca), Some(Method::Gmres)));
+        let Parsed::Run(a) =
+            p("--method gmres --variant all --s-step 4 --restart 20 --tsqr cgs2 --basis monomial")
+                .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((a.run, a.preselect), (None, Some(RunMode::All)));
+        assert_eq!(
+            (a.s_step, a.restart, a.tsqr, a.basis),
+            (Some(4), Some(20), Some(Tsqr::Cgs2), Some(Basis::Monomial))
+        );
+        // `--method cagmres` is GMRES with the CA run.
+        let Parsed::Run(a) = p("--method cagmres --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!((a.run, a.method), (Some(RunMode::Ca), Some(Method::Gmres)));
+        let Parsed::Run(a) = p("--method cagmres --variant all --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.run, Some(RunMode::All));
+        assert!(
+            p("--method cagmres --variant both")
+                .unwrap_err()
+                .contains("--variant ca or all")
+        );
+        assert!(p("--method cg --variant ca").unwrap_err().contains("gmres"));
+        assert!(
+            p("--variant all --precond ilu0")
+                .unwrap_err()
+                .contains("no preconditioner")
+        );
+        assert!(p("--variant nope").unwrap_err().contains("ca, all"));
+        assert!(p("--s-step 0").unwrap_err().contains("1 to 16"));
+        assert!(p("--s-step 17").is_err());
+        assert!(p("--tsqr qr").unwrap_err().contains("cholqr2"));
+        assert!(p("--basis chebyshev").unwrap_err().contains("newton"));
     }
 }

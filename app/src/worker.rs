@@ -22,22 +22,24 @@ use std::thread::JoinHandle;
 use krylov_wgpu::gpu::{ChosenDevice, Engine, GpuContext, Tuning};
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::solvers::{
-    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, Variant, on_gpu, solve_on,
+    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, Tsqr, on_gpu, solve_on,
 };
 use krylov_wgpu::{Precision, Scalar};
 
+use crate::app::RunKind;
 use crate::device::{self, DeviceSelection, Opened, panic_text};
 use crate::problem::one_line;
 
-/// One solve job: the same system solved once per variant, in order.
+/// One solve job: the same system solved once per run kind, in order.
 #[derive(Debug, Clone)]
 pub struct SolveJob {
     pub id: u64,
     pub matrix: Arc<Csr<f64>>,
     /// The right-hand side shipped with the matrix; `None`: b = A·1 (exact solution all ones).
     pub rhs: Option<Arc<Vec<f64>>>,
-    pub variants: Vec<Variant>,
-    /// Options; `variant` is overwritten per run.
+    pub kinds: Vec<RunKind>,
+    /// Options; each run takes its own from them ([`RunKind::options`]: the variant, or
+    /// CA-GMRES's method).
     pub opts: SolveOptions,
     pub precision: Precision,
     /// Time every kernel with GPU timestamps.
@@ -73,7 +75,7 @@ pub enum WorkerEvent {
     /// A run began; its residuals arrive on `progress`.
     RunStarted {
         job: u64,
-        variant: Variant,
+        kind: RunKind,
         /// `"gpu"` or `"cpu"`.
         device: &'static str,
         /// Why a run went to the CPU, or other remarks.
@@ -84,7 +86,7 @@ pub enum WorkerEvent {
     /// A run ended with a report, or failed with a readable message.
     RunFinished {
         job: u64,
-        variant: Variant,
+        kind: RunKind,
         outcome: Box<Result<RunOutcome, String>>,
     },
     /// Every run of the job is done (or the job failed before any run).
@@ -253,15 +255,15 @@ fn run_job(
             .map_err(|e| e.to_string())?,
     };
     match job.precision {
-        Precision::F64 => run_variants::<f64>(job, a, &b, current, send),
+        Precision::F64 => run_kinds::<f64>(job, a, &b, current, send),
         Precision::F32 => {
             let a32 = a.cast::<f32>().map_err(|e| e.to_string())?;
-            run_variants::<f32>(job, &a32, &b, current, send)
+            run_kinds::<f32>(job, &a32, &b, current, send)
         }
     }
 }
 
-fn run_variants<T: Scalar>(
+fn run_kinds<T: Scalar>(
     job: &SolveJob,
     a: &Csr<T>,
     b: &[f64],
@@ -280,14 +282,11 @@ fn run_variants<T: Scalar>(
         .map(|v| v.as_f64() * v.as_f64())
         .sum::<f64>()
         .sqrt();
-    for &variant in &job.variants {
+    for &kind in &job.kinds {
         if job.cancel.load(std::sync::atomic::Ordering::Relaxed) {
             break;
         }
-        let opts = SolveOptions {
-            variant,
-            ..job.opts.clone()
-        };
+        let opts = kind.options(&job.opts);
         let (tx, rx) = channel();
         let mut monitor = ChannelMonitor {
             sender: tx,
@@ -305,11 +304,16 @@ fn run_variants<T: Scalar>(
                 );
                 (ChosenDevice::cpu(why.clone()), Some(why))
             }
-            Some(_) if !on_gpu(opts.method, variant) => {
+            Some(_) if !on_gpu(opts.method, opts.variant) => {
                 let why = format!(
-                    "{} {} does not run on the GPU yet: solving on the CPU reference",
-                    variant, opts.method
+                    "{} does not run on the GPU yet: solving on the CPU reference",
+                    kind.title(opts.method)
                 );
+                (ChosenDevice::cpu(why.clone()), Some(why))
+            }
+            Some(_) if opts.method == Method::CaGmres && opts.tsqr == Tsqr::Caqr => {
+                let why = "CA-GMRES's TSQR caqr runs on the CPU reference only: solving there"
+                    .to_string();
                 (ChosenDevice::cpu(why.clone()), Some(why))
             }
             _ => (current.chosen.clone(), None),
@@ -326,7 +330,7 @@ fn run_variants<T: Scalar>(
         };
         send(WorkerEvent::RunStarted {
             job: job.id,
-            variant,
+            kind,
             device: if device.info.is_gpu() { "gpu" } else { "cpu" },
             note,
             b_norm,
@@ -345,7 +349,7 @@ fn run_variants<T: Scalar>(
         };
         send(WorkerEvent::RunFinished {
             job: job.id,
-            variant,
+            kind,
             outcome: Box::new(outcome),
         });
     }

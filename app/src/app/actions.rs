@@ -8,9 +8,9 @@ use std::sync::mpsc::channel;
 use egui::Color32;
 use krylov_wgpu::Precision;
 use krylov_wgpu::matrix::samples;
-use krylov_wgpu::solvers::{Method, SolveOptions, Variant};
+use krylov_wgpu::solvers::{Method, Precond, SolveOptions, Variant};
 
-use super::{RunView, StudioApp};
+use super::{RunKind, RunView, StudioApp};
 use crate::device::DeviceSelection;
 use crate::problem::{self, Loaded, Source};
 use crate::worker::SolveJob;
@@ -122,7 +122,8 @@ impl StudioApp {
         }
     }
 
-    /// The Solver panel's settings, checked.
+    /// The Solver panel's settings, checked (with those of the CA-GMRES run when the run mode
+    /// has one: no preconditioner, m a multiple of s).
     pub(super) fn options(&self) -> Result<SolveOptions, String> {
         let parse = |name: &str, s: &str| -> Result<f64, String> {
             s.trim()
@@ -136,6 +137,9 @@ impl StudioApp {
             atol: parse("atol", &self.atol_text)?,
             max_iter: self.max_iter,
             restart: self.restart,
+            s_step: self.s_step,
+            tsqr: self.tsqr,
+            basis: self.basis,
             precond: self.precond,
             side: self.side,
             trisolve: self.trisolve.with_sweeps(self.sweeps),
@@ -148,10 +152,23 @@ impl StudioApp {
             ..SolveOptions::default()
         };
         opts.validate().map_err(|e| e.to_string())?;
+        if self.run_mode.for_method(self.method).has_ca() {
+            if opts.precond != Precond::None {
+                return Err(format!(
+                    "CA-GMRES runs on A itself (no preconditioner yet): set the \
+                     preconditioner to none, or run classical or pipelined GMRES with {}",
+                    opts.precond
+                ));
+            }
+            RunKind::Ca
+                .options(&opts)
+                .validate()
+                .map_err(|e| e.to_string())?;
+        }
         Ok(opts)
     }
 
-    /// Sends the loaded matrix to the solver thread, one run per variant of the run mode.
+    /// Sends the loaded matrix to the solver thread, one run per kind of the run mode.
     pub(super) fn start_solve(&mut self) {
         if self.running_job.is_some() {
             return;
@@ -170,12 +187,12 @@ impl StudioApp {
         self.cancel = Arc::new(AtomicBool::new(false));
         let id = self.next_job;
         self.next_job += 1;
-        let variants = self.run_mode.variants();
+        let kinds = self.run_mode.for_method(self.method).kinds();
         let job = SolveJob {
             id,
             matrix: problem.matrix.clone(),
             rhs: problem.rhs.clone(),
-            variants: variants.clone(),
+            kinds: kinds.clone(),
             opts: opts.clone(),
             precision: self.precision(),
             profile: self.profile,
@@ -185,7 +202,7 @@ impl StudioApp {
             Ok(()) => {
                 self.error = None;
                 self.notice = None;
-                self.runs = variants.into_iter().map(RunView::queued).collect();
+                self.runs = kinds.into_iter().map(RunView::queued).collect();
                 self.export_run = self.runs.len() - 1;
                 self.shown_opts = Some(opts);
                 self.running_job = Some(id);
@@ -201,9 +218,9 @@ impl StudioApp {
 
 #[cfg(test)]
 mod tests {
-    use krylov_wgpu::solvers::{Precond, Side, Trisolve};
+    use krylov_wgpu::solvers::{Basis, Precond, Side, Trisolve, Tsqr};
 
-    use super::super::{StartupArgs, TrisolveMode};
+    use super::super::{RunMode, StartupArgs, TrisolveMode};
     use super::*;
 
     /// The app on the CPU reference (nothing to open), started with `args`.
@@ -248,6 +265,66 @@ mod tests {
             (Precond::Ilu0, Side::Left, Trisolve::Sweeps(4))
         );
         assert_eq!((a.trisolve, a.sweeps), (TrisolveMode::Sweeps, 4));
+    }
+
+    #[test]
+    fn ca_gmres_runs_beside_gmres_with_its_own_options() {
+        let mut a = app(StartupArgs {
+            method: Some(Method::Gmres),
+            preselect: Some(RunMode::All),
+            s_step: Some(4),
+            restart: Some(20),
+            tsqr: Some(Tsqr::Cgs2),
+            basis: Some(Basis::Monomial),
+            ..Default::default()
+        });
+        assert_eq!(a.run_mode, RunMode::All);
+        let opts = a.options().unwrap();
+        assert_eq!(
+            (opts.s_step, opts.restart, opts.tsqr, opts.basis),
+            (4, 20, Tsqr::Cgs2, Basis::Monomial)
+        );
+        // Each run's options: the variant, or CA-GMRES's method.
+        let kinds = a.run_mode.kinds();
+        assert_eq!(
+            kinds,
+            vec![RunKind::Classical, RunKind::Pipelined, RunKind::Ca]
+        );
+        let per_run: Vec<_> = kinds.iter().map(|k| k.options(&opts)).collect();
+        assert_eq!(
+            per_run.iter().map(|o| o.method).collect::<Vec<_>>(),
+            vec![Method::Gmres, Method::Gmres, Method::CaGmres]
+        );
+        assert_eq!(per_run[0].variant, Variant::Classical);
+        assert_eq!(per_run[2].ca().s, 4);
+
+        // m must be a multiple of s, and CA-GMRES takes no preconditioner: refused with the
+        // reason, while GMRES alone still takes both.
+        a.restart = 30;
+        assert!(a.options().unwrap_err().contains("multiple of s = 4"));
+        a.restart = 20;
+        a.precond = Precond::Ilu0;
+        assert!(a.options().unwrap_err().contains("no preconditioner"));
+        a.run_mode = RunMode::Both;
+        a.restart = 30;
+        assert!(a.options().is_ok());
+
+        // CA-GMRES is GMRES's only: other methods fall back to their variants.
+        assert_eq!(RunMode::All.for_method(Method::Cg), RunMode::Both);
+        assert_eq!(RunMode::Ca.for_method(Method::Bicgstab), RunMode::Pipelined);
+        assert_eq!(RunMode::All.for_method(Method::Gmres), RunMode::All);
+        a.precond = Precond::None;
+        a.run_mode = RunMode::All;
+        a.method = Method::Cg;
+        a.restart = 30;
+        assert!(a.options().is_ok(), "no CA run for CG");
+        // `--method cagmres` handed over as it is: GMRES.
+        let a = app(StartupArgs {
+            method: Some(Method::CaGmres),
+            preselect: Some(RunMode::Ca),
+            ..Default::default()
+        });
+        assert_eq!((a.method, a.run_mode), (Method::Gmres, RunMode::Ca));
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! The counter table: launches, transfers, iterations, restarts and times of the runs shown,
-//! side by side; next to it what the preconditioner costs, each run's notes (decisions the
-//! solver took) and restart log, and the GPU time per kernel.
+//! The counter table: launches, transfers, global reductions, host syncs, iterations,
+//! restarts and times of the runs shown (classical, pipelined, CA-GMRES), side by side; next
+//! to it what the preconditioner costs, CA-GMRES's own record (s, m, TSQR, basis condition),
+//! each run's notes (decisions the solver took) and restart log, and the GPU time per kernel.
 
 use egui::{RichText, Ui};
-use krylov_wgpu::solvers::{PrecondInfo, SolveReport, Variant};
+use krylov_wgpu::solvers::{CaReport, PrecondInfo, SolveReport};
 
-use super::{RunView, StudioApp, variant_color};
+use super::{RunKind, RunView, StudioApp, kind_color};
 use crate::problem::human_bytes;
 
 impl StudioApp {
@@ -13,19 +14,20 @@ impl StudioApp {
         if self.runs.is_empty() {
             ui.label(
                 RichText::new(
-                    "Solve to see the counts: kernel launches (dispatches) and host transfers \
-                     per iteration, classical vs pipelined.",
+                    "Solve to see the counts: kernel launches (dispatches), host transfers, \
+                     global reductions and host syncs per iteration, classical vs pipelined \
+                     (vs CA-GMRES for GMRES).",
                 )
                 .weak(),
             );
             return;
         }
         // The headline: launches per iteration side by side.
-        let report = |v: Variant| {
-            let run = self.runs.iter().find(|r| r.variant == v);
+        let report = |k: RunKind| {
+            let run = self.runs.iter().find(|r| r.kind == k);
             run.and_then(RunView::report)
         };
-        if let (Some(c), Some(p)) = (report(Variant::Classical), report(Variant::Pipelined))
+        if let (Some(c), Some(p)) = (report(RunKind::Classical), report(RunKind::Pipelined))
             && c.device.is_gpu()
             && p.device.is_gpu()
             && p.dispatches_per_iteration > 0.0
@@ -44,110 +46,161 @@ impl StudioApp {
                 .strong(),
             );
         }
-        ui.horizontal_top(|ui| {
-            egui::Grid::new("counters")
-                .striped(true)
-                .num_columns(self.runs.len() + 1)
-                .min_col_width(120.0)
-                .show(ui, |ui| {
-                    header_row(ui, "counter", &self.runs);
-                    let row = |ui: &mut Ui, name: &str, f: &dyn Fn(&RunView) -> String| {
-                        text_cells(ui, name, &self.runs, f)
-                    };
-                    ui.label("device");
-                    for run in &self.runs {
-                        device_cell(ui, run);
-                    }
-                    ui.end_row();
-                    row(ui, "status", &|r| r.status());
-                    row(ui, "converged", &|v| {
-                        rep_cell(v, |r| {
-                            if r.converged {
-                                "yes".into()
-                            } else {
-                                format!("no: {}", r.reason)
-                            }
-                        })
-                    });
-                    row(ui, "iterations", &|v| {
-                        rep_cell(v, |r| r.iterations.to_string())
-                    });
-                    row(ui, "restarts", &|v| rep_cell(v, |r| r.restarts.to_string()));
-                    row(ui, "true |b-Ax|/|b|", &|v| {
-                        rep_cell(v, |r| format!("{:.3e}", r.relative_residual))
-                    });
-                    row(ui, "dispatches / iteration", &|v| {
-                        gpu_cell(v, |r| format!("{:.2}", r.dispatches_per_iteration))
-                    });
-                    row(ui, "host transfers / iteration", &|v| {
-                        gpu_cell(v, |r| format!("{:.3}", r.transfers_per_iteration))
-                    });
-                    row(ui, "total dispatches", &|v| {
-                        gpu_cell(v, |r| r.counts.dispatches.to_string())
-                    });
-                    row(ui, "submits / readbacks / uploads", &|v| {
-                        gpu_cell(v, |r| {
-                            format!(
-                                "{} / {} / {}",
-                                r.counts.submits, r.counts.readbacks, r.counts.uploads
-                            )
-                        })
-                    });
-                    row(ui, "bytes read back / uploaded", &|v| {
-                        gpu_cell(v, |r| {
-                            format!(
-                                "{} / {}",
-                                human_bytes(r.counts.bytes_read_back as usize),
-                                human_bytes(r.counts.bytes_uploaded as usize)
-                            )
-                        })
-                    });
-                    row(ui, "format / matrix bytes", &|v| {
-                        gpu_cell(v, |r| {
-                            format!("{} / {}", r.format, human_bytes(r.matrix_bytes as usize))
-                        })
-                    });
-                    row(ui, "check mode / batch / recorded", &|v| {
-                        gpu_cell(v, |r| {
-                            format!(
-                                "{} / {} / {}",
-                                r.check_mode.map_or("–", |c| c.as_str()),
-                                r.batch_size,
-                                r.iterations_recorded
-                            )
-                        })
-                    });
-                    row(ui, "µs / iteration", &|v| {
-                        rep_cell(v, |r| {
-                            let its = if r.device.is_gpu() {
-                                r.iterations_recorded
-                            } else {
-                                r.iterations
-                            };
-                            // The CPU reference times no loop of its own: its whole solve.
-                            let secs = if r.loop_seconds > 0.0 {
-                                r.loop_seconds
-                            } else {
-                                r.seconds
-                            };
-                            if its > 0 {
-                                format!("{:.1}", secs / its as f64 * 1e6)
-                            } else {
-                                "–".into()
-                            }
-                        })
-                    });
-                    row(ui, "solve time", &|v| {
-                        rep_cell(v, |r| format!("{:.1} ms", r.seconds * 1e3))
-                    });
-                });
-            ui.separator();
-            ui.vertical(|ui| {
-                self.precond_table(ui);
-                self.run_notes(ui);
-                self.kernel_times(ui);
+        // And CA-GMRES's global reductions and host syncs beside GMRES's.
+        if let Some(ca) = report(RunKind::Ca) {
+            let others: Vec<String> = [RunKind::Classical, RunKind::Pipelined]
+                .into_iter()
+                .filter_map(|k| Some((k, report(k)?)))
+                .map(|(k, r)| {
+                    format!(
+                        "{k} {:.2} and {:.3}",
+                        r.reductions_per_iteration, r.syncs_per_iteration
+                    )
+                })
+                .collect();
+            let vs = if others.is_empty() {
+                String::new()
+            } else {
+                format!(" vs {}", others.join(", "))
+            };
+            ui.label(
+                RichText::new(format!(
+                    "CA-GMRES: {:.2} global reductions and {:.3} host syncs per iteration{vs}",
+                    ca.reductions_per_iteration, ca.syncs_per_iteration
+                ))
+                .strong(),
+            );
+        }
+        // Three runs leave no room beside their columns: the side tables go below them.
+        if self.runs.len() <= 2 {
+            ui.horizontal_top(|ui| {
+                self.counter_grid(ui);
+                ui.separator();
+                ui.vertical(|ui| self.side_tables(ui));
             });
-        });
+        } else {
+            self.counter_grid(ui);
+            ui.separator();
+            self.side_tables(ui);
+        }
+    }
+
+    /// The counters, a column per run.
+    fn counter_grid(&self, ui: &mut Ui) {
+        egui::Grid::new("counters")
+            .striped(true)
+            .num_columns(self.runs.len() + 1)
+            .min_col_width(120.0)
+            .show(ui, |ui| {
+                header_row(ui, "counter", &self.runs);
+                let row = |ui: &mut Ui, name: &str, f: &dyn Fn(&RunView) -> String| {
+                    text_cells(ui, name, &self.runs, f)
+                };
+                ui.label("device");
+                for run in &self.runs {
+                    device_cell(ui, run);
+                }
+                ui.end_row();
+                row(ui, "status", &|r| r.status());
+                row(ui, "converged", &|v| {
+                    rep_cell(v, |r| {
+                        if r.converged {
+                            "yes".into()
+                        } else {
+                            format!("no: {}", r.reason)
+                        }
+                    })
+                });
+                row(ui, "iterations", &|v| {
+                    rep_cell(v, |r| r.iterations.to_string())
+                });
+                row(ui, "restarts", &|v| rep_cell(v, |r| r.restarts.to_string()));
+                row(ui, "true |b-Ax|/|b|", &|v| {
+                    rep_cell(v, |r| format!("{:.3e}", r.relative_residual))
+                });
+                row(ui, "dispatches / iteration", &|v| {
+                    gpu_cell(v, |r| format!("{:.2}", r.dispatches_per_iteration))
+                });
+                row(ui, "host transfers / iteration", &|v| {
+                    gpu_cell(v, |r| format!("{:.3}", r.transfers_per_iteration))
+                });
+                row(ui, "global reductions / iteration", &|v| {
+                    counted_cell(v, |r| format!("{:.2}", r.reductions_per_iteration))
+                });
+                row(ui, "host syncs / iteration", &|v| {
+                    counted_cell(v, |r| format!("{:.3}", r.syncs_per_iteration))
+                });
+                row(ui, "host syncs / restart cycle", &|v| {
+                    rep_cell(v, syncs_per_cycle)
+                });
+                row(ui, "total dispatches", &|v| {
+                    gpu_cell(v, |r| r.counts.dispatches.to_string())
+                });
+                row(ui, "submits / readbacks / uploads", &|v| {
+                    gpu_cell(v, |r| {
+                        format!(
+                            "{} / {} / {}",
+                            r.counts.submits, r.counts.readbacks, r.counts.uploads
+                        )
+                    })
+                });
+                row(ui, "bytes read back / uploaded", &|v| {
+                    gpu_cell(v, |r| {
+                        format!(
+                            "{} / {}",
+                            human_bytes(r.counts.bytes_read_back as usize),
+                            human_bytes(r.counts.bytes_uploaded as usize)
+                        )
+                    })
+                });
+                row(ui, "format / matrix bytes", &|v| {
+                    gpu_cell(v, |r| {
+                        format!("{} / {}", r.format, human_bytes(r.matrix_bytes as usize))
+                    })
+                });
+                row(ui, "check mode / batch / recorded", &|v| {
+                    gpu_cell(v, |r| {
+                        format!(
+                            "{} / {} / {}",
+                            r.check_mode.map_or("–", |c| c.as_str()),
+                            r.batch_size,
+                            r.iterations_recorded
+                        )
+                    })
+                });
+                row(ui, "µs / iteration", &|v| {
+                    rep_cell(v, |r| {
+                        let its = if r.device.is_gpu() {
+                            r.iterations_recorded
+                        } else {
+                            r.iterations
+                        };
+                        // The CPU reference times no loop of its own: its whole solve.
+                        let secs = if r.loop_seconds > 0.0 {
+                            r.loop_seconds
+                        } else {
+                            r.seconds
+                        };
+                        if its > 0 {
+                            format!("{:.1}", secs / its as f64 * 1e6)
+                        } else {
+                            "–".into()
+                        }
+                    })
+                });
+                row(ui, "solve time", &|v| {
+                    rep_cell(v, |r| format!("{:.1} ms", r.seconds * 1e3))
+                });
+            });
+    }
+
+    /// Beside (or below) the counters: the preconditioner, CA-GMRES's record, the notes and
+    /// the kernel times.
+    fn side_tables(&self, ui: &mut Ui) {
+        self.precond_table(ui);
+        self.ca_table(ui);
+        self.run_notes(ui);
+        self.kernel_times(ui);
     }
 
     /// What the preconditioner of each run is and costs (nothing when no run has one).
@@ -187,6 +240,36 @@ impl StudioApp {
         ui.add_space(6.0);
     }
 
+    /// CA-GMRES's own record, when a CA-GMRES run finished: s, m, basis and TSQR, its cycles,
+    /// the reductions and host syncs of a full CA cycle, the worst basis condition number and
+    /// the TSQR fallbacks.
+    fn ca_table(&self, ui: &mut Ui) {
+        let Some((run, ca)) = self
+            .runs
+            .iter()
+            .find_map(|r| Some((r, r.report()?.cagmres.as_ref()?)))
+        else {
+            return;
+        };
+        egui::Grid::new("cagmres")
+            .striped(true)
+            .num_columns(2)
+            .show(ui, |ui| {
+                ui.label(
+                    RichText::new(run.kind.label())
+                        .strong()
+                        .color(kind_color(run.kind)),
+                );
+                ui.end_row();
+                for (name, value) in ca_rows(ca) {
+                    ui.label(name);
+                    ui.label(value);
+                    ui.end_row();
+                }
+            });
+        ui.add_space(6.0);
+    }
+
     /// Each finished run's notes (decisions the solver took, the preconditioner's shift) and
     /// its restart log, under a header in the run's colour; nothing for runs without any.
     fn run_notes(&self, ui: &mut Ui) {
@@ -198,14 +281,14 @@ impl StudioApp {
             }
             let title = format!(
                 "{} run: {} note{}, {} restart{}",
-                run.variant,
+                run.kind,
                 notes.len(),
                 if notes.len() == 1 { "" } else { "s" },
                 rep.restarts,
                 if rep.restarts == 1 { "" } else { "s" },
             );
-            egui::CollapsingHeader::new(RichText::new(title).color(variant_color(run.variant)))
-                .id_salt(("run-notes", run.variant.as_str()))
+            egui::CollapsingHeader::new(RichText::new(title).color(kind_color(run.kind)))
+                .id_salt(("run-notes", run.kind.as_str()))
                 .default_open(true)
                 .show(ui, |ui| {
                     for note in &notes {
@@ -214,7 +297,7 @@ impl StudioApp {
                     if !rep.restart_log.is_empty() {
                         let n = rep.restart_log.len();
                         egui::CollapsingHeader::new(format!("restart log ({n})"))
-                            .id_salt(("restart-log", run.variant.as_str()))
+                            .id_salt(("restart-log", run.kind.as_str()))
                             .default_open(n <= 5)
                             .show(ui, |ui| {
                                 for (i, line) in rep.restart_log.iter().enumerate() {
@@ -277,14 +360,14 @@ impl StudioApp {
     }
 }
 
-/// A grid's first row: `title`, then each run's variant in its plot colour.
+/// A grid's first row: `title`, then each run's kind in its plot colour.
 fn header_row(ui: &mut Ui, title: &str, runs: &[RunView]) {
     ui.label(RichText::new(title).strong());
     for run in runs {
         ui.label(
-            RichText::new(run.variant.as_str())
+            RichText::new(run.kind.label())
                 .strong()
-                .color(variant_color(run.variant)),
+                .color(kind_color(run.kind)),
         );
     }
     ui.end_row();
@@ -334,6 +417,73 @@ fn gpu_cell(run: &RunView, f: impl Fn(&SolveReport) -> String) -> String {
         Some(_) => "CPU".into(),
         None => "–".into(),
     }
+}
+
+/// A cell of a count every GPU run reports and the CPU reference only for (CA-)GMRES (what
+/// the algorithm needs): the value, or "CPU" where the CPU reference counted none.
+fn counted_cell(run: &RunView, f: impl Fn(&SolveReport) -> String) -> String {
+    match run.report() {
+        Some(rep) if rep.device.is_gpu() || rep.reductions_per_iteration > 0.0 => f(rep),
+        Some(_) => "CPU".into(),
+        None => "–".into(),
+    }
+}
+
+/// Host syncs per restart cycle and the cycles: `1.00 (12 cycles)`; a dash for methods
+/// without restart cycles.
+fn syncs_per_cycle(r: &SolveReport) -> String {
+    match (r.syncs_per_cycle, r.cycles) {
+        (Some(s), Some(c)) => format!("{s:.2} ({c} cycle{})", if c == 1 { "" } else { "s" }),
+        _ => "–".into(),
+    }
+}
+
+/// The rows of CA-GMRES's table: (name, value).
+fn ca_rows(ca: &CaReport) -> Vec<(&'static str, String)> {
+    let o = &ca.options;
+    let arnoldi = ca.cycles.iter().filter(|c| c.kind == "arnoldi").count();
+    let cycles = if arnoldi > 0 {
+        format!("{} ({arnoldi} Arnoldi)", ca.cycles.len())
+    } else {
+        ca.cycles.len().to_string()
+    };
+    let per_cycle = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.2}"));
+    let cond = ca
+        .cycles
+        .iter()
+        .filter(|c| c.kind != "arnoldi")
+        .map(|c| c.basis_cond)
+        .fold(f64::NAN, f64::max);
+    let fallbacks = ca
+        .cycles
+        .iter()
+        .flat_map(|c| &c.tsqr)
+        .filter(|t| t.fallback_reason.is_some())
+        .count();
+    vec![
+        (
+            "s / m / basis / TSQR",
+            format!("{} / {} / {} / {}", o.s, o.m, o.basis, o.tsqr),
+        ),
+        ("cycles", cycles),
+        (
+            "reductions / syncs per CA cycle",
+            format!(
+                "{} / {}",
+                per_cycle(ca.reductions_per_cycle),
+                per_cycle(ca.syncs_per_cycle)
+            ),
+        ),
+        (
+            "largest basis cond",
+            if cond.is_finite() {
+                format!("{cond:.2e}")
+            } else {
+                "–".into()
+            },
+        ),
+        ("TSQR fallbacks", fallbacks.to_string()),
+    ]
 }
 
 /// A preconditioner cell: `f` of the run's preconditioner, `none` without one, a dash while

@@ -3,9 +3,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::TryRecvError;
 
-use krylov_wgpu::solvers::Variant;
-
-use super::{RunView, StudioApp};
+use super::{RunKind, RunView, StudioApp};
 use crate::device_panel::DeviceState;
 use crate::worker::WorkerEvent;
 
@@ -25,7 +23,7 @@ impl StudioApp {
             && !matches!(self.device.state, DeviceState::Opening)
             && let Some(mode) = self.auto_run.take()
         {
-            self.run_mode = mode;
+            self.run_mode = mode.for_method(self.method);
             self.start_solve();
         }
     }
@@ -65,25 +63,21 @@ impl StudioApp {
             }
             WorkerEvent::RunStarted {
                 job,
-                variant,
+                kind,
                 device,
                 note,
                 b_norm,
                 progress,
             } if Some(job) == self.running_job => {
-                if let Some(run) = self.run_mut(variant) {
+                if let Some(run) = self.run_mut(kind) {
                     run.device = device;
                     run.note = note;
                     run.b_norm = b_norm;
                     run.progress = Some(progress);
                 }
             }
-            WorkerEvent::RunFinished {
-                job,
-                variant,
-                outcome,
-            } if Some(job) == self.running_job => {
-                if let Some(run) = self.run_mut(variant) {
+            WorkerEvent::RunFinished { job, kind, outcome } if Some(job) == self.running_job => {
+                if let Some(run) = self.run_mut(kind) {
                     run.drain_progress();
                     run.progress = None;
                     run.outcome = Some(*outcome);
@@ -96,8 +90,8 @@ impl StudioApp {
         }
     }
 
-    fn run_mut(&mut self, variant: Variant) -> Option<&mut RunView> {
-        self.runs.iter_mut().find(|r| r.variant == variant)
+    fn run_mut(&mut self, kind: RunKind) -> Option<&mut RunView> {
+        self.runs.iter_mut().find(|r| r.kind == kind)
     }
 
     /// The solve is over: runs that did not finish say why, and the first failure is shown.
@@ -116,7 +110,7 @@ impl StudioApp {
         if let Some(e) = error {
             self.error = Some(e);
         } else if let Some(e) = self.runs.iter().find_map(|r| match &r.outcome {
-            Some(Err(e)) => Some(format!("{} {}: {e}", r.variant, self.method)),
+            Some(Err(e)) => Some(format!("{}: {e}", r.kind.title(self.method))),
             _ => None,
         }) {
             self.error = Some(e);

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use egui::Ui;
 use krylov_wgpu::matrix::market::write_vector;
 
+use super::StudioApp;
 use super::run_view::relative;
 use super::widgets::labelled;
-use super::{RunView, StudioApp};
 use crate::problem;
 
 impl StudioApp {
@@ -35,12 +35,13 @@ impl StudioApp {
     }
 
     fn history_csv(&self) -> String {
+        // The `variant` column holds the run kind: classical, pipelined or ca.
         let mut csv = String::from("variant,iteration,residual,relative_residual\n");
         for run in &self.runs {
             if let Some(rep) = run.report() {
                 for (k, r) in rep.history.iter().enumerate() {
                     let rel = relative(*r, rep.b_norm);
-                    csv.push_str(&format!("{},{k},{r:e},{rel:e}\n", run.variant));
+                    csv.push_str(&format!("{},{k},{r:e},{rel:e}\n", run.kind.as_str()));
                 }
             }
         }
@@ -67,11 +68,11 @@ impl StudioApp {
             return;
         };
         let Some(Ok(outcome)) = &run.outcome else {
-            self.error = Some(format!("the {} run has no solution", run.variant));
+            self.error = Some(format!("the {} run has no solution", run.kind));
             return;
         };
         let x = outcome.x.clone();
-        let name = format!("{}-{}-x.mtx", self.file_stem(), run.variant);
+        let name = format!("{}-{}-x.mtx", self.file_stem(), run.kind.as_str());
         if let Some(path) = self.export_target(&name, "mtx") {
             match write_vector(&path, &x) {
                 Ok(()) => self.done_export(&path, "solution"),
@@ -81,10 +82,11 @@ impl StudioApp {
     }
 
     fn copy_report(&mut self, ctx: &egui::Context) {
-        match self.runs.get(self.export_run).and_then(RunView::report) {
-            Some(rep) => {
+        let run = self.runs.get(self.export_run);
+        match run.and_then(|r| Some((r.kind, r.report()?))) {
+            Some((kind, rep)) => {
                 ctx.copy_text(rep.to_json());
-                self.notice = Some(format!("copied the {} report (JSON)", rep.variant));
+                self.notice = Some(format!("copied the {kind} report (JSON)"));
             }
             None => self.error = Some("no report to copy yet: run a solve first".into()),
         }
@@ -125,7 +127,7 @@ impl StudioApp {
             if self.runs.len() > 1 {
                 ui.label("run:");
                 for (i, run) in self.runs.iter().enumerate() {
-                    ui.radio_value(&mut self.export_run, i, format!("{} run", run.variant));
+                    ui.radio_value(&mut self.export_run, i, format!("{} run", run.kind));
                 }
             }
             let has = self.runs.iter().any(|r| r.report().is_some());

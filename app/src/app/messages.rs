@@ -30,7 +30,7 @@ impl StudioApp {
             if let Some(note) = &run.note {
                 ui.colored_label(
                     Color32::from_rgb(200, 120, 0),
-                    format!("note ({}): {note}", run.variant),
+                    format!("note ({}): {note}", run.kind),
                 );
             }
         }

@@ -1,11 +1,9 @@
 //! The residual plot: |r|/|b| per iteration on a log scale, one line per run, the tolerance
 //! dashed.
 
+use super::{RunKind, StudioApp, kind_color};
 use egui::{Color32, Ui};
 use egui_plot::{GridInput, GridMark, HLine, HoverPosition, Legend, Line, LineStyle, Plot};
-use krylov_wgpu::solvers::Variant;
-
-use super::{StudioApp, variant_color};
 
 impl StudioApp {
     pub(super) fn plot(&self, ui: &mut Ui, height: f32) {
@@ -48,20 +46,19 @@ impl StudioApp {
                 )),
             })
             .show(ui, |plot_ui| {
-                for run in &self.runs {
+                // Wider lines drawn first, underneath: where the runs produce the same
+                // residuals (classical and pipelined should, in exact arithmetic; CA-GMRES
+                // too, until its basis loses accuracy) every line stays visible.
+                let mut runs: Vec<_> = self.runs.iter().map(|r| (line_width(r.kind), r)).collect();
+                runs.sort_by(|a, b| b.0.total_cmp(&a.0));
+                for (width, run) in runs {
                     let pts = run.points();
                     if pts.is_empty() {
                         continue;
                     }
-                    // Classical drawn wide underneath: where both variants produce the same
-                    // residuals (as they should in exact arithmetic) both stay visible.
-                    let width = match run.variant {
-                        Variant::Classical => 5.0,
-                        Variant::Pipelined => 2.0,
-                    };
                     plot_ui.line(
-                        Line::new(format!("{} {}", run.variant, self.method), pts)
-                            .color(variant_color(run.variant))
+                        Line::new(run.kind.title(self.method), pts)
+                            .color(kind_color(run.kind))
                             .width(width),
                     );
                 }
@@ -73,6 +70,15 @@ impl StudioApp {
                     );
                 }
             });
+    }
+}
+
+/// The width of a run's line: classical widest, CA-GMRES in between, pipelined thinnest.
+fn line_width(kind: RunKind) -> f32 {
+    match kind {
+        RunKind::Classical => 5.0,
+        RunKind::Ca => 3.5,
+        RunKind::Pipelined => 2.0,
     }
 }
 

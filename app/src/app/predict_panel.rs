@@ -86,10 +86,12 @@ impl StudioApp {
             ))
             .weak(),
         );
-        // Measured µs per iteration of the runs shown, by (format, variant).
+        // Measured µs per iteration of the runs shown, by (format, variant); CA-GMRES runs
+        // are not among the predictions.
         let measured = |p: &Prediction| {
             self.runs
                 .iter()
+                .filter(|r| r.kind.variant().is_some())
                 .filter_map(|r| r.report())
                 .find(|r| {
                     r.format == p.format.as_str()

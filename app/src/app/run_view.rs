@@ -1,16 +1,17 @@
-//! One run (one variant) of the current solve: what the solver thread sent so far, the
+//! One run (classical, pipelined or CA-GMRES) of the current solve: what the solver thread sent so far, the
 //! points the plot draws and the status line the counters show.
 
 use std::sync::mpsc::Receiver;
 
-use krylov_wgpu::solvers::{Progress, SolveReport, Variant};
+use krylov_wgpu::solvers::{Progress, SolveReport};
 
+use super::RunKind;
 use crate::worker::RunOutcome;
 
-/// One run (one variant) of the current solve.
+/// One run (one [`RunKind`]) of the current solve.
 #[derive(Debug)]
 pub struct RunView {
-    pub variant: Variant,
+    pub kind: RunKind,
     /// `"queued"`, `"gpu"` or `"cpu"`.
     pub device: &'static str,
     pub note: Option<String>,
@@ -22,9 +23,9 @@ pub struct RunView {
 }
 
 impl RunView {
-    pub(super) fn queued(variant: Variant) -> Self {
+    pub(super) fn queued(kind: RunKind) -> Self {
         RunView {
-            variant,
+            kind,
             device: "queued",
             note: None,
             b_norm: 0.0,

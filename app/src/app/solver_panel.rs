@@ -1,13 +1,28 @@
-//! The Solver panel (bottom of the left side): Solve and Stop, the variants to run, and the
-//! settings of the solve.
+//! The Solver panel (bottom of the left side): Solve and Stop, the runs to make (classical,
+//! pipelined, both; for GMRES also CA-GMRES and all three), and the settings of the solve.
 
 use egui::{RichText, Ui};
 use krylov_wgpu::Precision;
-use krylov_wgpu::solvers::{CheckMode, Format, GramSchmidt, Method, Precond, Side, Trisolve};
+use krylov_wgpu::solvers::{
+    Basis, CheckMode, Format, GramSchmidt, Method, Precond, Side, Trisolve, Tsqr,
+};
 
 use super::widgets::{enum_combo, labelled};
-use super::{MAX_SWEEPS, RunMode, StudioApp, TrisolveMode};
+use super::{MAX_S, MAX_SWEEPS, RunMode, StudioApp, TrisolveMode};
 use crate::device_panel::DeviceState;
+
+/// The methods the Method box offers: CA-GMRES is not one of them but a run of GMRES.
+const METHODS: &[Method] = &[
+    Method::Cg,
+    Method::Bicgstab,
+    Method::Gmres,
+    Method::Bicg,
+    Method::Jacobi,
+];
+
+/// What the CA-GMRES radio buttons say when disabled by a preconditioner.
+const CA_NO_PRECOND: &str = "CA-GMRES runs on A itself (no preconditioner yet): set the \
+                             preconditioner to none";
 
 impl StudioApp {
     pub(super) fn solver_controls(&mut self, ui: &mut Ui) {
@@ -41,10 +56,31 @@ impl StudioApp {
                 ui.radio_value(&mut self.run_mode, RunMode::Pipelined, "pipelined");
                 ui.radio_value(&mut self.run_mode, RunMode::Both, "both, side by side");
             });
+            let gmres = self.method == Method::Gmres;
+            if gmres {
+                // CA-GMRES beside GMRES's two variants; it takes no preconditioner yet.
+                let plain = self.precond == Precond::None;
+                ui.horizontal(|ui| {
+                    ui.add_enabled_ui(plain, |ui| {
+                        ui.radio_value(&mut self.run_mode, RunMode::Ca, "CA-GMRES")
+                            .on_hover_text(
+                                "communication-avoiding GMRES(s, m): s basis vectors per block \
+                                 from the matrix powers kernel, one block orthogonalisation \
+                                 and TSQR per block",
+                            )
+                            .on_disabled_hover_text(CA_NO_PRECOND);
+                        ui.radio_value(&mut self.run_mode, RunMode::All, "all three")
+                            .on_hover_text("classical, pipelined and CA-GMRES, side by side")
+                            .on_disabled_hover_text(CA_NO_PRECOND);
+                    });
+                });
+            }
             egui::Grid::new("solver").num_columns(2).show(ui, |ui| {
                 labelled(ui, "Method", |ui| {
-                    enum_combo(ui, "method", &mut self.method, Method::ALL, Method::as_str)
+                    enum_combo(ui, "method", &mut self.method, METHODS, Method::as_str)
                 });
+                // CA-GMRES is GMRES's only.
+                self.run_mode = self.run_mode.for_method(self.method);
                 ui.end_row();
 
                 let mut precision = self.precision();
@@ -78,15 +114,23 @@ impl StudioApp {
                 );
                 ui.end_row();
 
+                let ca = self.run_mode.has_ca();
                 labelled(ui, "Preconditioner", |ui| {
-                    enum_combo(
-                        ui,
-                        "precond",
-                        &mut self.precond,
-                        Precond::ALL,
-                        Precond::as_str,
-                    )
-                });
+                    ui.add_enabled_ui(!ca, |ui| {
+                        enum_combo(
+                            ui,
+                            "precond",
+                            &mut self.precond,
+                            Precond::ALL,
+                            Precond::as_str,
+                        )
+                    })
+                    .inner
+                })
+                .on_disabled_hover_text(
+                    "CA-GMRES runs on A itself (no preconditioner yet): choose classical, \
+                     pipelined or both to precondition GMRES",
+                );
                 ui.end_row();
 
                 let sided = matches!(self.method, Method::Gmres | Method::Bicgstab);
@@ -168,7 +212,6 @@ impl StudioApp {
                     ui.add(egui::DragValue::new(&mut self.max_iter).range(1..=100_000_000))
                 });
                 ui.end_row();
-                let gmres = self.method == Method::Gmres;
                 labelled(ui, "Restart m", |ui| {
                     ui.add_enabled(
                         gmres,
@@ -190,6 +233,9 @@ impl StudioApp {
                     .inner
                 });
                 ui.end_row();
+                if gmres {
+                    self.ca_rows(ui, ca);
+                }
                 labelled(ui, "Batch k", |ui| {
                     ui.add_enabled(
                         self.check_mode == CheckMode::Device,
@@ -201,5 +247,48 @@ impl StudioApp {
             });
             ui.checkbox(&mut self.profile, "GPU time per kernel (timestamps)");
         });
+    }
+
+    /// CA-GMRES's rows of the Solver grid (GMRES only; enabled when a CA-GMRES run is
+    /// selected): s, the TSQR and the basis. m is the restart above, shared with GMRES so
+    /// that the runs compare at the same m.
+    fn ca_rows(&mut self, ui: &mut Ui, ca: bool) {
+        let hint = "choose CA-GMRES or all three to run it";
+        labelled(ui, "CA block s", |ui| {
+            ui.add_enabled(ca, egui::DragValue::new(&mut self.s_step).range(1..=MAX_S))
+        })
+        .on_hover_text(format!(
+            "CA-GMRES: basis vectors per block (one matrix powers call, one block \
+             orthogonalisation and TSQR each); the restart m must be a multiple of s \
+             (at most {MAX_S} on the GPU)"
+        ))
+        .on_disabled_hover_text(hint);
+        ui.end_row();
+        labelled(ui, "TSQR", |ui| {
+            ui.add_enabled_ui(ca, |ui| {
+                enum_combo(ui, "tsqr", &mut self.tsqr, &Tsqr::ALL, Tsqr::as_str)
+            })
+            .inner
+        })
+        .on_hover_text(
+            "CA-GMRES: the tall-skinny QR of each block (cholqr2: 2 reductions, 2 host syncs; \
+             cholqr, svqr: 1 and 1; cgs2, cgs, mgs: 3s-2, 2s-1, s(s+1)/2 reductions, no sync); \
+             caqr runs on the CPU reference only",
+        )
+        .on_disabled_hover_text(hint);
+        ui.end_row();
+        labelled(ui, "Basis", |ui| {
+            ui.add_enabled_ui(ca, |ui| {
+                enum_combo(ui, "basis", &mut self.basis, &Basis::ALL, Basis::as_str)
+            })
+            .inner
+        })
+        .on_hover_text(
+            "CA-GMRES: the basis of the matrix powers\n\
+             newton: shifted by Leja-ordered Ritz values of a first, standard GMRES cycle\n\
+             monomial: v, Av, A²v, … (its condition number grows fast with s)",
+        )
+        .on_disabled_hover_text(hint);
+        ui.end_row();
     }
 }
