@@ -166,10 +166,12 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                 ));
             }
         }
-        if let Some(p) = out.precond.filter(|&p| p != Precond::None) {
+        if let Some(p) = out.precond.filter(|&p| p != Precond::None)
+            && out.side == Some(Side::Left)
+        {
             return Err(format!(
-                "CA-GMRES runs on A itself (no preconditioner yet): --variant ca or all \
-                 takes no --precond {p}"
+                "CA-GMRES applies --precond {p} on the right: --variant ca or all takes no \
+                 --side left"
             ));
         }
     }
@@ -282,10 +284,11 @@ mod tests {
                 .contains("--variant ca or all")
         );
         assert!(p("--method cg --variant ca").unwrap_err().contains("gmres"));
+        assert!(p("--variant all --precond ilu0").is_ok());
         assert!(
-            p("--variant all --precond ilu0")
+            p("--variant all --precond ilu0 --side left")
                 .unwrap_err()
-                .contains("no preconditioner")
+                .contains("on the right")
         );
         assert!(p("--variant nope").unwrap_err().contains("ca, all"));
         assert!(p("--s-step 0").unwrap_err().contains("1 to 16"));

@@ -153,10 +153,10 @@ impl StudioApp {
         };
         opts.validate().map_err(|e| e.to_string())?;
         if self.run_mode.for_method(self.method).has_ca() {
-            if opts.precond != Precond::None {
+            if opts.precond != Precond::None && opts.side == krylov_wgpu::solvers::Side::Left {
                 return Err(format!(
-                    "CA-GMRES runs on A itself (no preconditioner yet): set the \
-                     preconditioner to none, or run classical or pipelined GMRES with {}",
+                    "CA-GMRES applies {} on the right (x = M⁻¹y): set Side to right, or run \
+                     classical or pipelined GMRES with it on the left",
                     opts.precond
                 ));
             }
@@ -298,13 +298,16 @@ mod tests {
         assert_eq!(per_run[0].variant, Variant::Classical);
         assert_eq!(per_run[2].ca().s, 4);
 
-        // m must be a multiple of s, and CA-GMRES takes no preconditioner: refused with the
-        // reason, while GMRES alone still takes both.
+        // m must be a multiple of s, and CA-GMRES preconditions on the right only: refused
+        // with the reason, while GMRES alone still takes both.
         a.restart = 30;
         assert!(a.options().unwrap_err().contains("multiple of s = 4"));
         a.restart = 20;
         a.precond = Precond::Ilu0;
-        assert!(a.options().unwrap_err().contains("no preconditioner"));
+        assert!(a.options().is_ok());
+        a.side = krylov_wgpu::solvers::Side::Left;
+        assert!(a.options().unwrap_err().contains("on the right"));
+        a.side = krylov_wgpu::solvers::Side::Right;
         a.run_mode = RunMode::Both;
         a.restart = 30;
         assert!(a.options().is_ok());

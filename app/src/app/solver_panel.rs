@@ -20,9 +20,9 @@ const METHODS: &[Method] = &[
     Method::Jacobi,
 ];
 
-/// What the CA-GMRES radio buttons say when disabled by a preconditioner.
-const CA_NO_PRECOND: &str = "CA-GMRES runs on A itself (no preconditioner yet): set the \
-                             preconditioner to none";
+/// What the CA-GMRES radio buttons say when disabled by a left preconditioner.
+const CA_NO_PRECOND: &str = "CA-GMRES applies the preconditioner on the right (x = M⁻¹y): \
+                             set Side to right";
 
 impl StudioApp {
     pub(super) fn solver_controls(&mut self, ui: &mut Ui) {
@@ -58,8 +58,8 @@ impl StudioApp {
             });
             let gmres = self.method == Method::Gmres;
             if gmres {
-                // CA-GMRES beside GMRES's two variants; it takes no preconditioner yet.
-                let plain = self.precond == Precond::None;
+                // CA-GMRES beside GMRES's two variants; it preconditions on the right only.
+                let plain = self.precond == Precond::None || self.side == Side::Right;
                 ui.horizontal(|ui| {
                     ui.add_enabled_ui(plain, |ui| {
                         ui.radio_value(&mut self.run_mode, RunMode::Ca, "CA-GMRES")
@@ -114,23 +114,15 @@ impl StudioApp {
                 );
                 ui.end_row();
 
-                let ca = self.run_mode.has_ca();
                 labelled(ui, "Preconditioner", |ui| {
-                    ui.add_enabled_ui(!ca, |ui| {
-                        enum_combo(
-                            ui,
-                            "precond",
-                            &mut self.precond,
-                            Precond::ALL,
-                            Precond::as_str,
-                        )
-                    })
-                    .inner
-                })
-                .on_disabled_hover_text(
-                    "CA-GMRES runs on A itself (no preconditioner yet): choose classical, \
-                     pipelined or both to precondition GMRES",
-                );
+                    enum_combo(
+                        ui,
+                        "precond",
+                        &mut self.precond,
+                        Precond::ALL,
+                        Precond::as_str,
+                    )
+                });
                 ui.end_row();
 
                 let sided = matches!(self.method, Method::Gmres | Method::Bicgstab);
@@ -234,6 +226,7 @@ impl StudioApp {
                 });
                 ui.end_row();
                 if gmres {
+                    let ca = self.run_mode.has_ca();
                     self.ca_rows(ui, ca);
                 }
                 labelled(ui, "Batch k", |ui| {
