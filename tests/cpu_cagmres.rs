@@ -480,13 +480,15 @@ fn bad_input_is_an_error_and_nan_never_passes() {
         solve(&rect, &[1.0, 1.0], None, &o, &ca),
         Err(KrylovError::NotSquare { .. })
     ));
-    let jac = SolveOptions {
+    // Preconditioning is on the right only.
+    let left = SolveOptions {
         precond: Precond::Jacobi,
+        side: krylov_wgpu::solvers::Side::Left,
         ..o.clone()
     };
     assert!(matches!(
-        solve(&a, &b, None, &jac, &ca),
-        Err(KrylovError::InvalidOption(_))
+        solve(&a, &b, None, &left, &ca),
+        Err(KrylovError::InvalidOption(m)) if m.contains("right")
     ));
     let mut nan_b = b.clone();
     nan_b[3] = f64::NAN;

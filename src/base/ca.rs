@@ -213,6 +213,10 @@ pub struct CycleInfo {
     /// Whether a block's R had a numerically zero diagonal entry past its first column (the
     /// basis lost rank: the cycle ended there and restarted).
     pub truncated: bool,
+    /// Basis vectors computed: `vectors`, or more when the cycle's blocks were all recorded
+    /// before the host read them (a deferred cycle, GPU with a Gram–Schmidt TSQR) and it
+    /// ended early: the work done, what per-iteration costs divide by.
+    pub recorded: usize,
 }
 
 /// CA-GMRES's own report, beside the common [`SolveReport`].

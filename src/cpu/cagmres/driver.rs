@@ -232,6 +232,30 @@ pub(crate) trait CaBackend {
     fn borth(&mut self, j: usize, steps: usize, tsqr: Tsqr) -> Result<BlockResult>;
     /// x += Q[:, :k] y (k = y.len()).
     fn update_x(&mut self, y: &[f64]) -> Result<()>;
+    /// Whether blocks orthogonalised by `tsqr` need no host value until their cycle ends (every
+    /// reduction of BOrth and of the TSQR finished on the device): then a cycle's blocks are
+    /// recorded first ([`Self::record_borth`]) and read back once ([`Self::collect`]),
+    /// and the cycle logic takes the same decisions from them afterwards.
+    fn defers(&self, _tsqr: Tsqr) -> bool {
+        false
+    }
+    /// [`Self::borth`] recorded without reading anything back (for [`Self::defers`]).
+    fn record_borth(&mut self, _j: usize, _steps: usize, _tsqr: Tsqr) -> Result<()> {
+        Err(KrylovError::Unsupported(
+            "this CA-GMRES backend does not defer blocks".into(),
+        ))
+    }
+    /// The results of the blocks `(j, steps)` recorded by [`Self::record_borth`], in order,
+    /// from one readback (a non-finite block is an error of its own entry only).
+    fn collect(
+        &mut self,
+        _blocks: &[(usize, usize)],
+        _tsqr: Tsqr,
+    ) -> Result<Vec<Result<BlockResult>>> {
+        Err(KrylovError::Unsupported(
+            "this CA-GMRES backend does not defer blocks".into(),
+        ))
+    }
     /// Called once per block with the history so far (the GPU forwards new entries to its
     /// monitor); returns whether the caller asked to stop.
     fn checkpoint(&mut self, _hist: &[f64]) -> bool {
@@ -334,6 +358,72 @@ impl CaBackend for CpuBackend<'_, '_> {
     }
 }
 
+/// The blocks of one cycle: made on demand (each block's powers, BOrth and TSQR, then the
+/// host's decision) or, when the backend [`defers`](CaBackend::defers) the TSQR, all recorded
+/// at the cycle's start and read back once, then handed out in the same order.
+struct Source {
+    queue: Option<std::collections::VecDeque<(DMatrix<f64>, Result<BlockResult>)>>,
+    /// Basis vectors recorded by the deferred blocks (the work done, used or not).
+    recorded: usize,
+}
+
+impl Source {
+    /// Whether the blocks were recorded ahead and read back at once.
+    fn deferred(&self) -> bool {
+        self.queue.is_some()
+    }
+
+    /// `plan`: the blocks `(j, steps)` the cycle will ask for, if none stops it early.
+    fn new<B: CaBackend>(
+        be: &mut B,
+        plan: &[(usize, usize)],
+        tsqr: Tsqr,
+        shifts: &[Shift],
+        sigma: f64,
+    ) -> Result<Source> {
+        if plan.is_empty() || !be.defers(tsqr) {
+            return Ok(Source {
+                queue: None,
+                recorded: 0,
+            });
+        }
+        let mut bs = Vec::with_capacity(plan.len());
+        for &(j, steps) in plan {
+            bs.push(be.powers(j, steps, shifts, sigma)?);
+            be.record_borth(j, steps, tsqr)?;
+        }
+        let results = be.collect(plan, tsqr)?;
+        Ok(Source {
+            queue: Some(bs.into_iter().zip(results).collect()),
+            recorded: plan.iter().map(|p| p.1).sum(),
+        })
+    }
+
+    /// The block from basis vector j: its basis change matrix B and its BOrth + TSQR.
+    fn next<B: CaBackend>(
+        &mut self,
+        be: &mut B,
+        j: usize,
+        steps: usize,
+        tsqr: Tsqr,
+        shifts: &[Shift],
+        sigma: f64,
+    ) -> Result<(DMatrix<f64>, BlockResult)> {
+        match &mut self.queue {
+            Some(q) => {
+                let (b, r) = q.pop_front().ok_or_else(|| {
+                    KrylovError::Gpu("CA-GMRES: a deferred block was not recorded".into())
+                })?;
+                Ok((b, r?))
+            }
+            None => {
+                let b = be.powers(j, steps, shifts, sigma)?;
+                Ok((b, be.borth(j, steps, tsqr)?))
+            }
+        }
+    }
+}
+
 /// The state of one cycle while it runs.
 struct Cycle {
     h: DMatrix<f64>,
@@ -344,6 +434,8 @@ struct Cycle {
     breakdown: Option<(usize, f64, f64)>,
     /// The last per-step estimate.
     est: f64,
+    /// Basis vectors recorded ahead by deferred blocks (0 when blocks are made on demand).
+    recorded: usize,
 }
 
 /// ‖column l of W‖ before BOrth + TSQR, from W = Q_prev C + Q R (Pythagoras: no reduction).
@@ -366,6 +458,13 @@ fn arnoldi_cycle<B: CaBackend>(
     total: &mut usize,
     hist: &mut Vec<f64>,
 ) -> Result<Option<Stop>> {
+    let plan: Vec<(usize, usize)> = (0..m.min(ctl.max_iter.saturating_sub(*total)))
+        .map(|i| (i, 1))
+        .collect();
+    let mut src = Source::new(be, &plan, Tsqr::Cgs2, &[], sigma)?;
+    c.recorded += src.recorded;
+    // A deferred cycle's one readback of all its blocks.
+    c.info.syncs += src.deferred() as usize;
     for i in 0..m {
         if *total >= ctl.max_iter {
             break;
@@ -373,10 +472,9 @@ fn arnoldi_cycle<B: CaBackend>(
         if be.checkpoint(hist) {
             return Ok(Some(cancelled(*total)));
         }
-        be.powers(i, 1, &[], sigma)?;
-        let bo = be.borth(i, 1, Tsqr::Cgs2)?;
+        let (_, bo) = src.next(be, i, 1, Tsqr::Cgs2, &[], sigma)?;
         c.info.reductions += bo.reductions;
-        c.info.syncs += 1;
+        c.info.syncs += (!src.deferred()) as usize;
         c.info.vectors += 1;
         *total += 1;
         c.k = i + 1;
@@ -431,6 +529,19 @@ fn ca_cycle<B: CaBackend>(
     total: &mut usize,
     hist: &mut Vec<f64>,
 ) -> Result<Option<Stop>> {
+    let mut plan = Vec::new();
+    let mut left = ctl.max_iter.saturating_sub(*total);
+    for b in 0..ca.m / ca.s {
+        let steps = ca.s.min(left);
+        if steps == 0 {
+            break;
+        }
+        plan.push((b * ca.s, steps));
+        left -= steps;
+    }
+    let mut src = Source::new(be, &plan, ca.tsqr, &rep.shifts, rep.scale)?;
+    c.recorded += src.recorded;
+    c.info.syncs += src.deferred() as usize;
     for _ in 0..ca.m / ca.s {
         let steps = ca.s.min(ctl.max_iter.saturating_sub(*total));
         if steps == 0 {
@@ -440,13 +551,14 @@ fn ca_cycle<B: CaBackend>(
             return Ok(Some(cancelled(*total)));
         }
         let j = c.k;
-        let b = be.powers(j, steps, &rep.shifts, rep.scale)?;
+        let (b, bo) = src.next(be, j, steps, ca.tsqr, &rep.shifts, rep.scale)?;
         *total += steps;
         c.info.vectors += steps;
         c.info.blocks += 1;
-        let bo = be.borth(j, steps, ca.tsqr)?;
         c.info.reductions += bo.reductions;
-        c.info.syncs += bo.report.host_syncs.max(1);
+        if !src.deferred() {
+            c.info.syncs += bo.report.host_syncs.max(1);
+        }
         let r = &bo.r;
         // The basis [q_j, W] = Q⁺R⁺: its condition number.
         let mut rp = DMatrix::zeros(j + 1 + steps, steps + 1);
@@ -546,9 +658,11 @@ pub(crate) fn run_cycles<B: CaBackend>(
                 tsqr: Vec::new(),
                 restart_residual: f64::NAN,
                 truncated: false,
+                recorded: 0,
             },
             breakdown: None,
             est: rho,
+            recorded: 0,
         };
         be.start_basis(rho)?;
         let cycle_start = rho;
@@ -569,6 +683,7 @@ pub(crate) fn run_cycles<B: CaBackend>(
             )),
         };
         if let Some(stop) = early {
+            c.info.recorded = c.recorded.max(c.info.vectors);
             rep.cycles.push(c.info);
             break stop;
         }
@@ -589,6 +704,7 @@ pub(crate) fn run_cycles<B: CaBackend>(
                     }
                 }
                 Err(e) => {
+                    c.info.recorded = c.recorded.max(c.info.vectors);
                     rep.cycles.push(c.info);
                     break Stop::non_finite(total, &format!("Ritz values ({e})"), f64::NAN);
                 }
@@ -598,6 +714,7 @@ pub(crate) fn run_cycles<B: CaBackend>(
         c.info.columns = c.k;
         c.info.restart_residual = rho;
         let full = c.info.vectors == m || c.info.truncated;
+        c.info.recorded = c.recorded.max(c.info.vectors);
         rep.cycles.push(c.info);
         if !rho.is_finite() {
             break Stop::non_finite(total, "<r, r>", rho);

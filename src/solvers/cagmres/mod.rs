@@ -11,6 +11,15 @@
 //! | TSQR MGS / CGS / CGS2: per column, projections and the norm on the device | 3 launches per inner-product batch | s(s+1)/2, 2s−1, 3s−2 | 0 |
 //! | the block's C and R read by the host (H, the estimates) | — | — | 1 (shared with the TSQR's) |
 //!
+//! **Deferred cycles.** With a Gram–Schmidt TSQR (MGS, CGS, CGS2: every reduction finished
+//! on the device) a cycle's blocks need no host value until the cycle ends: the GPU records
+//! all of them (each block's C, R and norms in its own slots of the cycle buffer) and reads
+//! them back once; the shared cycle logic then takes its decisions block by block as it
+//! would have, from the same numbers. A full cycle then costs 2 host syncs (restart residual,
+//! the blocks) instead of 1 + m/s; the blocks recorded past the one where the cycle ended are
+//! wasted work, counted in `iterations_recorded` (and the cycles' `recorded`). The Newton
+//! basis's Arnoldi cycle (blocks of one vector, CGS2) is deferred too.
+//!
 //! Per cycle: the restart residual r = b − Ax and ‖r‖ (`ca_powers` with (−1, 0, 1) and one
 //! reduction: 1 sync), q₀ = r/‖r‖ on the device, and x += Q y (`ca_block_update`, one upload
 //! of y). So a full cycle has 1 + m/s·(2 + the TSQR's) reductions and 1 + m/s·max(1, the
@@ -74,6 +83,30 @@ impl<T: Scalar> GpuBackend<'_, '_, '_, T> {
         Ok(c)
     }
 
+    /// C and R of a Gram–Schmidt TSQR block from a readback `v` of the cycle buffer from
+    /// index `from`: C at `at.c` (leading dimension j+1), R's upper part at `at.r` (leading
+    /// dimension s), its diagonal the square roots of the norms² at `at.nrm`.
+    fn gs_block(
+        &self,
+        v: &[f64],
+        from: usize,
+        at: system::Slots,
+        j: usize,
+        steps: usize,
+    ) -> Result<(DMatrix<f64>, DMatrix<f64>)> {
+        let s = self.sys.s;
+        let (c0, r0, n0) = (at.c - from, at.r - from, at.nrm - from);
+        let c = DMatrix::from_fn(j + 1, steps, |i, l| v[c0 + i + (j + 1) * l]);
+        finite(&c)?;
+        let r = DMatrix::from_fn(steps, steps, |l, k| match l.cmp(&k) {
+            std::cmp::Ordering::Less => v[r0 + l + s * k],
+            std::cmp::Ordering::Equal => v[n0 + k].max(0.0).sqrt(),
+            std::cmp::Ordering::Greater => 0.0,
+        });
+        finite(&r)?;
+        Ok((c, r))
+    }
+
     /// Q = W T on the device after writing T (an upload; W's launches are submitted first).
     fn apply_t(&self, w0: usize, steps: usize, t: &DMatrix<f64>) -> Result<()> {
         let sys = self.sys;
@@ -88,6 +121,40 @@ impl<T: Scalar> GpuBackend<'_, '_, '_, T> {
             Ok(r) => (r, None),
             Err(why) => (svqr_r(g), Some(why)),
         }
+    }
+}
+
+/// Whether a block orthogonalised by `tsqr` needs no host value before its cycle ends: the
+/// Gram–Schmidt TSQRs finish every reduction on the device, so a cycle of them is recorded
+/// whole and read back once (CholQR and SVQR need the host's factor of the Gram matrix).
+fn defers(tsqr: Tsqr) -> bool {
+    matches!(tsqr, Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2)
+}
+
+/// A block's result with its TSQR report (the per-block orthogonality is not measured here).
+fn block_result(
+    requested: Tsqr,
+    used: Tsqr,
+    fallback_reason: Option<String>,
+    steps: usize,
+    c: DMatrix<f64>,
+    r: DMatrix<f64>,
+) -> BlockResult {
+    let report = TsqrReport {
+        requested,
+        used,
+        fallback_reason,
+        // Measured by the CPU reference and by `tsqr_block`; a solve reports the
+        // orthogonality of its last basis instead (`orthogonality_loss`).
+        orth_error: f64::NAN,
+        reductions: requested.reductions(steps),
+        host_syncs: requested.host_syncs(),
+    };
+    BlockResult {
+        c,
+        r,
+        reductions: 2 + report.reductions,
+        report,
     }
 }
 
@@ -143,27 +210,20 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
     fn borth(&mut self, j: usize, steps: usize, tsqr: Tsqr) -> Result<BlockResult> {
         let sys = self.sys;
         let lay = sys.lay;
-        let (w0, s) = (j + 1, sys.s);
+        let w0 = j + 1;
+        let at = lay.eager();
         for pass in 0..2 {
-            sys.record_projection(j, steps, pass);
+            sys.record_projection(j, steps, pass, at);
         }
         let (mut used, mut fallback_reason) = (tsqr, None);
         let (c, r) = match tsqr {
             Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2 => {
-                sys.record_tsqr_launches(w0, steps, tsqr);
+                sys.record_tsqr_launches(w0, steps, tsqr, at);
                 let v = sys.read(lay.c, lay.gram - lay.c)?;
-                let c = self.coefficients(&v, j, steps)?;
-                let (r0, n0) = (lay.r - lay.c, lay.nrm - lay.c);
-                let r = DMatrix::from_fn(steps, steps, |l, k| match l.cmp(&k) {
-                    std::cmp::Ordering::Less => v[r0 + l + s * k],
-                    std::cmp::Ordering::Equal => v[n0 + k].max(0.0).sqrt(),
-                    std::cmp::Ordering::Greater => 0.0,
-                });
-                finite(&r)?;
-                (c, r)
+                self.gs_block(&v, lay.c, at, j, steps)?
             }
             Tsqr::CholQr | Tsqr::CholQr2 | Tsqr::Svqr => {
-                sys.record_tsqr_launches(w0, steps, tsqr);
+                sys.record_tsqr_launches(w0, steps, tsqr, at);
                 let v = sys.read(lay.c, lay.gram + steps * steps - lay.c)?;
                 let c = self.coefficients(&v, j, steps)?;
                 let g0 = lay.gram - lay.c;
@@ -184,7 +244,7 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
                 };
                 self.apply_t(w0, steps, &right_upper_inverse(&r1))?;
                 let r = if tsqr == Tsqr::CholQr2 {
-                    sys.record_tsqr_launches(w0, steps, tsqr);
+                    sys.record_tsqr_launches(w0, steps, tsqr, at);
                     let v = sys.read(lay.gram, steps * steps)?;
                     let g2 = DMatrix::from_fn(steps, steps, |i, l| v[i + steps * l]);
                     finite(&g2)?;
@@ -207,22 +267,40 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
                 ));
             }
         };
-        let report = TsqrReport {
-            requested: tsqr,
-            used,
-            fallback_reason,
-            // Measured by the CPU reference and by `tsqr_block`; a solve reports the
-            // orthogonality of its last basis instead (`orthogonality_loss`).
-            orth_error: f64::NAN,
-            reductions: tsqr.reductions(steps),
-            host_syncs: tsqr.host_syncs(),
-        };
-        Ok(BlockResult {
-            c,
-            r,
-            reductions: 2 + report.reductions,
-            report,
-        })
+        Ok(block_result(tsqr, used, fallback_reason, steps, c, r))
+    }
+
+    fn defers(&self, tsqr: Tsqr) -> bool {
+        defers(tsqr)
+    }
+
+    fn record_borth(&mut self, j: usize, steps: usize, tsqr: Tsqr) -> Result<()> {
+        let sys = self.sys;
+        let at = sys.lay.slots_at(j, sys.s);
+        for pass in 0..2 {
+            sys.record_projection(j, steps, pass, at);
+        }
+        sys.record_tsqr_launches(j + 1, steps, tsqr, at);
+        Ok(())
+    }
+
+    fn collect(
+        &mut self,
+        blocks: &[(usize, usize)],
+        tsqr: Tsqr,
+    ) -> Result<Vec<Result<BlockResult>>> {
+        let sys = self.sys;
+        let lay = sys.lay;
+        let last = blocks.iter().map(|b| b.0).max().unwrap_or(0);
+        let v = sys.read(lay.blocks, (last + 1) * lay.per_block)?;
+        Ok(blocks
+            .iter()
+            .map(|&(j, steps)| {
+                let at = lay.slots_at(j, sys.s);
+                let (c, r) = self.gs_block(&v, lay.blocks, at, j, steps)?;
+                Ok(block_result(tsqr, tsqr, None, steps, c, r))
+            })
+            .collect())
     }
 
     fn update_x(&mut self, y: &[f64]) -> Result<()> {
@@ -342,7 +420,9 @@ pub fn solve<T: Scalar>(
         stop
     };
     sys.flush()?;
-    run.recorded = run.iterations();
+    // The work done: a deferred cycle computes all its blocks before the host decides.
+    let recorded: usize = rep.cycles.iter().map(|c| c.recorded).sum();
+    run.recorded = recorded.max(run.iterations());
     run.batch_size = ca.s;
     run.cycles = Some(rep.cycles.len());
     run.loop_counts = engine.counters().snapshot().since(&before);

@@ -60,7 +60,20 @@ pub(super) struct CaLayout {
     pub(super) t: usize,
     pub(super) y: usize,
     pub(super) vtv: usize,
+    /// Deferred cycles: per block starting at column j, its own C, R and norms at
+    /// `blocks + j·per_block` ([`CaLayout::slots_at`]).
+    pub(super) blocks: usize,
+    pub(super) per_block: usize,
+    m: usize,
     pub(super) len: usize,
+}
+
+/// Where a block's C (leading dimension j+1), R (leading dimension s) and column norms² go.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slots {
+    pub(super) c: usize,
+    pub(super) r: usize,
+    pub(super) nrm: usize,
 }
 
 impl CaLayout {
@@ -75,6 +88,8 @@ impl CaLayout {
         let t = d + (m + 1 + s) * s;
         let y = t + s * s;
         let vtv = y + m + 1;
+        let blocks = vtv + m * m;
+        let per_block = (m + 2 + s) * s;
         CaLayout {
             rr,
             pow,
@@ -86,7 +101,30 @@ impl CaLayout {
             t,
             y,
             vtv,
-            len: vtv + m * m,
+            blocks,
+            per_block,
+            m,
+            len: blocks + (m + 1) * per_block,
+        }
+    }
+
+    /// The shared slots of an eagerly read block.
+    pub(super) fn eager(&self) -> Slots {
+        Slots {
+            c: self.c,
+            r: self.r,
+            nrm: self.nrm,
+        }
+    }
+
+    /// The slots of the block starting after column j in a deferred cycle.
+    pub(super) fn slots_at(&self, j: usize, s: usize) -> Slots {
+        let base = self.blocks + j * self.per_block;
+        let c_len = (self.m + 1) * s;
+        Slots {
+            c: base,
+            r: base + c_len,
+            nrm: base + c_len + s * s,
         }
     }
 }
@@ -320,15 +358,21 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             for k in 0..steps {
                 self.record_powers(j + k, j + k + 1, powers_prev(j, k), k);
             }
-            for pass in 0..2 {
-                self.record_projection(j, steps, pass);
-            }
             let t = if steps == 1 {
                 crate::base::Tsqr::Cgs2
             } else {
                 tsqr
             };
-            self.record_tsqr_launches(j + 1, steps, t);
+            let mut slots = vec![self.lay.eager()];
+            if super::defers(t) {
+                slots.push(self.lay.slots_at(j, self.s));
+            }
+            for at in slots {
+                for pass in 0..2 {
+                    self.record_projection(j, steps, pass, at);
+                }
+                self.record_tsqr_launches(j + 1, steps, t, at);
+            }
         }
         self.record_residual();
         self.record_update_x(m);
@@ -338,7 +382,13 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// The launches of a TSQR of the block [w0, w0+steps) that need no host value: all of
     /// MGS/CGS/CGS2 (projections and normalisations on the device), and the Gram matrix and
     /// Q = W·T of CholQR/CholQR2/SVQR.
-    pub(super) fn record_tsqr_launches(&self, w0: usize, steps: usize, tsqr: crate::base::Tsqr) {
+    pub(super) fn record_tsqr_launches(
+        &self,
+        w0: usize,
+        steps: usize,
+        tsqr: crate::base::Tsqr,
+        at: Slots,
+    ) {
         use crate::base::Tsqr;
         let (lay, s) = (self.lay, self.s);
         match tsqr {
@@ -348,24 +398,24 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                     match tsqr {
                         Tsqr::Mgs => {
                             for l in 0..k {
-                                let at = lay.r + l + s * k;
-                                self.record_dots(w0 + l, 1, col, 1, lay.d, Some((at, ACC_STORE)));
+                                let acc = at.r + l + s * k;
+                                self.record_dots(w0 + l, 1, col, 1, lay.d, Some((acc, ACC_STORE)));
                                 self.record_update(w0 + l, 1, col, 1, lay.d, 0, T_IDENTITY);
                             }
                         }
                         _ if k > 0 => {
                             let passes = if tsqr == Tsqr::Cgs2 { 2 } else { 1 };
                             for pass in 0..passes {
-                                let acc = if pass == 0 { ACC_STORE } else { ACC_ADD };
-                                let at = lay.r + s * k;
-                                self.record_dots(w0, k, col, 1, lay.d, Some((at, acc)));
+                                let flag = if pass == 0 { ACC_STORE } else { ACC_ADD };
+                                let acc = at.r + s * k;
+                                self.record_dots(w0, k, col, 1, lay.d, Some((acc, flag)));
                                 self.record_update(w0, k, col, 1, lay.d, 0, T_IDENTITY);
                             }
                         }
                         _ => {}
                     }
-                    self.record_dots(col, 1, col, 1, lay.nrm + k, None);
-                    self.record_update(0, 0, col, 1, 0, lay.nrm + k, T_RSQRT | NO_X);
+                    self.record_dots(col, 1, col, 1, at.nrm + k, None);
+                    self.record_update(0, 0, col, 1, 0, at.nrm + k, T_RSQRT | NO_X);
                 }
             }
             _ => {
@@ -523,10 +573,10 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// One BOrth pass over the block [j+1, j+steps] against q₀ … q_j: C_pass = Q_prevᵀW
     /// (into the scratch D and C: stored on pass 0, added on pass 1), W −= Q_prev C_pass.
-    pub(super) fn record_projection(&self, j: usize, steps: usize, pass: usize) {
+    pub(super) fn record_projection(&self, j: usize, steps: usize, pass: usize, at: Slots) {
         let acc = if pass == 0 { ACC_STORE } else { ACC_ADD };
         let lay = self.lay;
-        self.record_dots(0, j + 1, j + 1, steps, lay.d, Some((lay.c, acc)));
+        self.record_dots(0, j + 1, j + 1, steps, lay.d, Some((at.c, acc)));
         self.record_update(0, j + 1, j + 1, steps, lay.d, 0, T_IDENTITY);
     }
 
