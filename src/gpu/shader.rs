@@ -64,11 +64,14 @@ pub enum Piece {
     /// `ds_rows.wgsl`: the format libraries' rows accumulated in double-single (exact products,
     /// Ds sums; on [`Piece::Ds`]) instead of `row_sum.wgsl`'s plain sum in `Real`.
     DsRows,
+    /// `ca_leaf.wgsl`: the pool and the row blocks (leaves) of CA-GMRES's CAQR kernels
+    /// `ca_tsqr_leaf` and `ca_tsqr_apply`.
+    CaLeaf,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 8] = [
+    pub const ALL: [Piece; 9] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -77,6 +80,7 @@ impl Piece {
         Piece::Gmres,
         Piece::Ds,
         Piece::DsRows,
+        Piece::CaLeaf,
     ];
 
     /// The piece's WGSL source.
@@ -107,6 +111,7 @@ impl Piece {
             Piece::Gmres => lib_file!("gmres.wgsl"),
             Piece::Ds => lib_file!("ds.wgsl"),
             Piece::DsRows => lib_file!("ds_rows.wgsl"),
+            Piece::CaLeaf => lib_file!("ca_leaf.wgsl"),
         }
     }
 }
@@ -246,6 +251,8 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("cagmres", "ca_block_dots", true),
     kernel!("cagmres", "ca_block_finish", true),
     kernel!("cagmres", "ca_block_update", true),
+    kernel!("cagmres", "ca_tsqr_leaf", true, 0, [CaLeaf]),
+    kernel!("cagmres", "ca_tsqr_apply", true, 0, [CaLeaf]),
     // BiCGStab.
     kernel!(
         "bicgstab",
@@ -327,11 +334,15 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("xpay", 0),
     // cagmres: `ca_block_dots` is one reduction for its whole block of inner products (the
     // Gram matrix VᵀW in one tree), finished by `ca_block_finish`; powers and updates sum
-    // nothing.
+    // nothing. CAQR's `ca_tsqr_leaf` is one: the leaves' R factors are its first stage (each
+    // leaf a workgroup's Householder QR), the host's QR of their stack the second; its
+    // `ca_tsqr_apply` sums nothing.
     ("ca_powers", 0),
     ("ca_block_dots", 1),
     ("ca_block_finish", 0),
     ("ca_block_update", 0),
+    ("ca_tsqr_leaf", 1),
+    ("ca_tsqr_apply", 0),
     // precond: elementwise scaling and triangular solves, no sums.
     ("diag_scale", 0),
     ("trisolve_levels", 0),

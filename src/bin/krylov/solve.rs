@@ -50,7 +50,8 @@ pub struct SolveArgs {
     #[arg(long, default_value_t = 5)]
     s_step: usize,
     /// cagmres: the TSQR of each block: cholqr2 (default), cholqr, svqr, cgs2, cgs, mgs, or
-    /// caqr (CPU reference only). CholQR falls back to SVQR when the Cholesky fails.
+    /// caqr (Householder leaves, unconditionally stable). CholQR falls back to SVQR when the
+    /// Cholesky fails.
     #[arg(long, default_value = "cholqr2", value_parser = parse_enum::<Tsqr>)]
     tsqr: Tsqr,
     /// cagmres: the basis of the matrix powers: newton (Leja-ordered Ritz values of a first

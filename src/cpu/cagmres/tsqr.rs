@@ -123,7 +123,7 @@ pub fn tsqr(w: &DMatrix<f64>, method: Tsqr) -> Result<Qr> {
 }
 
 /// Flips rows of R and columns of Q so that R_kk ≥ 0 (QR stays the same product).
-fn positive_diagonal(q: &mut DMatrix<f64>, r: &mut DMatrix<f64>) {
+pub fn positive_diagonal(q: &mut DMatrix<f64>, r: &mut DMatrix<f64>) {
     for k in 0..r.nrows() {
         if r[(k, k)] < 0.0 {
             r.row_mut(k).neg_mut();

@@ -1,6 +1,6 @@
 //! CA-GMRES(s, m) on the GPU (paper 002; issue #17), f32 and f64: the communication-avoiding
 //! GMRES whose cycle logic is the CPU reference's ([`crate::cpu::cagmres`], one
-//! `run_cycles` over a backend), with the n-length work in four kernels (`shaders/cagmres/`):
+//! `run_cycles` over a backend), with the n-length work in six kernels (`shaders/cagmres/`):
 //!
 //! | step (per block of s basis vectors) | kernels | reductions | host syncs |
 //! |---|---|---|---|
@@ -9,6 +9,7 @@
 //! | TSQR CholQR / SVQR: G = WᵀW, host R, Q = W R⁻¹ | `ca_block_dots` + `ca_block_finish`, `ca_block_update` | 1 | 1 |
 //! | TSQR CholQR2: that twice | 2 × that | 2 | 2 |
 //! | TSQR MGS / CGS / CGS2: per column, projections and the norm on the device | 3 launches per inner-product batch | s(s+1)/2, 2s−1, 3s−2 | 0 |
+//! | TSQR CAQR: each leaf's Householder QR (Q_i in place, R_i out), host QR of the stacked R_i = Q̂ R, Q = diag(Q_i) Q̂ | `ca_tsqr_leaf`, `ca_tsqr_apply` | 1 | 1 |
 //! | the block's C and R read by the host (H, the estimates) | — | — | 1 (shared with the TSQR's) |
 //!
 //! **Deferred cycles.** With a Gram–Schmidt TSQR (MGS, CGS, CGS2: every reduction finished
@@ -38,14 +39,21 @@
 //! and its triangular solves; `ca_powers` reads the result) and to Q y before it is added to
 //! x. `--side left` is refused.
 //!
-//! Not here yet: CAQR on the GPU (`--tsqr caqr` runs on the CPU reference; the GPU refuses
-//! it with a clear message). The per-block orthogonality error ‖I − QᵀQ‖ is measured by the
-//! CPU reference and by [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last cycle's
-//! basis in `orthogonality_loss`.
+//! CAQR (`--tsqr caqr`) is the CPU reference's tree cut to two levels: g leaves of consecutive
+//! rows (one workgroup each, g ≤ [`CAQR_MAX_LEAVES`] and every leaf at least s rows), each a
+//! Householder QR in the workgroup (`ca_tsqr_leaf`: W_i = Q_i R_i, Q_i explicit in place),
+//! then on the host the Householder QR of the (g·s) × s stack [R_1; …; R_g] = Q̂ R (nalgebra,
+//! f64) read in the block's one host sync, Q̂ uploaded, and Q = diag(Q_i) Q̂ row by row
+//! (`ca_tsqr_apply`). Its orthogonality is O(ε) whatever cond(W) (no Gram matrix is formed),
+//! where CholQR2 needs κ ≲ ε^(−1/2).
+//!
+//! The per-block orthogonality error ‖I − QᵀQ‖ is measured by the CPU reference and by
+//! [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last cycle's basis in
+//! `orthogonality_loss`.
 
 mod system;
 
-pub use system::MAX_S;
+pub use system::{CAQR_MAX_LEAVES, MAX_S};
 
 use std::time::Instant;
 
@@ -60,7 +68,9 @@ use crate::base::scalar::{Precision, Scalar};
 use crate::base::{Basis, CaReport, Tsqr};
 use crate::cpu::cagmres::leja::Shift;
 use crate::cpu::cagmres::powers::{basis_change, step_coefficients};
-use crate::cpu::cagmres::tsqr::{TsqrReport, cholesky, right_upper_inverse, svqr_r};
+use crate::cpu::cagmres::tsqr::{
+    TsqrReport, cholesky, positive_diagonal, right_upper_inverse, svqr_r,
+};
 use crate::cpu::cagmres::{BlockResult, CaBackend, Control, operator_scale, run_cycles, summarise};
 use crate::gpu::Engine;
 use crate::matrix::Csr;
@@ -262,9 +272,29 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
                 (c, r)
             }
             Tsqr::Caqr => {
-                return Err(KrylovError::Unsupported(
-                    "CAQR runs on the CPU reference only".into(),
-                ));
+                // The leaves on the device; C and the stacked R_i in one readback.
+                sys.record_tsqr_launches(w0, steps, tsqr, at);
+                let (g, ss) = (sys.leaves, steps * steps);
+                let v = sys.read(lay.c, lay.stack + g * ss - lay.c)?;
+                let c = self.coefficients(&v, j, steps)?;
+                let s0 = lay.stack - lay.c;
+                let at =
+                    |row: usize, col: usize| s0 + (row / steps) * ss + row % steps + steps * col;
+                let stack = DMatrix::from_fn(g * steps, steps, |row, col| v[at(row, col)]);
+                finite(&stack)?;
+                let qr = stack.qr();
+                let (mut qh, mut r) = (qr.q(), qr.r());
+                positive_diagonal(&mut qh, &mut r);
+                // Q̂ back into the stack in the leaves' layout, then Q = diag(Q_i) Q̂.
+                let mut out = vec![0.0; g * ss];
+                for row in 0..g * steps {
+                    for col in 0..steps {
+                        out[at(row, col) - s0] = qh[(row, col)];
+                    }
+                }
+                sys.write(lay.stack, &out)?;
+                sys.record_caqr_apply(w0, steps);
+                (c, r)
             }
         };
         Ok(block_result(tsqr, used, fallback_reason, steps, c, r))
@@ -328,13 +358,6 @@ fn check_supported(opts: &SolveOptions) -> Result<()> {
             opts.precond
         )));
     }
-    if opts.tsqr == Tsqr::Caqr {
-        return Err(KrylovError::Unsupported(
-            "--tsqr caqr runs on the CPU reference only (--device cpu); on the GPU choose \
-             cholqr2, cholqr, svqr, cgs2, cgs or mgs"
-                .into(),
-        ));
-    }
     Ok(())
 }
 
@@ -343,7 +366,7 @@ fn check_supported(opts: &SolveOptions) -> Result<()> {
 /// `cagmres` (shifts, per-cycle basis condition number, TSQR and fallbacks, reductions and
 /// syncs); `iterations` counts the basis vectors generated, as GMRES counts steps.
 ///
-/// Errors: the input checks of every GPU solve, bad CA options, a preconditioner, CAQR,
+/// Errors: the input checks of every GPU solve, bad CA options, a preconditioner on the left,
 /// s > [`MAX_S`], m + 1 > n, a pool larger than one storage binding.
 ///
 /// ```no_run

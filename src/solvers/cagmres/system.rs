@@ -1,9 +1,9 @@
-//! CA-GMRES's storage on the GPU and the recording of its four kernels: the *pool* (the
+//! CA-GMRES's storage on the GPU and the recording of its kernels: the *pool* (the
 //! basis q₀ … q_m, then x and b: one buffer, vector k at k·n), the *cycle buffer* of small
 //! matrices ([`CaLayout`]), and [`CaSystem`], which records `ca_powers`, `ca_block_dots` +
-//! `ca_block_finish` and `ca_block_update` on pool ranges and submits them only when the host
-//! needs a value (one submit per host sync, plus one before an upload that later launches
-//! read).
+//! `ca_block_finish`, `ca_block_update` and CAQR's `ca_tsqr_leaf` / `ca_tsqr_apply` on pool
+//! ranges and submits them only when the host needs a value (one submit per host sync, plus
+//! one before an upload that later launches read).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -40,14 +40,28 @@ pub(super) const DINV: u32 = 32;
 const VIN: u32 = 16;
 /// The largest block `ca_block_update` takes (`CA_MAX_S`).
 pub const MAX_S: usize = 16;
+/// The most leaves of a CAQR (workgroups of `ca_tsqr_leaf`): the host reads and factors their
+/// stacked R factors, (leaves·s) × s, once per block, and uploads Q̂ of that size.
+pub const CAQR_MAX_LEAVES: usize = 256;
+
+/// The leaves of a CAQR of s columns of n rows: one per reduction workgroup (`groups`), at
+/// most [`CAQR_MAX_LEAVES`], and few enough that every leaf has at least s rows.
+pub(super) fn caqr_leaves(n: usize, s: usize, groups: u32) -> usize {
+    (groups as usize)
+        .min(CAQR_MAX_LEAVES)
+        .min(n / s.max(1))
+        .max(1)
+}
 
 /// Where the small matrices live in the cycle buffer (`scalars` of the CA kernels), for
 /// restart length m and block size s (all column-major):
 ///
-/// `[‖r‖² | (−1, 0, 1) the restart's coefficients | powers coefficients 3s | C (m+1)·s | R s·s | column norms² s | Gram s·s |
-/// D scratch (m+1+s)·s | T s·s | y (m+1) | VᵀV m·m]`
+/// `[‖r‖² | (−1, 0, 1) the restart's coefficients | powers coefficients 3s | C (m+1)·s |
+/// R s·s | column norms² s | Gram s·s | CAQR stack leaves·s·s | D scratch (m+1+s)·s |
+/// T s·s | y (m+1) | VᵀV m·m | deferred blocks (m+1)·(m+2+s)·s]`
 ///
-/// C, R, the norms and the Gram matrix are contiguous: one readback per block gets them.
+/// C, R, the norms, the Gram matrix and the CAQR stack (the leaves' R factors, then Q̂; empty
+/// unless the solve runs CAQR) are contiguous: one readback per block gets them.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct CaLayout {
     pub(super) rr: usize,
@@ -56,6 +70,7 @@ pub(super) struct CaLayout {
     pub(super) r: usize,
     pub(super) nrm: usize,
     pub(super) gram: usize,
+    pub(super) stack: usize,
     pub(super) d: usize,
     pub(super) t: usize,
     pub(super) y: usize,
@@ -77,14 +92,15 @@ pub(super) struct Slots {
 }
 
 impl CaLayout {
-    fn new(m: usize, s: usize) -> Self {
+    fn new(m: usize, s: usize, leaves: usize) -> Self {
         let rr = 0;
         let pow = 4;
         let c = pow + 3 * s;
         let r = c + (m + 1) * s;
         let nrm = r + s * s;
         let gram = nrm + s;
-        let d = gram + s * s;
+        let stack = gram + s * s;
+        let d = stack + leaves * s * s;
         let t = d + (m + 1 + s) * s;
         let y = t + s * s;
         let vtv = y + m + 1;
@@ -97,6 +113,7 @@ impl CaLayout {
             r,
             nrm,
             gram,
+            stack,
             d,
             t,
             y,
@@ -142,6 +159,8 @@ enum Which {
     Dots,
     Finish,
     Update,
+    Leaf,
+    Apply,
 }
 
 /// Everything resident on the GPU for one CA-GMRES solve, and the batch being recorded.
@@ -151,6 +170,8 @@ pub(super) struct CaSystem<'e, T> {
     pub(super) m: usize,
     pub(super) s: usize,
     g: u32,
+    /// Leaves of a CAQR ([`caqr_leaves`]; 0 unless the solve runs CAQR).
+    pub(super) leaves: usize,
     pub(super) lay: CaLayout,
     pub(super) a: GpuMatrix<T>,
     precond: SolverPrecond<T>,
@@ -165,6 +186,8 @@ pub(super) struct CaSystem<'e, T> {
     dots: Kernel,
     finish: Kernel,
     update: Kernel,
+    /// `ca_tsqr_leaf` and `ca_tsqr_apply`, compiled when the solve runs CAQR.
+    caqr: Option<(Kernel, Kernel)>,
     /// Bind groups by kernel and parameters: made once (the first cycle and the set-up's
     /// warm-up make every one a full cycle needs), reused by every later block.
     bind_groups: RefCell<HashMap<(Which, [u32; 12]), wgpu::BindGroup>>,
@@ -227,8 +250,18 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             .context()
             .check_binding(&pool_what, vectors as u64 * n as u64 * elem)?;
         let g = engine.reduction_groups(n);
-        let lay = CaLayout::new(m, s);
+        let caqr = ca.tsqr == crate::base::Tsqr::Caqr;
+        let leaves = if caqr { caqr_leaves(n, s, g) } else { 0 };
+        let lay = CaLayout::new(m, s, leaves);
         let config = gpu_a.shader_config(engine);
+        let caqr = if caqr {
+            Some((
+                solver_kernel::<T>(engine, "ca_tsqr_leaf", config)?,
+                solver_kernel::<T>(engine, "ca_tsqr_apply", config)?,
+            ))
+        } else {
+            None
+        };
         let slots = (m + 1).div_ceil(4) * s + s;
         let partials = engine.storage_zeroed::<[T; 4]>(
             "cagmres partials",
@@ -277,11 +310,13 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             m,
             s,
             g,
+            leaves,
             lay,
             powers: solver_kernel::<T>(engine, "ca_powers", config)?,
             dots: solver_kernel::<T>(engine, "ca_block_dots", config)?,
             finish: solver_kernel::<T>(engine, "ca_block_finish", config)?,
             update: solver_kernel::<T>(engine, "ca_block_update", config)?,
+            caqr,
             a: gpu_a,
             precond,
             factored,
@@ -316,6 +351,8 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             Which::Dots => &self.dots,
             Which::Finish => &self.finish,
             Which::Update => &self.update,
+            Which::Leaf => &self.caqr.as_ref().expect("CAQR kernels compiled").0,
+            Which::Apply => &self.caqr.as_ref().expect("CAQR kernels compiled").1,
         };
         let mut cache = self.bind_groups.borrow_mut();
         let bg = cache.entry(key).or_insert_with(|| {
@@ -380,8 +417,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     }
 
     /// The launches of a TSQR of the block [w0, w0+steps) that need no host value: all of
-    /// MGS/CGS/CGS2 (projections and normalisations on the device), and the Gram matrix and
-    /// Q = W·T of CholQR/CholQR2/SVQR.
+    /// MGS/CGS/CGS2 (projections and normalisations on the device, their C, R and norms at
+    /// `at`), the Gram matrix of CholQR/CholQR2/SVQR and CAQR's leaves (while warming up also
+    /// the launches after the host's step: Q = W·T, CAQR's Q = diag(Q_i)·Q̂).
     pub(super) fn record_tsqr_launches(
         &self,
         w0: usize,
@@ -418,6 +456,12 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                     self.record_update(0, 0, col, 1, 0, at.nrm + k, T_RSQRT | NO_X);
                 }
             }
+            Tsqr::Caqr => {
+                if self.warming.get() {
+                    self.record_caqr(Which::Apply, w0, steps);
+                }
+                self.record_caqr(Which::Leaf, w0, steps);
+            }
             _ => {
                 if self.warming.get() {
                     self.record_update(0, 0, w0, steps, 0, lay.t, NO_X);
@@ -425,6 +469,25 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                 self.record_dots(w0, steps, w0, steps, lay.gram, None);
             }
         }
+    }
+
+    /// CAQR of the block [w0, w0+steps) over [`Self::leaves`] leaves (one workgroup each):
+    /// `Which::Leaf` records `ca_tsqr_leaf` (each leaf's Q_i in place, its R_i into the stack),
+    /// `Which::Apply` records `ca_tsqr_apply` (Q = diag(Q_i)·Q̂ with the host's Q̂ in the stack).
+    fn record_caqr(&self, which: Which, w0: usize, steps: usize) {
+        let p = Params {
+            groups: self.leaves as u32,
+            dst: w0 as u32,
+            comp: steps as u32,
+            slot: self.lay.stack as u32,
+            ..self.params()
+        };
+        self.record(which, p, self.leaves as u32);
+    }
+
+    /// CAQR's last launch, after the host wrote Q̂ into the stack: Q = diag(Q_i)·Q̂.
+    pub(super) fn record_caqr_apply(&self, w0: usize, steps: usize) {
+        self.record_caqr(Which::Apply, w0, steps);
     }
 
     /// pool[dst] = c_A·A·pool[src] + c_s·pool[src] + c_p·pool[prev] with the coefficients
