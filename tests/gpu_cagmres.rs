@@ -342,6 +342,35 @@ fn right_preconditioned_gpu_ca_gmres_takes_the_cpu_references_decisions() {
 }
 
 #[test]
+fn grid_stride_loops_give_the_same_solve() {
+    // Few workgroups of 64 threads: every CA kernel walks its rows in a grid-stride loop.
+    let Some(small) = common::engine_with(common::small_grid(None)) else {
+        return;
+    };
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = load("add32");
+    let b = rhs(&a);
+    for tsqr in [Tsqr::CholQr2, Tsqr::Cgs2, Tsqr::Caqr] {
+        let o = opts(4, 32, Basis::Newton, tsqr, 1e-8);
+        let s = krylov_wgpu::solvers::solve_gpu(&small, &a, &b, None, &o, &mut ()).unwrap();
+        let d = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+        assert!(s.report.converged, "{tsqr}: {}", s.report.reason_detail);
+        assert!(
+            s.report.iterations.abs_diff(d.report.iterations) <= 1,
+            "{tsqr}"
+        );
+        let err =
+            s.x.iter()
+                .zip(&d.x)
+                .map(|(p, q)| (p - q).abs())
+                .fold(0.0f64, f64::max);
+        assert!(err < 1e-6, "{tsqr}: {err:e}");
+    }
+}
+
+#[test]
 fn f32_gpu_ca_gmres_converges_to_f32_accuracy() {
     let Some(engine) = common::engine() else {
         return;

@@ -100,3 +100,61 @@ fn gzip_matrix_and_symmetric_storage() {
     assert_eq!(r["n"], 48);
     assert_eq!(r["nnz"], 400);
 }
+
+#[test]
+fn ca_gmres_from_the_command_line_reports_its_counts() {
+    // CPU reference: every TSQR, and with a preconditioner on the right.
+    for tsqr in ["cholqr2", "cgs2", "svqr", "caqr"] {
+        let line = format!(
+            "--generate convdiff3d:6:x --method cagmres --s-step 4 --restart 20 --tsqr {tsqr}"
+        );
+        let r = solve_ok_on(&[], &line, 1e-8);
+        assert_eq!(r["method"], "cagmres", "{r}");
+        let ca = &r["cagmres"];
+        assert_eq!(ca["options"]["s"], 4, "{r}");
+        assert_eq!(ca["options"]["tsqr"], tsqr, "{r}");
+        assert!(
+            ca["cycles"].as_array().is_some_and(|c| !c.is_empty()),
+            "{r}"
+        );
+        assert!(r["reductions_per_iteration"].as_f64().unwrap() > 0.0, "{r}");
+    }
+    let r = solve_ok_on(
+        &[],
+        "--generate convdiff3d:6:circular:0.1 --method cagmres --precond ilu0",
+        1e-8,
+    );
+    assert_eq!(r["preconditioner"]["kind"], "ilu0", "{r}");
+    // m not a multiple of s: one clear line.
+    let run = super::common::cli::krylov_line(
+        "solve --generate poisson2d:8 --method cagmres --s-step 4 --restart 30 --device cpu",
+    );
+    run.assert_one_error_line(&["multiple of s = 4"]);
+}
+
+#[test]
+fn ca_gmres_on_the_gpu_needs_fewer_reductions_than_pipelined_gmres() {
+    let gpu = super::common::cli::krylov_line("info --json").json()["adapters"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty());
+    if !gpu {
+        return;
+    }
+    let run_on = |extra: &str| {
+        let run = super::common::cli::krylov_line(&format!(
+            "solve --generate poisson2d:32 --device gpu --rtol 1e-8 --json {extra}"
+        ));
+        run.assert_code(0);
+        run.json()
+    };
+    let ca = run_on("--method cagmres --s-step 5 --restart 30");
+    let gm = run_on("--method gmres --variant pipelined --restart 30");
+    assert_eq!(ca["device"]["kind"], "gpu", "{ca}");
+    assert_eq!(ca["converged"], true, "{ca}");
+    let (rc, rg) = (
+        ca["reductions_per_iteration"].as_f64().unwrap(),
+        gm["reductions_per_iteration"].as_f64().unwrap(),
+    );
+    assert!(rc < 0.6 * rg, "CA {rc} vs pipelined GMRES {rg}");
+    assert!(ca["syncs_per_cycle"].as_f64().is_some(), "{ca}");
+}

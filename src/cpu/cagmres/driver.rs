@@ -73,7 +73,7 @@ pub fn solve(
         0,
         format!(
             "CA-GMRES(s = {}, m = {}) CPU reference: {} basis, TSQR {}; iterations count \
-             the basis vectors generated",
+             the basis vectors the solution used (`cagmres.cycles` the ones generated)",
             ca.s, ca.m, ca.basis, ca.tsqr
         ),
     );
@@ -747,7 +747,19 @@ pub(crate) fn run_cycles<B: CaBackend>(
             break stop;
         }
     };
+    // `iterations` are the basis vectors the solution used (one history entry each, as GMRES
+    // counts its steps); a block whose estimate met the threshold early generated more.
+    let used = hist.len().saturating_sub(1);
+    let mut detail = stop.detail.clone();
+    if used != total {
+        detail = format!(
+            "{} ({total} basis vectors generated, {used} used)",
+            detail.replace(&format!("iteration {total}"), &format!("iteration {used}"))
+        );
+    }
     Ok(Stop {
+        iterations: used,
+        detail,
         restarts: gap_restarts,
         replacements: gap_restarts,
         ..stop

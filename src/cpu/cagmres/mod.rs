@@ -29,7 +29,9 @@
 //! restarts (the basis lost rank: an ill-conditioned monomial basis does this for large s);
 //! at its first column (A q_j lies in the span of the basis) the solve stops with
 //! `Breakdown("R_kk")` unless the restart residual converged. `iterations` counts the basis
-//! vectors generated (SpMVs of the matrix powers and Arnoldi steps), as GMRES's count steps.
+//! vectors the solution used (one history entry each, as GMRES counts steps); a block whose
+//! estimate met the threshold at an early column generated more (`CycleInfo::vectors`), and
+//! the iteration limit counts those generated.
 //!
 //! Right preconditioning (`opts.precond`: Jacobi, ILU(0), IC(0), ILUT): the cycles run on
 //! A·M⁻¹ (the matrix powers apply M⁻¹ before each SpMV) and x = x₀ + M⁻¹Q y, so the

@@ -364,7 +364,8 @@ fn check_supported(opts: &SolveOptions) -> Result<()> {
 /// Solves A x = b by CA-GMRES(s, m) on the GPU: s = `opts.s_step`, m = `opts.restart` (a
 /// multiple of s), `opts.basis`, `opts.tsqr`. The report is the common one plus
 /// `cagmres` (shifts, per-cycle basis condition number, TSQR and fallbacks, reductions and
-/// syncs); `iterations` counts the basis vectors generated, as GMRES counts steps.
+/// syncs); `iterations` counts the basis vectors the solution used, as GMRES counts steps
+/// (`iterations_recorded`: those computed, a block's tail past the converged column included).
 ///
 /// Errors: the input checks of every GPU solve, bad CA options, a preconditioner on the left,
 /// s > [`MAX_S`], m + 1 > n, a pool larger than one storage binding.
@@ -479,7 +480,7 @@ pub fn solve<T: Scalar>(
         0,
         format!(
             "CA-GMRES(s = {}, m = {}): {} basis, TSQR {}; iterations count the basis vectors \
-             generated",
+             the solution used (iterations_recorded the ones computed)",
             ca.s, ca.m, ca.basis, ca.tsqr
         ),
     );
