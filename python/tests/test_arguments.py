@@ -119,3 +119,19 @@ def test_m_as_an_operator_is_refused_with_the_alternative():
         kw.cg(A, np.ones(A.shape[0]), M=M)
     with pytest.raises(NotImplementedError):
         kw.cg(A, np.ones(A.shape[0]), M=sla.aslinearoperator(M))
+
+
+def test_cagmres_through_solve(device):
+    """CA-GMRES(s, m) with its options; its report says what ran and counts fewer global
+    reductions per iteration than GMRES."""
+    A, b = load("sherman4")
+    # The monomial basis: no standard GMRES first cycle, so every block is a CA block.
+    report = kw.solve(A, b, method="cagmres", rtol=1e-8, restart=30, s_step=5, tsqr="cholqr2",
+                      basis="monomial", precond="ilu0", device=device)
+    assert report.converged and true_relres(A, b, report.x) <= 1.01e-8
+    assert report.method == "cagmres"
+    assert report.cagmres["options"] == {"s": 5, "m": 30, "basis": "monomial", "tsqr": "cholqr2"}
+    gmres = kw.solve(A, b, method="gmres", rtol=1e-8, restart=30, precond="ilu0", device=device)
+    assert report.reductions_per_iteration < gmres.reductions_per_iteration
+    with pytest.raises(kw.InputError, match="multiple of s"):
+        kw.solve(A, b, method="cagmres", restart=30, s_step=4, device=device)
