@@ -251,6 +251,7 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("cagmres", "ca_block_dots", true),
     kernel!("cagmres", "ca_block_finish", true),
     kernel!("cagmres", "ca_block_update", true),
+    kernel!("cagmres", "ca_cholqr", true),
     kernel!("cagmres", "ca_tsqr_leaf", true, 0, [CaLeaf]),
     kernel!("cagmres", "ca_tsqr_apply", true, 0, [CaLeaf]),
     // BiCGStab.
@@ -341,6 +342,8 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("ca_block_dots", 1),
     ("ca_block_finish", 0),
     ("ca_block_update", 0),
+    // `ca_cholqr` factors an s × s matrix in one thread: no sum over the device.
+    ("ca_cholqr", 0),
     ("ca_tsqr_leaf", 1),
     ("ca_tsqr_apply", 0),
     // precond: elementwise scaling and triangular solves, no sums.

@@ -246,12 +246,14 @@ pub(crate) trait CaBackend {
         ))
     }
     /// The results of the blocks `(j, steps)` recorded by [`Self::record_borth`], in order,
-    /// from one readback (a non-finite block is an error of its own entry only).
+    /// from one readback (a non-finite block is an error of its own entry only); `None` when
+    /// a block needs the host after all (a Cholesky failed on the device): the cycle is then
+    /// run again block by block from its start vector.
     fn collect(
         &mut self,
         _blocks: &[(usize, usize)],
         _tsqr: Tsqr,
-    ) -> Result<Vec<Result<BlockResult>>> {
+    ) -> Result<Option<Vec<Result<BlockResult>>>> {
         Err(KrylovError::Unsupported(
             "this CA-GMRES backend does not defer blocks".into(),
         ))
@@ -365,12 +367,19 @@ struct Source {
     queue: Option<std::collections::VecDeque<(DMatrix<f64>, Result<BlockResult>)>>,
     /// Basis vectors recorded by the deferred blocks (the work done, used or not).
     recorded: usize,
+    /// The deferred blocks came back needing the host: made again on demand.
+    redone: bool,
 }
 
 impl Source {
     /// Whether the blocks were recorded ahead and read back at once.
     fn deferred(&self) -> bool {
         self.queue.is_some()
+    }
+
+    /// The one readback of a deferred cycle's blocks (also when they were then made again).
+    fn extra_syncs(&self) -> usize {
+        (self.deferred() || self.redone) as usize
     }
 
     /// `plan`: the blocks `(j, steps)` the cycle will ask for, if none stops it early.
@@ -385,6 +394,7 @@ impl Source {
             return Ok(Source {
                 queue: None,
                 recorded: 0,
+                redone: false,
             });
         }
         let mut bs = Vec::with_capacity(plan.len());
@@ -392,10 +402,20 @@ impl Source {
             bs.push(be.powers(j, steps, shifts, sigma)?);
             be.record_borth(j, steps, tsqr)?;
         }
-        let results = be.collect(plan, tsqr)?;
-        Ok(Source {
-            queue: Some(bs.into_iter().zip(results).collect()),
-            recorded: plan.iter().map(|p| p.1).sum(),
+        let recorded = plan.iter().map(|p| p.1).sum();
+        Ok(match be.collect(plan, tsqr)? {
+            Some(results) => Source {
+                queue: Some(bs.into_iter().zip(results).collect()),
+                recorded,
+                redone: false,
+            },
+            // Run the cycle again block by block (its start vector is intact); the deferred
+            // work was done and is counted.
+            None => Source {
+                queue: None,
+                recorded,
+                redone: true,
+            },
         })
     }
 
@@ -436,6 +456,8 @@ struct Cycle {
     est: f64,
     /// Basis vectors recorded ahead by deferred blocks (0 when blocks are made on demand).
     recorded: usize,
+    /// Whether the deferred blocks had to be made again on demand.
+    redone: bool,
 }
 
 /// ‖column l of W‖ before BOrth + TSQR, from W = Q_prev C + Q R (Pythagoras: no reduction).
@@ -463,8 +485,9 @@ fn arnoldi_cycle<B: CaBackend>(
         .collect();
     let mut src = Source::new(be, &plan, Tsqr::Cgs2, &[], sigma)?;
     c.recorded += src.recorded;
+    c.redone |= src.redone;
     // A deferred cycle's one readback of all its blocks.
-    c.info.syncs += src.deferred() as usize;
+    c.info.syncs += src.extra_syncs();
     for i in 0..m {
         if *total >= ctl.max_iter {
             break;
@@ -541,7 +564,8 @@ fn ca_cycle<B: CaBackend>(
     }
     let mut src = Source::new(be, &plan, ca.tsqr, &rep.shifts, rep.scale)?;
     c.recorded += src.recorded;
-    c.info.syncs += src.deferred() as usize;
+    c.redone |= src.redone;
+    c.info.syncs += src.extra_syncs();
     for _ in 0..ca.m / ca.s {
         let steps = ca.s.min(ctl.max_iter.saturating_sub(*total));
         if steps == 0 {
@@ -663,6 +687,7 @@ pub(crate) fn run_cycles<B: CaBackend>(
             breakdown: None,
             est: rho,
             recorded: 0,
+            redone: false,
         };
         be.start_basis(rho)?;
         let cycle_start = rho;
@@ -683,7 +708,11 @@ pub(crate) fn run_cycles<B: CaBackend>(
             )),
         };
         if let Some(stop) = early {
-            c.info.recorded = c.recorded.max(c.info.vectors);
+            c.info.recorded = if c.redone {
+                c.recorded + c.info.vectors
+            } else {
+                c.recorded.max(c.info.vectors)
+            };
             rep.cycles.push(c.info);
             break stop;
         }
@@ -704,7 +733,11 @@ pub(crate) fn run_cycles<B: CaBackend>(
                     }
                 }
                 Err(e) => {
-                    c.info.recorded = c.recorded.max(c.info.vectors);
+                    c.info.recorded = if c.redone {
+                        c.recorded + c.info.vectors
+                    } else {
+                        c.recorded.max(c.info.vectors)
+                    };
                     rep.cycles.push(c.info);
                     break Stop::non_finite(total, &format!("Ritz values ({e})"), f64::NAN);
                 }
@@ -714,7 +747,11 @@ pub(crate) fn run_cycles<B: CaBackend>(
         c.info.columns = c.k;
         c.info.restart_residual = rho;
         let full = c.info.vectors == m || c.info.truncated;
-        c.info.recorded = c.recorded.max(c.info.vectors);
+        c.info.recorded = if c.redone {
+            c.recorded + c.info.vectors
+        } else {
+            c.recorded.max(c.info.vectors)
+        };
         rep.cycles.push(c.info);
         if !rho.is_finite() {
             break Stop::non_finite(total, "<r, r>", rho);

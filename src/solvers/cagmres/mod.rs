@@ -6,20 +6,24 @@
 //! |---|---|---|---|
 //! | matrix powers: s SpMVs, monomial or Newton (real pairs) | s × `ca_powers` | 0 | 0 |
 //! | BOrth: C_i = Q_prevᵀW, W −= Q_prev C_i, twice | 2 × (`ca_block_dots` + `ca_block_finish` + `ca_block_update`) | 2 | 0 |
-//! | TSQR CholQR / SVQR: G = WᵀW, host R, Q = W R⁻¹ | `ca_block_dots` + `ca_block_finish`, `ca_block_update` | 1 | 1 |
-//! | TSQR CholQR2: that twice | 2 × that | 2 | 2 |
+//! | TSQR CholQR / SVQR: G = WᵀW, host R, Q = W R⁻¹ | `ca_block_dots` + `ca_block_finish`, `ca_block_update` (deferred CholQR: + `ca_cholqr`) | 1 | 1 (deferred: 0) |
+//! | TSQR CholQR2: that twice | 2 × that | 2 | 2 (deferred: 0) |
 //! | TSQR MGS / CGS / CGS2: per column, projections and the norm on the device | 3 launches per inner-product batch | s(s+1)/2, 2s−1, 3s−2 | 0 |
 //! | TSQR CAQR: each leaf's Householder QR (Q_i in place, R_i out), host QR of the stacked R_i = Q̂ R, Q = diag(Q_i) Q̂ | `ca_tsqr_leaf`, `ca_tsqr_apply` | 1 | 1 |
 //! | the block's C and R read by the host (H, the estimates) | — | — | 1 (shared with the TSQR's) |
 //!
-//! **Deferred cycles.** With a Gram–Schmidt TSQR (MGS, CGS, CGS2: every reduction finished
-//! on the device) a cycle's blocks need no host value until the cycle ends: the GPU records
-//! all of them (each block's C, R and norms in its own slots of the cycle buffer) and reads
-//! them back once; the shared cycle logic then takes its decisions block by block as it
-//! would have, from the same numbers. A full cycle then costs 2 host syncs (restart residual,
-//! the blocks) instead of 1 + m/s; the blocks recorded past the one where the cycle ended are
-//! wasted work, counted in `iterations_recorded` (and the cycles' `recorded`). The Newton
-//! basis's Arnoldi cycle (blocks of one vector, CGS2) is deferred too.
+//! **Deferred cycles.** With MGS, CGS, CGS2 (every reduction finished on the device) and with
+//! CholQR and CholQR2 (their s × s Cholesky and R⁻¹ done on the device by `ca_cholqr`, one
+//! thread), a cycle's blocks need no host value until the cycle ends: the GPU records all of
+//! them (each block's C, R and norms in its own slots of the cycle buffer) and reads them back
+//! once; the shared cycle logic then takes its decisions block by block as it would have,
+//! from the same numbers. A full cycle then costs 2 host syncs (restart residual, the blocks)
+//! instead of 1 + m/s·(the TSQR's syncs); the blocks recorded past the one where the cycle
+//! ended are wasted work, counted in `iterations_recorded` (and the cycles' `recorded`). A
+//! Cholesky that fails on the device (a pivot at the rounding level: the block is numerically
+//! rank deficient) flags its block, and the host runs that cycle again block by block with
+//! its own CholQR → SVQR fallback. The Newton basis's Arnoldi cycle (blocks of one vector,
+//! CGS2) is deferred too; SVQR and CAQR need the host once per block.
 //!
 //! Per cycle: the restart residual r = b − Ax and ‖r‖ (`ca_powers` with (−1, 0, 1) and one
 //! reduction: 1 sync), q₀ = r/‖r‖ on the device, and x += Q y (`ca_block_update`, one upload
@@ -135,10 +139,15 @@ impl<T: Scalar> GpuBackend<'_, '_, '_, T> {
 }
 
 /// Whether a block orthogonalised by `tsqr` needs no host value before its cycle ends: the
-/// Gram–Schmidt TSQRs finish every reduction on the device, so a cycle of them is recorded
-/// whole and read back once (CholQR and SVQR need the host's factor of the Gram matrix).
+/// Gram–Schmidt TSQRs finish every reduction on the device, CholQR and CholQR2 factor their
+/// Gram matrix on the device (`ca_cholqr`; a failed Cholesky sends the cycle back to the
+/// host), so a cycle of them is recorded whole and read back once (SVQR's eigen-decomposition
+/// and CAQR's stack QR need the host).
 fn defers(tsqr: Tsqr) -> bool {
-    matches!(tsqr, Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2)
+    matches!(
+        tsqr,
+        Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2 | Tsqr::CholQr | Tsqr::CholQr2
+    )
 }
 
 /// A block's result with its TSQR report (the per-block orthogonality is not measured here).
@@ -305,12 +314,7 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
     }
 
     fn record_borth(&mut self, j: usize, steps: usize, tsqr: Tsqr) -> Result<()> {
-        let sys = self.sys;
-        let at = sys.lay.slots_at(j, sys.s);
-        for pass in 0..2 {
-            sys.record_projection(j, steps, pass, at);
-        }
-        sys.record_tsqr_launches(j + 1, steps, tsqr, at);
+        self.sys.record_deferred_block(j, steps, tsqr);
         Ok(())
     }
 
@@ -318,19 +322,41 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
         &mut self,
         blocks: &[(usize, usize)],
         tsqr: Tsqr,
-    ) -> Result<Vec<Result<BlockResult>>> {
+    ) -> Result<Option<Vec<Result<BlockResult>>>> {
         let sys = self.sys;
         let lay = sys.lay;
         let last = blocks.iter().map(|b| b.0).max().unwrap_or(0);
         let v = sys.read(lay.blocks, (last + 1) * lay.per_block)?;
-        Ok(blocks
-            .iter()
-            .map(|&(j, steps)| {
-                let at = lay.slots_at(j, sys.s);
-                let (c, r) = self.gs_block(&v, lay.blocks, at, j, steps)?;
-                Ok(block_result(tsqr, tsqr, None, steps, c, r))
-            })
-            .collect())
+        let from = lay.blocks;
+        let mut out = Vec::with_capacity(blocks.len());
+        for &(j, steps) in blocks {
+            let at = lay.slots_at(j, sys.s);
+            let block = match tsqr {
+                Tsqr::CholQr | Tsqr::CholQr2 => {
+                    if v[at.flag - from] != 0.0 {
+                        // A Cholesky failed on the device: the host redoes the cycle.
+                        return Ok(None);
+                    }
+                    let r_at = |base: usize| {
+                        DMatrix::from_fn(steps, steps, |l, k| v[base - from + l + steps * k])
+                    };
+                    self.coefficients(&v[at.c - from..], j, steps)
+                        .and_then(|c| {
+                            let r1 = r_at(at.r);
+                            let r = if tsqr == Tsqr::CholQr2 {
+                                r_at(at.r2) * r1
+                            } else {
+                                r1
+                            };
+                            finite(&r)?;
+                            Ok((c, r))
+                        })
+                }
+                _ => self.gs_block(&v, from, at, j, steps),
+            };
+            out.push(block.map(|(c, r)| block_result(tsqr, tsqr, None, steps, c, r)));
+        }
+        Ok(Some(out))
     }
 
     fn update_x(&mut self, y: &[f64]) -> Result<()> {
@@ -413,6 +439,8 @@ pub fn solve<T: Scalar>(
     let sys = CaSystem::upload(engine, a, b, x0, opts, &mut report)?;
     // The restart residual's coefficients (−1, 0, 1) sit at 1 … 3 of the cycle buffer.
     sys.write(1, &[-1.0, 0.0, 1.0])?;
+    // ε of the working precision: `ca_cholqr`'s pivot tolerance.
+    sys.write(sys.lay.eps, &[T::PRECISION.epsilon()])?;
     sys.warm_up(ca.basis == Basis::Newton, ca.tsqr);
     let mut rep = CaReport {
         options: ca,

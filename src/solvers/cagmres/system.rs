@@ -75,6 +75,8 @@ pub(super) struct CaLayout {
     pub(super) t: usize,
     pub(super) y: usize,
     pub(super) vtv: usize,
+    /// ε of the working precision (`ca_cholqr`'s tolerance), then the eager flag slot.
+    pub(super) eps: usize,
     /// Deferred cycles: per block starting at column j, its own C, R and norms at
     /// `blocks + j·per_block` ([`CaLayout::slots_at`]).
     pub(super) blocks: usize,
@@ -89,6 +91,10 @@ pub(super) struct Slots {
     pub(super) c: usize,
     pub(super) r: usize,
     pub(super) nrm: usize,
+    /// A deferred CholQR2's second R (leading dimension `steps`, as `r` for CholQR).
+    pub(super) r2: usize,
+    /// A deferred CholQR's failure flag (`ca_cholqr`).
+    pub(super) flag: usize,
 }
 
 impl CaLayout {
@@ -104,8 +110,9 @@ impl CaLayout {
         let t = d + (m + 1 + s) * s;
         let y = t + s * s;
         let vtv = y + m + 1;
-        let blocks = vtv + m * m;
-        let per_block = (m + 2 + s) * s;
+        let eps = vtv + m * m;
+        let blocks = eps + 2;
+        let per_block = (m + 1) * s + 2 * s * s + s + 1;
         CaLayout {
             rr,
             pow,
@@ -118,6 +125,7 @@ impl CaLayout {
             t,
             y,
             vtv,
+            eps,
             blocks,
             per_block,
             m,
@@ -131,6 +139,8 @@ impl CaLayout {
             c: self.c,
             r: self.r,
             nrm: self.nrm,
+            r2: self.r,
+            flag: self.eps + 1,
         }
     }
 
@@ -142,6 +152,8 @@ impl CaLayout {
             c: base,
             r: base + c_len,
             nrm: base + c_len + s * s,
+            r2: base + c_len + s * s + s,
+            flag: base + c_len + 2 * s * s + s,
         }
     }
 }
@@ -161,6 +173,7 @@ enum Which {
     Update,
     Leaf,
     Apply,
+    Cholqr,
 }
 
 /// Everything resident on the GPU for one CA-GMRES solve, and the batch being recorded.
@@ -186,6 +199,8 @@ pub(super) struct CaSystem<'e, T> {
     dots: Kernel,
     finish: Kernel,
     update: Kernel,
+    /// `ca_cholqr`: CholQR's Cholesky and R⁻¹ on the device, for deferred CholQR cycles.
+    cholqr: Kernel,
     /// `ca_tsqr_leaf` and `ca_tsqr_apply`, compiled when the solve runs CAQR.
     caqr: Option<(Kernel, Kernel)>,
     /// Bind groups by kernel and parameters: made once (the first cycle and the set-up's
@@ -316,6 +331,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             dots: solver_kernel::<T>(engine, "ca_block_dots", config)?,
             finish: solver_kernel::<T>(engine, "ca_block_finish", config)?,
             update: solver_kernel::<T>(engine, "ca_block_update", config)?,
+            cholqr: solver_kernel::<T>(engine, "ca_cholqr", config)?,
             caqr,
             a: gpu_a,
             precond,
@@ -353,6 +369,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             Which::Update => &self.update,
             Which::Leaf => &self.caqr.as_ref().expect("CAQR kernels compiled").0,
             Which::Apply => &self.caqr.as_ref().expect("CAQR kernels compiled").1,
+            Which::Cholqr => &self.cholqr,
         };
         let mut cache = self.bind_groups.borrow_mut();
         let bg = cache.entry(key).or_insert_with(|| {
@@ -400,20 +417,58 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             } else {
                 tsqr
             };
-            let mut slots = vec![self.lay.eager()];
-            if super::defers(t) {
-                slots.push(self.lay.slots_at(j, self.s));
+            let at = self.lay.eager();
+            for pass in 0..2 {
+                self.record_projection(j, steps, pass, at);
             }
-            for at in slots {
-                for pass in 0..2 {
-                    self.record_projection(j, steps, pass, at);
-                }
-                self.record_tsqr_launches(j + 1, steps, t, at);
+            self.record_tsqr_launches(j + 1, steps, t, at);
+            if super::defers(t) {
+                self.record_deferred_block(j, steps, t);
             }
         }
         self.record_residual();
         self.record_update_x(m);
         self.warming.set(false);
+    }
+
+    /// A block of a deferred cycle, all on the device: BOrth's two passes and the TSQR, its C,
+    /// R (and CholQR2's second R, a CholQR's failure flag) in the block's own slots.
+    pub(super) fn record_deferred_block(&self, j: usize, steps: usize, tsqr: crate::base::Tsqr) {
+        use crate::base::Tsqr;
+        let at = self.lay.slots_at(j, self.s);
+        for pass in 0..2 {
+            self.record_projection(j, steps, pass, at);
+        }
+        let w0 = j + 1;
+        match tsqr {
+            Tsqr::CholQr | Tsqr::CholQr2 => {
+                let passes = if tsqr == Tsqr::CholQr2 { 2 } else { 1 };
+                for pass in 0..passes {
+                    self.record_dots(w0, steps, w0, steps, self.lay.gram, None);
+                    let r = if pass == 0 { at.r } else { at.r2 };
+                    self.record_cholqr(steps, r, at.flag, pass > 0);
+                    self.record_update(0, 0, w0, steps, 0, self.lay.t, NO_X);
+                }
+            }
+            _ => self.record_tsqr_launches(w0, steps, tsqr, at),
+        }
+    }
+
+    /// `ca_cholqr`: R = chol(G) of the Gram matrix at `lay.gram` into `r`, T = R⁻¹ into
+    /// `lay.t`, the failure flag at `flag` (kept from the first pass with `keep`).
+    fn record_cholqr(&self, steps: usize, r: usize, flag: usize, keep: bool) {
+        let lay = self.lay;
+        let p = Params {
+            comp: steps as u32,
+            slot: lay.gram as u32,
+            dst: r as u32,
+            comp_monitor: lay.t as u32,
+            den: flag as u32,
+            num: lay.eps as u32,
+            flags: keep as u32,
+            ..self.params()
+        };
+        self.record(Which::Cholqr, p, 1);
     }
 
     /// The launches of a TSQR of the block [w0, w0+steps) that need no host value: all of
