@@ -7,7 +7,7 @@
 //
 // R goes to params.dst (leading dimension s) for the host's end-of-cycle read. A pivot that
 // is not finite or not above (s + √n)·ε·G_kk — the CPU reference's rule
-// (`cpu::cagmres::tsqr::cholesky`; ε at scalars[params.num]) — sets the flag at params.den
+// (`cpu::cagmres::tsqr::cholesky`, with its f64 ε at scalars[params.num]) — sets the flag at params.den
 // and T = I: the host then runs the cycle again with its own CholQR and the SVQR fallback.
 // CA_FLAG_KEEP (CholQR2's second pass) keeps a flag the first pass set.
 //

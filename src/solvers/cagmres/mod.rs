@@ -439,8 +439,10 @@ pub fn solve<T: Scalar>(
     let sys = CaSystem::upload(engine, a, b, x0, opts, &mut report)?;
     // The restart residual's coefficients (−1, 0, 1) sit at 1 … 3 of the cycle buffer.
     sys.write(1, &[-1.0, 0.0, 1.0])?;
-    // ε of the working precision: `ca_cholqr`'s pivot tolerance.
-    sys.write(sys.lay.eps, &[T::PRECISION.epsilon()])?;
+    // `ca_cholqr`'s pivot tolerance (s + √n)·ε·G_kk with the ε the host's Cholesky uses
+    // (`cpu::cagmres::tsqr::cholesky`, f64), so that a deferred cycle falls back exactly
+    // where an eager one would (an f32 Gram matrix included).
+    sys.write(sys.lay.eps, &[f64::EPSILON])?;
     sys.warm_up(ca.basis == Basis::Newton, ca.tsqr);
     let mut rep = CaReport {
         options: ca,
