@@ -421,16 +421,22 @@ fn gmres_runs_classical_pipelined_and_ca_gmres_with_their_reductions_and_syncs()
         "headline `{headline}` missing"
     );
     // CA-GMRES's own table: its parameters, and a full CA cycle's counts (the library's
-    // formula: 1 + m/s·(2 + 1) reductions and 1 + m/s host syncs with CholQR).
+    // formula: 1 + m/s·(2 + 1) reductions with CholQR; host syncs 1 + m/s on the CPU
+    // reference, 2 on the GPU, which defers a CholQR cycle: restart + one read of its blocks).
     assert_eq!(
         row_texts(&h, "s / m / basis / TSQR"),
         vec!["4 / 20 / newton / cholqr"]
     );
     if let (Some(r), Some(s)) = (ca.reductions_per_cycle, ca.syncs_per_cycle) {
-        assert_eq!((r, s), (16.0, 6.0));
+        let syncs = if reports[2].device.kind == DeviceKind::Gpu {
+            2.0
+        } else {
+            6.0
+        };
+        assert_eq!((r, s), (16.0, syncs));
         assert_eq!(
             row_texts(&h, "reductions / syncs per CA cycle"),
-            vec!["16.00 / 6.00"]
+            vec![format!("16.00 / {syncs:.2}")]
         );
     }
 
