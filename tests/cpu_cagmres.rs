@@ -4,6 +4,9 @@
 //!
 //! Run with `--nocapture` to see the tables (orthogonality errors, iteration counts).
 
+mod common;
+
+use common::problems::{block_with_cond, load, rhs};
 use krylov_wgpu::KrylovError;
 use krylov_wgpu::cpu::cagmres::hessenberg::extend_hessenberg;
 use krylov_wgpu::cpu::cagmres::leja::Shift;
@@ -12,25 +15,10 @@ use krylov_wgpu::cpu::cagmres::tsqr::{Tsqr, borth, tsqr};
 use krylov_wgpu::cpu::cagmres::{
     Basis, CaOptions, ca_counts_per_cycle, gmres_counts_per_cycle, solve,
 };
+use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::matrix::generators::{convection_diffusion_2d, poisson_2d_fd};
-use krylov_wgpu::matrix::{Csr, read_matrix_market};
 use krylov_wgpu::solvers::{GramSchmidt, Method, Precond, SolveOptions, StopReason, Variant};
 use nalgebra::DMatrix;
-
-fn load(name: &str) -> Csr<f64> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(format!("{name}.mtx"));
-    read_matrix_market(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-/// b = A·x*, x*_i = 1 + ½·sin(0.37·i) (as tests/common/problems.rs).
-fn rhs(a: &Csr<f64>) -> Vec<f64> {
-    let xs: Vec<f64> = (0..a.ncols())
-        .map(|i| 1.0 + 0.5 * (i as f64 * 0.37).sin())
-        .collect();
-    a.mul_vec(&xs).unwrap()
-}
 
 fn opts(rtol: f64, m: usize, max_iter: usize) -> SolveOptions {
     SolveOptions {
@@ -43,23 +31,6 @@ fn opts(rtol: f64, m: usize, max_iter: usize) -> SolveOptions {
         gs: GramSchmidt::Cgs2,
         ..Default::default()
     }
-}
-
-/// An n × s block with prescribed singular values 1 … 1/κ (geometric), U and V from fixed
-/// pseudo-random orthonormal matrices: cond₂ = κ exactly up to rounding.
-fn block_with_cond(n: usize, s: usize, kappa: f64) -> DMatrix<f64> {
-    let g = DMatrix::from_fn(n, s, |i, j| ((i * 31 + j * 17) as f64 * 0.618).sin());
-    let u = g.qr().q();
-    let h = DMatrix::from_fn(s, s, |i, j| ((i * 7 + j * 3 + 1) as f64 * 1.3).cos());
-    let v = h.qr().q();
-    let sigma = DMatrix::from_fn(s, s, |i, j| {
-        if i == j {
-            kappa.powf(-(i as f64) / (s as f64 - 1.0))
-        } else {
-            0.0
-        }
-    });
-    u * sigma * v.transpose()
 }
 
 #[test]

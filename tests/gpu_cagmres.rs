@@ -5,27 +5,15 @@
 
 mod common;
 
+use common::problems::{block_with_cond, load, rhs};
+
 use krylov_wgpu::cpu::cagmres::leja::Shift;
 use krylov_wgpu::cpu::cagmres::powers::matrix_powers;
 use krylov_wgpu::cpu::cagmres::{Basis, CaOptions, ca_counts_per_cycle};
+use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::matrix::generators::{convection_diffusion_2d, random_nonsymmetric};
-use krylov_wgpu::matrix::{Csr, read_matrix_market};
 use krylov_wgpu::solvers::{Method, SolveOptions, StopReason, Tsqr, cagmres};
 use nalgebra::DMatrix;
-
-fn load(name: &str) -> Csr<f64> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(format!("{name}.mtx"));
-    read_matrix_market(&path).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn rhs(a: &Csr<f64>) -> Vec<f64> {
-    let xs: Vec<f64> = (0..a.ncols())
-        .map(|i| 1.0 + 0.5 * (i as f64 * 0.37).sin())
-        .collect();
-    a.mul_vec(&xs).unwrap()
-}
 
 fn opts(s: usize, m: usize, basis: Basis, tsqr: Tsqr, rtol: f64) -> SolveOptions {
     SolveOptions {
@@ -38,22 +26,6 @@ fn opts(s: usize, m: usize, basis: Basis, tsqr: Tsqr, rtol: f64) -> SolveOptions
         max_iter: 5000,
         ..Default::default()
     }
-}
-
-/// An n × s block with singular values 1 … 1/κ (as tests/cpu_cagmres.rs).
-fn block_with_cond(n: usize, s: usize, kappa: f64) -> DMatrix<f64> {
-    let g = DMatrix::from_fn(n, s, |i, j| ((i * 31 + j * 17) as f64 * 0.618).sin());
-    let u = g.qr().q();
-    let h = DMatrix::from_fn(s, s, |i, j| ((i * 7 + j * 3 + 1) as f64 * 1.3).cos());
-    let v = h.qr().q();
-    let sigma = DMatrix::from_fn(s, s, |i, j| {
-        if i == j {
-            kappa.powf(-(i as f64) / (s as f64 - 1.0))
-        } else {
-            0.0
-        }
-    });
-    u * sigma * v.transpose()
 }
 
 #[test]

@@ -18,10 +18,10 @@
 // One row per thread (the host launches ⌈n/WG⌉ workgroups: enough rows in flight to hide
 // the memory latency of the dependent loops below), X read four columns at a time.
 //
-// Each row's Y (≤ 16 columns) is loaded once into four vec4 registers, X's columns are read
-// once (four loads in flight) into four vec4 accumulators, and the new Y is written once: the
-// bytes a block update must move and no more. No array is indexed at run time (compilers
-// spill those to memory). C and T are staged in workgroup memory when they fit.
+// The columns of Y go four at a time into vec4 accumulators (no arrays indexed at run time,
+// which compilers spill), the groups of four from the last: group g reads Y[:, l] for
+// l < 4g + 4 only (T is upper triangular), which later-written groups do not touch. C and T
+// are staged in workgroup memory when they fit.
 //
 // params: num = x0, den = nx, dst = y0, comp = ny (≤ CA_MAX_S), slot = c, comp_monitor = t.
 
@@ -94,92 +94,6 @@ fn cu_rsqrt(j: u32) -> Real {
     return Real(0.0);
 }
 
-// Entry l of the row's Y held in four vec4 registers.
-fn cu_pick(y0: vec4<Real>, y1: vec4<Real>, y2: vec4<Real>, y3: vec4<Real>, l: u32) -> Real {
-    let c = l % 4u;
-    switch l / 4u {
-        case 0u: {
-            return y0[c];
-        }
-        case 1u: {
-            return y1[c];
-        }
-        case 2u: {
-            return y2[c];
-        }
-        default: {
-            return y3[c];
-        }
-    }
-}
-
-fn cu_y4(g: u32, row: u32) -> vec4<Real> {
-    let j = 4u * g;
-    return vec4<Real>(cu_y(j, row), cu_y(j + 1u, row), cu_y(j + 2u, row), cu_y(j + 3u, row));
-}
-
-// The Y·T part of group g (columns 4g … 4g+3) from the row's Y.
-fn cu_yt(
-    g: u32,
-    y0: vec4<Real>,
-    y1: vec4<Real>,
-    y2: vec4<Real>,
-    y3: vec4<Real>,
-    staged: bool,
-) -> vec4<Real> {
-    let flags = params.flags;
-    let ny = min(params.comp, CA_MAX_S);
-    let j0 = 4u * g;
-    let own = cu_pick4(g, y0, y1, y2, y3);
-    if (flags & CA_STORE) != 0u {
-        return vec4<Real>(Real(0.0));
-    }
-    if (flags & CA_T_IDENTITY) != 0u {
-        return own;
-    }
-    if (flags & CA_T_RSQRT) != 0u {
-        return own * vec4<Real>(cu_rsqrt(j0), cu_rsqrt(j0 + 1u), cu_rsqrt(j0 + 2u), cu_rsqrt(j0 + 3u));
-    }
-    // T upper triangular: rows l ≤ j only.
-    var v = vec4<Real>(Real(0.0));
-    for (var l = 0u; l < min(j0 + 4u, ny); l = l + 1u) {
-        v = v + cu_pick(y0, y1, y2, y3, l) * vec4<Real>(
-            cu_t(l, j0, staged),
-            cu_t(l, j0 + 1u, staged),
-            cu_t(l, j0 + 2u, staged),
-            cu_t(l, j0 + 3u, staged),
-        );
-    }
-    return v;
-}
-
-fn cu_pick4(g: u32, y0: vec4<Real>, y1: vec4<Real>, y2: vec4<Real>, y3: vec4<Real>) -> vec4<Real> {
-    switch g {
-        case 0u: {
-            return y0;
-        }
-        case 1u: {
-            return y1;
-        }
-        case 2u: {
-            return y2;
-        }
-        default: {
-            return y3;
-        }
-    }
-}
-
-fn cu_store4(g: u32, v: vec4<Real>, row: u32) {
-    let ny = min(params.comp, CA_MAX_S);
-    for (var c = 0u; c < 4u; c = c + 1u) {
-        let j = 4u * g + c;
-        if j < ny {
-            pool[(params.dst + j) * params.n + row] = v[c];
-        }
-    }
-}
-
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
     let n = params.n;
@@ -187,6 +101,7 @@ fn main(ids: Ids) {
     let ny = min(params.comp, CA_MAX_S);
     let flags = params.flags;
     let with_x = (flags & CA_NO_X) == 0u;
+    let full_t = (flags & (CA_T_IDENTITY | CA_T_RSQRT | CA_STORE)) == 0u;
     let total = nx * ny + ny * ny;
     let staged = total <= CU_STAGE;
     if staged {
@@ -201,86 +116,59 @@ fn main(ids: Ids) {
     workgroupBarrier();
     let sign = select(Real(-1.0), Real(1.0), (flags & CA_C_ADD) != 0u);
     let groups4 = (ny + 3u) / 4u;
-    let zero = vec4<Real>(Real(0.0));
     let first = (ids.wid.y * ids.nwg.x + ids.wid.x) * WG + ids.lid;
     for (var row = first; row < n; row = row + params.groups * WG) {
-        // The row's Y, once (not needed when it is only overwritten).
-        var y0 = zero;
-        var y1 = zero;
-        var y2 = zero;
-        var y3 = zero;
-        if (flags & CA_STORE) == 0u {
-            y0 = cu_y4(0u, row);
-            if groups4 > 1u {
-                y1 = cu_y4(1u, row);
-            }
-            if groups4 > 2u {
-                y2 = cu_y4(2u, row);
-            }
-            if groups4 > 3u {
-                y3 = cu_y4(3u, row);
-            }
+        var scale = sign;
+        if (flags & CA_DINV) != 0u {
+            scale = sign * dinv[row];
         }
-        // X·C, X read once: four loads in flight, four vec4 accumulators.
-        var a0 = zero;
-        var a1 = zero;
-        var a2 = zero;
-        var a3 = zero;
-        if with_x {
-            var i = 0u;
-            for (; i + 4u <= nx; i = i + 4u) {
-                let x = vec4<Real>(
-                    pool[(params.num + i) * n + row],
-                    pool[(params.num + i + 1u) * n + row],
-                    pool[(params.num + i + 2u) * n + row],
-                    pool[(params.num + i + 3u) * n + row],
+        for (var gg = 0u; gg < groups4; gg = gg + 1u) {
+            let j0 = 4u * (groups4 - 1u - gg);
+            var v = vec4<Real>(Real(0.0));
+            if (flags & CA_STORE) != 0u {
+                v = vec4<Real>(Real(0.0));
+            } else if (flags & CA_T_IDENTITY) != 0u {
+                v = vec4<Real>(cu_y(j0, row), cu_y(j0 + 1u, row), cu_y(j0 + 2u, row), cu_y(j0 + 3u, row));
+            } else if (flags & CA_T_RSQRT) != 0u {
+                v = vec4<Real>(
+                    cu_y(j0, row) * cu_rsqrt(j0),
+                    cu_y(j0 + 1u, row) * cu_rsqrt(j0 + 1u),
+                    cu_y(j0 + 2u, row) * cu_rsqrt(j0 + 2u),
+                    cu_y(j0 + 3u, row) * cu_rsqrt(j0 + 3u),
                 );
-                for (var q = 0u; q < 4u; q = q + 1u) {
-                    let xv = x[q];
-                    a0 = a0 + xv * cu_c4(i + q, 0u, staged);
-                    if groups4 > 1u {
-                        a1 = a1 + xv * cu_c4(i + q, 4u, staged);
-                    }
-                    if groups4 > 2u {
-                        a2 = a2 + xv * cu_c4(i + q, 8u, staged);
-                    }
-                    if groups4 > 3u {
-                        a3 = a3 + xv * cu_c4(i + q, 12u, staged);
-                    }
+            } else if full_t {
+                for (var l = 0u; l < min(j0 + 4u, ny); l = l + 1u) {
+                    let yl = pool[(params.dst + l) * n + row];
+                    v = v + yl * vec4<Real>(
+                        cu_t(l, j0, staged),
+                        cu_t(l, j0 + 1u, staged),
+                        cu_t(l, j0 + 2u, staged),
+                        cu_t(l, j0 + 3u, staged),
+                    );
                 }
             }
-            for (; i < nx; i = i + 1u) {
-                let xv = pool[(params.num + i) * n + row];
-                a0 = a0 + xv * cu_c4(i, 0u, staged);
-                if groups4 > 1u {
-                    a1 = a1 + xv * cu_c4(i, 4u, staged);
+            if with_x {
+                var acc = vec4<Real>(Real(0.0));
+                var i = 0u;
+                // Four independent loads before their products.
+                for (; i + 4u <= nx; i = i + 4u) {
+                    let x0 = pool[(params.num + i) * n + row];
+                    let x1 = pool[(params.num + i + 1u) * n + row];
+                    let x2 = pool[(params.num + i + 2u) * n + row];
+                    let x3 = pool[(params.num + i + 3u) * n + row];
+                    acc = acc + x0 * cu_c4(i, j0, staged) + x1 * cu_c4(i + 1u, j0, staged)
+                        + x2 * cu_c4(i + 2u, j0, staged) + x3 * cu_c4(i + 3u, j0, staged);
                 }
-                if groups4 > 2u {
-                    a2 = a2 + xv * cu_c4(i, 8u, staged);
+                for (; i < nx; i = i + 1u) {
+                    acc = acc + pool[(params.num + i) * n + row] * cu_c4(i, j0, staged);
                 }
-                if groups4 > 3u {
-                    a3 = a3 + xv * cu_c4(i, 12u, staged);
+                v = v + scale * acc;
+            }
+            for (var c = 0u; c < 4u; c = c + 1u) {
+                if j0 + c < ny {
+                    pool[(params.dst + j0 + c) * n + row] = v[c];
                 }
             }
-            var scale = sign;
-            if (flags & CA_DINV) != 0u {
-                scale = sign * dinv[row];
-            }
-            a0 = scale * a0;
-            a1 = scale * a1;
-            a2 = scale * a2;
-            a3 = scale * a3;
-        }
-        // Every new column from the old Y (all read above), then written once.
-        cu_store4(0u, cu_yt(0u, y0, y1, y2, y3, staged) + a0, row);
-        if groups4 > 1u {
-            cu_store4(1u, cu_yt(1u, y0, y1, y2, y3, staged) + a1, row);
-        }
-        if groups4 > 2u {
-            cu_store4(2u, cu_yt(2u, y0, y1, y2, y3, staged) + a2, row);
-        }
-        if groups4 > 3u {
-            cu_store4(3u, cu_yt(3u, y0, y1, y2, y3, staged) + a3, row);
         }
     }
 }

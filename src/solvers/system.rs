@@ -59,6 +59,80 @@ pub(crate) fn start_gpu_solve<T: Scalar>(
 
 /// Converts A to the requested storage format (choosing it for `auto`) and uploads it;
 /// records `format`, `format_reason` and `matrix_bytes` in the report.
+/// A factored M's apply (ILU(0), IC(0), ILUT) on buffers of its own, for the solvers whose
+/// vectors live in one pool buffer (GMRES, CA-GMRES): its triangular solves bind whole
+/// buffers, so the solver copies a pool vector into `input` (a GPU copy) and finds M⁻¹ of it
+/// in `output` after `step`.
+pub(crate) struct FactoredApply {
+    pub(crate) input: wgpu::Buffer,
+    pub(crate) output: wgpu::Buffer,
+    pub(crate) step: crate::precond::ApplyStep,
+}
+
+/// [`FactoredApply`] for `precond`, `None` for M = I and for Jacobi (which the solvers' kernels
+/// fuse). Its launches bind the solver's status word `state` (they stop with the solve),
+/// `partials` and `scalars`, and take n and the workgroup count `groups` from a params
+/// uniform of their own.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn factored_apply<T: Scalar>(
+    engine: &Engine,
+    config: crate::gpu::shader::ShaderConfig,
+    precond: &SolverPrecond<T>,
+    state: &wgpu::Buffer,
+    partials: &wgpu::Buffer,
+    scalars: &wgpu::Buffer,
+    n: usize,
+    groups: u32,
+) -> Result<Option<FactoredApply>> {
+    let bufs = SolverBuffers {
+        state: state.clone(),
+        partials: partials.clone(),
+        scalars: scalars.clone(),
+        history: engine.storage_zeroed::<T>("apply history (unused)", 1)?,
+        groups,
+        history_len: 0,
+        compensated: config.compensated,
+    };
+    let params = engine.uniform_from(
+        "apply params",
+        &crate::gpu::kernels::Params {
+            n: n as u32,
+            groups,
+            ..Default::default()
+        },
+    );
+    let site = crate::precond::ApplySite {
+        engine,
+        config,
+        bufs: &bufs,
+        params: &params,
+    };
+    let input = engine.storage_zeroed::<T>("M⁻¹ input", n)?;
+    let output = engine.storage_zeroed::<T>("M⁻¹ output", n)?;
+    Ok(match precond.bind_apply(&site, &input, &output)? {
+        Some(step) if !precond.fused_diagonal() => Some(FactoredApply {
+            input,
+            output,
+            step,
+        }),
+        _ => None,
+    })
+}
+
+/// The solution of A x = 0 for the solvers that check b before uploading anything (GMRES,
+/// CA-GMRES): x = 0 exactly, converged at iteration 0, as the CPU reference reports it.
+pub(crate) fn zero_rhs<T: Scalar>(mut report: SolveReport, n: usize) -> Solution<T> {
+    report.converged = true;
+    report.reason = crate::base::StopReason::Converged;
+    report.reason_detail = "converged at iteration 0: b = 0, so x = 0".into();
+    report.relative_residual = 0.0;
+    report.history = vec![0.0];
+    Solution {
+        x: vec![T::zero(); n],
+        report,
+    }
+}
+
 pub(crate) fn upload_matrix<T: Scalar>(
     engine: &Engine,
     a: &crate::matrix::Csr<T>,

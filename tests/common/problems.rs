@@ -127,3 +127,21 @@ pub fn from_rows(rows: &[&[f64]]) -> Csr<f64> {
 pub fn singular_diag() -> Csr<f64> {
     Csr::<f64>::new(2, 2, vec![0, 1, 1], vec![0], vec![1.0]).unwrap()
 }
+
+/// An n × s block with prescribed singular values 1 … 1/κ (geometric), U and V from fixed
+/// pseudo-random orthonormal matrices: cond₂ = κ exactly up to rounding (the TSQR tests).
+pub fn block_with_cond(n: usize, s: usize, kappa: f64) -> nalgebra::DMatrix<f64> {
+    use nalgebra::DMatrix;
+    let g = DMatrix::from_fn(n, s, |i, j| ((i * 31 + j * 17) as f64 * 0.618).sin());
+    let u = g.qr().q();
+    let h = DMatrix::from_fn(s, s, |i, j| ((i * 7 + j * 3 + 1) as f64 * 1.3).cos());
+    let v = h.qr().q();
+    let sigma = DMatrix::from_fn(s, s, |i, j| {
+        if i == j {
+            kappa.powf(-(i as f64) / (s as f64 - 1.0))
+        } else {
+            0.0
+        }
+    });
+    u * sigma * v.transpose()
+}

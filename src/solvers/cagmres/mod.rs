@@ -66,7 +66,7 @@ use nalgebra::DMatrix;
 use system::{CaSystem, NO_X, T_RSQRT};
 
 use super::driver::{Run, kernel_times_since};
-use super::system::{Start, start_gpu_solve};
+use super::system::{Start, start_gpu_solve, zero_rhs};
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::{Precision, Scalar};
 use crate::base::{Basis, CaReport, Tsqr};
@@ -426,15 +426,8 @@ pub fn solve<T: Scalar>(
     let ca = opts.ca();
     let b_norm = report.b_norm;
     if b_norm == 0.0 {
-        report.converged = true;
-        report.reason = StopReason::Converged;
-        report.reason_detail = "converged at iteration 0: b = 0, so x = 0".into();
-        report.relative_residual = 0.0;
-        report.history = vec![0.0];
-        return Ok(Solution {
-            x: vec![T::zero(); a.nrows()],
-            report,
-        });
+        // A x = 0 is solved by x = 0 exactly (as the CPU reference does).
+        return Ok(zero_rhs(report, a.nrows()));
     }
     let sys = CaSystem::upload(engine, a, b, x0, opts, &mut report)?;
     // The restart residual's coefficients (−1, 0, 1) sit at 1 … 3 of the cycle buffer.

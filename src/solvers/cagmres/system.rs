@@ -10,21 +10,13 @@ use std::collections::HashMap;
 
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
-use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
+use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::shader::partials_entries;
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
-use crate::precond::{ApplySite, ApplyStep, SolverPrecond};
+use crate::precond::SolverPrecond;
+use crate::solvers::system::FactoredApply;
 use crate::solvers::{SolveOptions, SolveReport};
-
-/// z = M⁻¹v for a factored M (ILU(0)/IC(0)/ILUT): its apply binds whole buffers, so the
-/// source is copied out of the pool into `input`; `ca_powers` reads the result from `output`
-/// (bound as its `vin`), x's update copies it back into the pool's scratch vector.
-struct Factored {
-    input: wgpu::Buffer,
-    output: wgpu::Buffer,
-    step: ApplyStep,
-}
 
 /// `ca_block_finish`: also store D at the accumulator (`CA_ACC_STORE`) or add it there.
 pub(super) const ACC_STORE: u32 = 1;
@@ -188,7 +180,8 @@ pub(super) struct CaSystem<'e, T> {
     pub(super) lay: CaLayout,
     pub(super) a: GpuMatrix<T>,
     precond: SolverPrecond<T>,
-    factored: Option<Factored>,
+    /// A factored M's apply (`ca_powers` binds its output as `vin`).
+    factored: Option<FactoredApply>,
     /// What `ca_powers` binds as `vin` without a factored M (it must not be the pool, which
     /// it binds read-write).
     unused_vin: wgpu::Buffer,
@@ -284,41 +277,13 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         )?;
         let precond = crate::solvers::reuse::precond(engine, a, opts)?;
         crate::solvers::system::record_precond(report, &precond);
-        // A factored M's launches bind a status word (always "running" here: the host stops
-        // CA-GMRES) and take n and the workgroup count from a params uniform of their own.
-        let bufs = SolverBuffers {
-            state: engine.storage_zeroed::<u32>("cagmres state", 4)?,
-            partials: partials.clone(),
-            scalars: engine.storage_zeroed::<T>("cagmres apply scalars", 8)?,
-            history: engine.storage_zeroed::<T>("cagmres history (unused)", 1)?,
-            groups: g,
-            history_len: 0,
-            compensated: config.compensated,
-        };
-        let apply_params = engine.uniform_from(
-            "cagmres apply params",
-            &Params {
-                n: n as u32,
-                groups: g,
-                ..Default::default()
-            },
-        );
-        let site = ApplySite {
-            engine,
-            config,
-            bufs: &bufs,
-            params: &apply_params,
-        };
-        let input = engine.storage_zeroed::<T>("cagmres M⁻¹ input", n)?;
-        let output = engine.storage_zeroed::<T>("cagmres M⁻¹ output", n)?;
-        let factored = match precond.bind_apply(&site, &input, &output)? {
-            Some(step) if !precond.fused_diagonal() => Some(Factored {
-                input,
-                output,
-                step,
-            }),
-            _ => None,
-        };
+        // A factored M's launches bind a status word, always "running" here: the host stops
+        // CA-GMRES.
+        let state = engine.storage_zeroed::<u32>("cagmres state", 4)?;
+        let scalars = engine.storage_zeroed::<T>("cagmres apply scalars", 8)?;
+        let factored = crate::solvers::system::factored_apply::<T>(
+            engine, config, &precond, &state, &partials, &scalars, n, g,
+        )?;
         let sys = CaSystem {
             engine,
             n,

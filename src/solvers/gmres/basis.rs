@@ -7,13 +7,13 @@
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::ds::TrueResidualDs;
-use crate::gpu::kernels::SolverBuffers;
 use crate::gpu::kernels::{Params, solver_kernel};
 use crate::gpu::shader::partials_entries;
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
-use crate::precond::{ApplySite, ApplyStep, SolverPrecond};
+use crate::precond::SolverPrecond;
 use crate::solvers::driver::sum_component;
+use crate::solvers::system::FactoredApply;
 use crate::solvers::{CheckMode, GramSchmidt, Precond, Side, SolveOptions, SolveReport, Variant};
 
 // Cycle-buffer header (mirrors the `GM_H_*` constants of the shaders).
@@ -141,18 +141,8 @@ impl CycleLayout {
     }
 }
 
-/// z = M⁻¹v on pool vectors for a factored M (ILU(0)/IC(0)). Its apply step binds whole
-/// buffers, so the source vector is copied out of the pool into `input` and the result from
-/// `output` back in: two buffer-to-buffer copies on the GPU (no host transfer) beside the
-/// triangular solves' launches.
-struct PoolApply {
-    input: wgpu::Buffer,
-    output: wgpu::Buffer,
-    step: ApplyStep,
-}
-
 /// In-place z = M⁻¹z on the pool vectors r and w, for left preconditioning: Jacobi as
-/// `gmres_basis_diag` launches (bound to r and w), a factored M through [`PoolApply`]; and the
+/// `gmres_basis_diag` launches (bound to r and w), a factored M through its [`FactoredApply`]; and the
 /// first stage of ‖M⁻¹r‖² (replacing `gmres_residual`'s ‖r‖² in the residual slot).
 struct LeftApply {
     diag: Option<(Kernel, wgpu::BindGroup, wgpu::BindGroup)>,
@@ -174,7 +164,7 @@ pub(super) struct GmresSystem<'e, T> {
     a: GpuMatrix<T>,
     precond: SolverPrecond<T>,
     /// The apply of a factored M (`None` for M = I and Jacobi, which the kernels fuse).
-    factored: Option<PoolApply>,
+    factored: Option<FactoredApply>,
     /// Left preconditioning (M ≠ I): the cycles run on M⁻¹A, their residual is M⁻¹(b − Ax).
     left: Option<LeftApply>,
     pub(super) pool: wgpu::Buffer,
@@ -228,42 +218,12 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             partials_entries(slots as u32, g, compensated),
         )?;
         let cyc = engine.storage_from("gmres cycle buffer", &init)?;
-        // A factored M's launches bind the GMRES state (they stop with the cycle) and take
-        // n and the workgroup count from a params uniform of their own.
-        let bufs = SolverBuffers {
-            state: state.clone(),
-            partials: partials.clone(),
-            scalars: cyc.clone(),
-            history: engine.storage_zeroed::<T>("gmres history (unused)", 1)?,
-            groups: g,
-            history_len: 0,
-            compensated,
-        };
-        let params = engine.uniform_from(
-            "gmres apply params",
-            &Params {
-                n: n as u32,
-                groups: g,
-                ..Default::default()
-            },
-        );
-        let site = ApplySite {
-            engine,
-            config: gpu_a.shader_config(engine),
-            bufs: &bufs,
-            params: &params,
-        };
-        let input = engine.storage_zeroed::<T>("gmres M⁻¹ input", n)?;
-        let output = engine.storage_zeroed::<T>("gmres M⁻¹ output", n)?;
+        // A factored M's launches bind the GMRES state: they stop with the cycle.
+        let config = gpu_a.shader_config(engine);
+        let factored = crate::solvers::system::factored_apply::<T>(
+            engine, config, &precond, &state, &partials, &cyc, n, g,
+        )?;
         let left = opts.side == Side::Left && opts.precond != Precond::None;
-        let factored = match precond.bind_apply(&site, &input, &output)? {
-            Some(step) if !precond.fused_diagonal() => Some(PoolApply {
-                input,
-                output,
-                step,
-            }),
-            _ => None,
-        };
         let mut sys = GmresSystem {
             engine,
             n,

@@ -155,7 +155,7 @@ use least_squares::Breakdown;
 use pipelined::Pipelined;
 
 use super::driver::{LeftTarget, Run, kernel_times_since};
-use super::system::{Start, start_gpu_solve};
+use super::system::{Start, start_gpu_solve, zero_rhs};
 use crate::base::error::Result;
 use crate::base::scalar::{Precision, Scalar};
 use crate::gpu::Engine;
@@ -212,15 +212,7 @@ pub fn solve<T: Scalar>(
     let b_norm = report.b_norm;
     if b_norm == 0.0 {
         // A x = 0 is solved by x = 0 exactly (as the CPU reference does).
-        report.converged = true;
-        report.reason = StopReason::Converged;
-        report.reason_detail = "converged at iteration 0: b = 0, so x = 0".into();
-        report.relative_residual = 0.0;
-        report.history = vec![0.0];
-        return Ok(Solution {
-            x: vec![T::zero(); a.nrows()],
-            report,
-        });
+        return Ok(zero_rhs(report, a.nrows()));
     }
     let sys = GmresSystem::upload(engine, a, b, x0, opts, threshold, &mut report)?;
     let variant: Box<dyn GmresVariant<T> + '_> = match opts.variant {
