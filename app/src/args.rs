@@ -30,7 +30,6 @@ Options:
   --restart M           GMRES restart length m (CA-GMRES: a multiple of --s-step)
   --s-step S            CA-GMRES basis vectors per block s (1..16; default 5)
   --tsqr T              CA-GMRES block QR: cholqr2 | cholqr | svqr | cgs2 | cgs | mgs | caqr
-                        (caqr on the CPU reference only)
   --basis B             CA-GMRES basis: newton | monomial
   --precision P         f32 | f64
   --device D            auto | gpu | cpu | N (an adapter index): auto takes a hardware GPU with

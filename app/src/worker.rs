@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use krylov_wgpu::gpu::{ChosenDevice, Engine, GpuContext, Tuning};
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::solvers::{
-    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, Tsqr, on_gpu, solve_on,
+    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, on_gpu, solve_on,
 };
 use krylov_wgpu::{Precision, Scalar};
 
@@ -309,11 +309,6 @@ fn run_kinds<T: Scalar>(
                     "{} does not run on the GPU yet: solving on the CPU reference",
                     kind.title(opts.method)
                 );
-                (ChosenDevice::cpu(why.clone()), Some(why))
-            }
-            Some(_) if opts.method == Method::CaGmres && opts.tsqr == Tsqr::Caqr => {
-                let why = "CA-GMRES's TSQR caqr runs on the CPU reference only: solving there"
-                    .to_string();
                 (ChosenDevice::cpu(why.clone()), Some(why))
             }
             _ => (current.chosen.clone(), None),

@@ -13,7 +13,8 @@
 //! | Jacobi iteration | [`jacobi::jacobi_iteration`] | same |
 //!
 //! CA-GMRES(s, m) (paper 002) is [`cagmres::solve`], with its own [`cagmres::CaOptions`]
-//! (f64, unpreconditioned; not a `Method` yet).
+//! (f64, right preconditioning), also reached as [`Method::CaGmres`] through [`solve`]
+//! with the options' `s_step`, `restart`, `tsqr` and `basis`.
 //!
 //! With `Precond::Jacobi`, CG is the standard preconditioned CG (and a pipelined PCG derived
 //! the same way as Alg. 2), BiCGStab and GMRES are right-preconditioned (`A D⁻¹ y = b`,

@@ -265,8 +265,8 @@ impl StudioApp {
         })
         .on_hover_text(
             "CA-GMRES: the tall-skinny QR of each block (cholqr2: 2 reductions, 2 host syncs; \
-             cholqr, svqr: 1 and 1; cgs2, cgs, mgs: 3s-2, 2s-1, s(s+1)/2 reductions, no sync); \
-             caqr runs on the CPU reference only",
+             cholqr, svqr, caqr: 1 and 1; cgs2, cgs, mgs: 3s-2, 2s-1, s(s+1)/2 reductions, no sync; \
+             the GPU reads a cholqr/cholqr2/cgs2/cgs/mgs cycle once)",
         )
         .on_disabled_hover_text(hint);
         ui.end_row();
