@@ -61,12 +61,12 @@ pub mod leja;
 pub mod powers;
 pub mod tsqr;
 
+mod cycles;
 mod driver;
 
+pub(crate) use cycles::{BlockResult, CaBackend, Control, run_cycles};
 pub use driver::solve;
-pub(crate) use driver::{
-    BlockResult, CaBackend, Control, operator_scale, run_cycles, solve_as, summarise,
-};
+pub(crate) use driver::{operator_scale, solve_as, summarise};
 
 use crate::base::GramSchmidt;
 pub use crate::base::ca::{Basis, CaOptions, CaReport, CycleInfo};
