@@ -3,6 +3,7 @@
 //! ([`monitor`]). Nothing here imports from `matrix`, `cpu`, `gpu`, `precond` or `solvers`
 //! (the layering test `tests/layering.rs` holds every folder of `src/` to its layer).
 
+pub mod batch;
 pub mod ca;
 pub mod error;
 pub mod monitor;
@@ -10,6 +11,7 @@ pub mod options;
 pub mod report;
 pub mod scalar;
 
+pub use batch::{BatchReport, BatchSolution, ColumnReport};
 pub use ca::{Basis, CaOptions, CaReport, Tsqr};
 pub use error::{KrylovError, MarketErrorKind, Result};
 pub use monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};

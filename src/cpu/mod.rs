@@ -64,6 +64,7 @@ macro_rules! entry_point {
 mod blas;
 mod spmv;
 
+pub mod batch_cg;
 pub mod bicg;
 pub mod bicgstab;
 pub mod cagmres;

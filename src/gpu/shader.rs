@@ -67,11 +67,14 @@ pub enum Piece {
     /// `ca_leaf.wgsl`: the pool and the row blocks (leaves) of CA-GMRES's CAQR kernels
     /// `ca_tsqr_leaf` and `ca_tsqr_apply`.
     CaLeaf,
+    /// `batch_cg.wgsl`: batched CG, whole iterations of one work item per workgroup, written
+    /// against the column type `Col` the kernels `batch_cg` and `batch_cg_block` define.
+    BatchCg,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 9] = [
+    pub const ALL: [Piece; 10] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -81,6 +84,7 @@ impl Piece {
         Piece::Ds,
         Piece::DsRows,
         Piece::CaLeaf,
+        Piece::BatchCg,
     ];
 
     /// The piece's WGSL source.
@@ -112,6 +116,7 @@ impl Piece {
             Piece::Ds => lib_file!("ds.wgsl"),
             Piece::DsRows => lib_file!("ds_rows.wgsl"),
             Piece::CaLeaf => lib_file!("ca_leaf.wgsl"),
+            Piece::BatchCg => lib_file!("batch_cg.wgsl"),
         }
     }
 }
@@ -254,6 +259,9 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("cagmres", "ca_cholqr", true),
     kernel!("cagmres", "ca_tsqr_leaf", true, 0, [CaLeaf]),
     kernel!("cagmres", "ca_tsqr_apply", true, 0, [CaLeaf]),
+    // Batched CG: many small systems, one workgroup each (one column, or a block of four).
+    kernel!("batch", "batch_cg", true, 0, [BatchCg]),
+    kernel!("batch", "batch_cg_block", true, 0, [BatchCg]),
     // BiCGStab.
     kernel!(
         "bicgstab",
@@ -346,6 +354,10 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("ca_cholqr", 0),
     ("ca_tsqr_leaf", 1),
     ("ca_tsqr_apply", 0),
+    // batch: every inner product of an item is a workgroup reduction inside its workgroup;
+    // nothing is summed across the device.
+    ("batch_cg", 0),
+    ("batch_cg_block", 0),
     // precond: elementwise scaling and triangular solves, no sums.
     ("diag_scale", 0),
     ("trisolve_levels", 0),

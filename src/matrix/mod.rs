@@ -1,5 +1,6 @@
 //! Sparse matrices: CSR storage, COO assembly, Matrix Market I/O and problem generators.
 
+pub mod batch;
 mod bcsr;
 mod coo;
 mod csr;

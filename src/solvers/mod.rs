@@ -3,6 +3,7 @@
 //! The GPU solvers live one file per method, classical and pipelined variants side by side
 //! ([`cg`]); their kernels are in `shaders/` with host sides in [`crate::gpu`].
 
+pub mod batch;
 pub mod bicg;
 pub mod bicgstab;
 pub mod cagmres;
