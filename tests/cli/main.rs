@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod batch;
 mod exit_codes;
 mod info_spmv;
 mod input_errors;

@@ -3,11 +3,12 @@
 //! Every error prints one line on stderr and exits non-zero (1: bad input or device
 //! problem, 2: bad command line, 3: the solve did not converge; its report is still printed).
 //!
-//! One module per subcommand (`info`, `solve`, `spmv`, `bench`; `model` for `calibrate`
+//! One module per subcommand (`info`, `solve`, `batch`, `spmv`, `bench`; `model` for `calibrate`
 //! and `predict`); `args` holds what they
 //! share, `report` how `solve` prints its report.
 
 mod args;
+mod batch;
 mod bench;
 mod info;
 mod model;
@@ -42,6 +43,10 @@ enum Command {
     },
     /// Solve A x = b.
     Solve(solve::SolveArgs),
+    /// Solve many independent SPD systems in one batched GPU run (batched CG, each system
+    /// or block of four right-hand sides in one workgroup): a folder of .mtx files, one
+    /// matrix with a file of many right-hand sides, or generated variants.
+    Batch(batch::BatchArgs),
     /// Compute y = A·x on the GPU and compare with the f64 CPU product.
     Spmv(spmv::SpmvArgs),
     /// Time GPU solvers per iteration (fixed iteration count, median of runs) against the
@@ -63,6 +68,7 @@ impl Command {
             Command::Solve(a) => Some(&a.matrix),
             Command::Spmv(a) => Some(&a.matrix),
             Command::Info { .. }
+            | Command::Batch(_)
             | Command::Bench(_)
             | Command::Calibrate(_)
             | Command::Predict(_) => None,
@@ -107,6 +113,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Info { json } => info::info(json),
         Command::Solve(args) => solve::solve(&args),
+        Command::Batch(args) => batch::batch(&args),
         Command::Spmv(args) => spmv::spmv(&args),
         Command::Bench(args) => bench::bench(&args),
         Command::Calibrate(args) => model::run_calibrate(&args),

@@ -88,7 +88,10 @@ mod parse;
 mod read;
 mod write;
 
-pub use read::{read_matrix_market, read_matrix_market_from, read_vector, read_vector_from};
+pub use read::{
+    read_columns, read_columns_from, read_matrix_market, read_matrix_market_from, read_vector,
+    read_vector_from,
+};
 pub use write::{write_matrix_market, write_matrix_market_to, write_vector, write_vector_to};
 
 use crate::base::error::{KrylovError, MarketErrorKind};

@@ -178,3 +178,57 @@ pub fn read_vector_from<T: Scalar, R: BufRead>(reader: R, name: &str) -> Result<
     }
     Ok(dense)
 }
+
+/// Reads a block of right-hand sides — an `n x k` Matrix Market matrix, array (all values,
+/// column by column) or coordinate format (missing entries zero, duplicates summed) — as its
+/// `k` columns. An `n x 1` file gives one column.
+///
+/// ```
+/// use krylov_wgpu::matrix::market::read_columns_from;
+/// let text = "%%MatrixMarket matrix array real general\n3 2\n1\n2\n3\n4\n5\n6\n";
+/// let b = read_columns_from::<f64, _>(text.as_bytes(), "B")?;
+/// assert_eq!(b, vec![vec![1.0, 2.0, 3.0], vec![4.0, 5.0, 6.0]]);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn read_columns<T: Scalar>(path: impl AsRef<Path>) -> Result<Vec<Vec<T>>> {
+    let path = path.as_ref();
+    read_columns_from(open(path)?, &path.display().to_string())
+}
+
+/// Reads a block of right-hand sides from any buffered reader; see [`read_columns`].
+pub fn read_columns_from<T: Scalar, R: BufRead>(reader: R, name: &str) -> Result<Vec<Vec<T>>> {
+    let mut lines = Lines::new(reader);
+    let h = read_header(&mut lines, name)?;
+    let total = h
+        .nrows
+        .checked_mul(h.ncols)
+        .filter(|t| *t <= isize::MAX as usize / 16);
+    let Some(total) = total else {
+        return Err(market_err(
+            name,
+            h.size_line,
+            invalid(format!(
+                "{} x {} right-hand sides do not fit in memory",
+                h.nrows, h.ncols
+            )),
+        ));
+    };
+    let mut flat: Vec<T> = Vec::new();
+    flat.try_reserve_exact(total).map_err(|_| {
+        market_err(
+            name,
+            h.size_line,
+            invalid(format!(
+                "{} x {} right-hand sides do not fit in memory",
+                h.nrows, h.ncols
+            )),
+        )
+    })?;
+    flat.resize(total, T::zero());
+    let n = h.nrows;
+    read_body(&mut lines, name, &h, |i, j, v: T| {
+        flat[j * n + i] += v;
+        Ok(())
+    })?;
+    Ok(flat.chunks(n.max(1)).map(|c| c.to_vec()).collect())
+}
