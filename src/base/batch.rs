@@ -67,9 +67,15 @@ pub struct BatchReport {
     pub restarts: usize,
     /// GPU work of the whole batch (uploads and the final readback included).
     pub counts: WorkCounts,
-    /// Wall-clock seconds from the first upload to the last readback (pipeline creation
-    /// excluded).
+    /// Wall-clock seconds from the first host step (packing) to the last report (pipeline
+    /// creation excluded): what `systems_per_second` divides.
     pub seconds: f64,
+    /// Of `seconds`: packing the systems into the kernels' arrays and uploading them.
+    pub setup_seconds: f64,
+    /// Of `seconds`: the launches, from the first submit to the last stopped-items read.
+    pub loop_seconds: f64,
+    /// Of `seconds`: reading x, statuses and histories back and the true-residual guard.
+    pub check_seconds: f64,
     /// `systems / seconds`.
     pub systems_per_second: f64,
     pub columns: Vec<ColumnReport>,

@@ -206,7 +206,7 @@ pub fn solve_batch<T: Scalar>(
             let mut x = vec![T::zero(); s.a.ncols()];
             let (mut its, mut restarts) = (0usize, 0usize);
             let mut history = Vec::new();
-            let reason = loop {
+            let (reason, rel) = loop {
                 let col = Column {
                     a: s.a,
                     b,
@@ -217,13 +217,18 @@ pub fn solve_batch<T: Scalar>(
                 let stop = run_column(col, &mut x, &mut its, &mut history);
                 let rel = true_relative_residual(s.a, b, &x);
                 match guard(stop, rel, bn, threshold, restarts) {
-                    Ok(reason) => break reason,
+                    Ok(reason) => break (reason, rel),
                     Err(()) => restarts += 1,
                 }
             };
-            columns.push(column_report(
-                si, j, s.a, b, &x, its, reason, restarts, &history,
-            ));
+            let end = ColumnEnd {
+                iterations: its,
+                reason,
+                restarts,
+                relative_residual: rel,
+                history,
+            };
+            columns.push(column_report(si, j, s.a, b, end));
             sx.push(x);
         }
         xs.push(sx);
@@ -235,39 +240,52 @@ pub fn solve_batch<T: Scalar>(
         DeviceInfo::cpu(),
         vec!["cpu".into()],
         systems.len(),
-        BatchShape::default(),
+        BatchShape {
+            loop_seconds: seconds,
+            ..Default::default()
+        },
         columns,
         seconds,
     );
     Ok(BatchSolution { x: xs, report })
 }
 
-/// The report of column `rhs` of system `system` (`history`: ‖r‖² per iteration).
-#[allow(clippy::too_many_arguments)]
+/// How a column ended: what [`column_report`] turns into a [`ColumnReport`].
+#[derive(Debug, Clone)]
+pub struct ColumnEnd<T> {
+    pub iterations: usize,
+    pub reason: StopReason,
+    pub restarts: usize,
+    /// ‖b − Ax‖₂/‖b‖₂ of the x returned, in f64.
+    pub relative_residual: f64,
+    /// ‖r‖² per iteration.
+    pub history: Vec<T>,
+}
+
+/// The report of column `rhs` of system `system`.
 pub fn column_report<T: Scalar>(
     system: usize,
     rhs: usize,
     a: &Csr<T>,
     b: &[T],
-    x: &[T],
-    iterations: usize,
-    reason: StopReason,
-    restarts: usize,
-    history: &[T],
+    end: ColumnEnd<T>,
 ) -> ColumnReport {
-    let relative_residual = true_relative_residual(a, b, x);
     ColumnReport {
         system,
         rhs,
         n: a.nrows(),
         nnz: a.nnz(),
-        iterations,
-        converged: reason == StopReason::Converged,
-        reason,
-        relative_residual,
+        iterations: end.iterations,
+        converged: end.reason == StopReason::Converged,
+        reason: end.reason,
+        relative_residual: end.relative_residual,
         b_norm: b_norm(b),
-        restarts,
-        history: history.iter().map(|v| v.as_f64().max(0.0).sqrt()).collect(),
+        restarts: end.restarts,
+        history: end
+            .history
+            .iter()
+            .map(|v| v.as_f64().max(0.0).sqrt())
+            .collect(),
     }
 }
 
@@ -280,6 +298,9 @@ pub struct BatchShape {
     pub launches: u64,
     pub history_kept: bool,
     pub counts: WorkCounts,
+    pub setup_seconds: f64,
+    pub loop_seconds: f64,
+    pub check_seconds: f64,
 }
 
 /// The batch report from its columns.
@@ -315,6 +336,9 @@ pub fn batch_report(
         restarts: columns.iter().map(|c| c.restarts).sum(),
         counts: shape.counts,
         seconds,
+        setup_seconds: shape.setup_seconds,
+        loop_seconds: shape.loop_seconds,
+        check_seconds: shape.check_seconds,
         systems_per_second: if seconds > 0.0 {
             systems as f64 / seconds
         } else {

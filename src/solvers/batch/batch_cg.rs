@@ -65,8 +65,9 @@ pub struct Item {
 pub struct Packed<T> {
     pub index: Vec<u32>,
     pub reals: Vec<T>,
-    /// The five vector regions (x = 0, b, r, p, q = 0), `lanes` entries per row.
-    pub vecs: Vec<T>,
+    /// The b region of the vectors (`lanes` entries per row); x, r, p and q start as zeros
+    /// on the device.
+    pub b: Vec<T>,
     /// Per item [status, iterations] as 2 × 4 words.
     pub flags: Vec<u32>,
     /// Per item [ρ, ‖r‖², threshold²] as 3 × 4 reals.
@@ -155,7 +156,7 @@ pub fn pack<T: Scalar>(kind: ItemKind, items: &[Item], systems: &[PackSystem<'_,
         rows += systems[it.system].a.nrows();
     }
     let stride = rows * lanes;
-    let mut vecs = vec![T::zero(); VECTORS * stride];
+    let mut b_region = vec![T::zero(); stride];
     let mut flags = vec![0u32; 8 * items.len()];
     let mut sums = vec![T::zero(); 12 * items.len()];
     for (i, it) in items.iter().enumerate() {
@@ -179,7 +180,7 @@ pub fn pack<T: Scalar>(kind: ItemKind, items: &[Item], systems: &[PackSystem<'_,
             if active {
                 let b = rhs[it.first + lane];
                 for (row, v) in b.iter().enumerate() {
-                    vecs[stride + (row_offset[i] + row) * lanes + lane] = *v;
+                    b_region[(row_offset[i] + row) * lanes + lane] = *v;
                 }
                 sums[12 * i + 8 + lane] = T::from_f64(thresholds2[it.first + lane]);
             }
@@ -188,7 +189,7 @@ pub fn pack<T: Scalar>(kind: ItemKind, items: &[Item], systems: &[PackSystem<'_,
     Packed {
         index,
         reals,
-        vecs,
+        b: b_region,
         flags,
         sums,
         col_base: col_base as u32,
@@ -230,7 +231,9 @@ impl PartBuffers {
             SolverBuffers::new::<T>(engine, 1, 1, (items * kind.lanes() * history_len).max(1))?;
         let index = engine.storage_from("batch index", &packed.index)?;
         let reals = engine.storage_from("batch reals", &packed.reals)?;
-        let vecs = engine.storage_from("batch vectors", &packed.vecs)?;
+        // Only b crosses the bus: x = 0 and r, p, q are the start launch's.
+        let vecs = engine.storage_zeroed::<T>("batch vectors", VECTORS * packed.stride)?;
+        engine.write(&vecs, packed.stride, &packed.b);
         let flags = engine.storage_from("batch flags", &packed.flags)?;
         let sums = engine.storage_from("batch sums", &packed.sums)?;
         let params = |init: u32| BatchParams {

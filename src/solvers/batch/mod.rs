@@ -23,10 +23,12 @@ use batch_cg::{Item, PackSystem, PartBuffers, STATUS_RUNNING, pack, part_bytes};
 
 use crate::base::batch::{BatchSolution, ColumnReport};
 use crate::base::error::{KrylovError, Result};
-use crate::base::report::{DeviceInfo, StopReason};
+use crate::base::report::DeviceInfo;
 use crate::base::scalar::Scalar;
+use rayon::prelude::*;
+
 use crate::cpu::batch_cg::{
-    BatchShape, ColumnStop, b_norm, batch_report, column_report, guard, inverse_diagonal,
+    BatchShape, ColumnEnd, ColumnStop, b_norm, batch_report, column_report, guard, inverse_diagonal,
 };
 use crate::cpu::true_relative_residual;
 use crate::gpu::{ChosenDevice, Engine};
@@ -202,10 +204,12 @@ pub fn solve_batch_with<T: Scalar>(
         .iter()
         .map(|s| vec![Vec::new(); s.rhs.len()])
         .collect();
-    let mut outcome: Vec<Vec<Option<Decided<T>>>> =
+    let mut outcome: Vec<Vec<Option<ColumnEnd<T>>>> =
         systems.iter().map(|s| vec![None; s.rhs.len()]).collect();
     let mut launches = 0u64;
+    let (mut setup_seconds, mut loop_seconds) = (start.elapsed().as_secs_f64(), 0.0);
     for (kind, part) in &parts {
+        let t = Instant::now();
         let packed = pack(*kind, part, &packing);
         let bufs = PartBuffers::upload(
             engine,
@@ -217,47 +221,61 @@ pub fn solve_batch_with<T: Scalar>(
             history_len,
             iters,
         )?;
+        setup_seconds += t.elapsed().as_secs_f64();
         let lanes = kind.lanes();
+        // The part's columns: (item, lane).
+        let cols: Vec<(usize, usize)> = part
+            .iter()
+            .enumerate()
+            .flat_map(|(i, it)| (0..it.count).map(move |lane| (i, lane)))
+            .collect();
         let mut restarts = vec![[0usize; 4]; part.len()];
         loop {
+            let t = Instant::now();
             launches += run_launches(engine, &bufs, iters, opts.max_iter)?;
+            loop_seconds += t.elapsed().as_secs_f64();
             let flags: Vec<u32> = engine.read(&bufs.flags, 0, 8 * part.len())?;
             let x: Vec<T> = engine.read(&bufs.vecs, 0, packed.stride)?;
-            // Confirm each converged column by its true residual, or restart it from x.
-            let mut again = vec![false; part.len()];
-            for (i, it) in part.iter().enumerate() {
-                let sys = &systems[it.system];
-                let n = sys.a.nrows();
-                for lane in 0..it.count {
-                    let status = flags[8 * i + lane];
-                    let stop = ColumnStop::from_status(status).ok_or_else(|| {
-                        KrylovError::Gpu(format!(
-                            "batched CG left system {} (right-hand side {}) with status {status}",
-                            it.system,
-                            it.first + lane
-                        ))
-                    })?;
-                    let col: Vec<T> = (0..n)
+            // Each undecided column's x and true residual (in f64, on every core).
+            let checked: Vec<(usize, usize, Vec<T>, f64)> = cols
+                .par_iter()
+                .filter(|(i, lane)| outcome[part[*i].system][part[*i].first + lane].is_none())
+                .map(|&(i, lane)| {
+                    let it = part[i];
+                    let sys = &systems[it.system];
+                    let col: Vec<T> = (0..sys.a.nrows())
                         .map(|row| x[(packed.row_offset[i] + row) * lanes + lane])
                         .collect();
-                    let b = sys.rhs[it.first + lane];
-                    let rel = true_relative_residual(sys.a, b, &col);
-                    let th = thresholds[it.system][it.first + lane];
-                    match guard(stop, rel, b_norm(b), th, restarts[i][lane]) {
-                        Ok(reason) => {
-                            let its = flags[8 * i + 4 + lane] as usize;
-                            outcome[it.system][it.first + lane] = Some(Decided {
-                                iterations: its,
-                                reason,
-                                restarts: restarts[i][lane],
-                                history: Vec::new(),
-                            });
-                            xs[it.system][it.first + lane] = col;
-                        }
-                        Err(()) => {
-                            restarts[i][lane] += 1;
-                            again[i] = true;
-                        }
+                    let rel = true_relative_residual(sys.a, sys.rhs[it.first + lane], &col);
+                    (i, lane, col, rel)
+                })
+                .collect();
+            // Confirm each converged column by its true residual, or restart it from x.
+            let mut again = vec![false; part.len()];
+            for (i, lane, col, rel) in checked {
+                let it = part[i];
+                let (s, j) = (it.system, it.first + lane);
+                let status = flags[8 * i + lane];
+                let stop = ColumnStop::from_status(status).ok_or_else(|| {
+                    KrylovError::Gpu(format!(
+                        "batched CG left system {s} (right-hand side {j}) with status {status}"
+                    ))
+                })?;
+                let b = systems[s].rhs[j];
+                match guard(stop, rel, b_norm(b), thresholds[s][j], restarts[i][lane]) {
+                    Ok(reason) => {
+                        outcome[s][j] = Some(ColumnEnd {
+                            iterations: flags[8 * i + 4 + lane] as usize,
+                            reason,
+                            restarts: restarts[i][lane],
+                            relative_residual: rel,
+                            history: Vec::new(),
+                        });
+                        xs[s][j] = col;
+                    }
+                    Err(()) => {
+                        restarts[i][lane] += 1;
+                        again[i] = true;
                     }
                 }
             }
@@ -266,11 +284,10 @@ pub fn solve_batch_with<T: Scalar>(
             }
             // The restarted columns run again from x (the start launch recomputes r).
             let mut new_flags = flags.clone();
-            for (i, it) in part.iter().enumerate() {
-                for lane in 0..it.count {
-                    if again[i] && outcome[it.system][it.first + lane].is_none() {
-                        new_flags[8 * i + lane] = STATUS_RUNNING;
-                    }
+            for &(i, lane) in &cols {
+                let it = part[i];
+                if outcome[it.system][it.first + lane].is_none() {
+                    new_flags[8 * i + lane] = STATUS_RUNNING;
                 }
             }
             let stopped = again.iter().filter(|a| !**a).count() as u32;
@@ -280,32 +297,21 @@ pub fn solve_batch_with<T: Scalar>(
         if history_len > 0 {
             let h: Vec<T> =
                 engine.read(&bufs.solver.history, 0, part.len() * lanes * history_len)?;
-            for (i, it) in part.iter().enumerate() {
-                for lane in 0..it.count {
-                    let o = outcome[it.system][it.first + lane]
-                        .as_mut()
-                        .expect("column decided");
-                    let at = (i * lanes + lane) * history_len;
-                    o.history = h[at..at + (o.iterations + 1).min(history_len)].to_vec();
-                }
+            for &(i, lane) in &cols {
+                let it = part[i];
+                let o = outcome[it.system][it.first + lane]
+                    .as_mut()
+                    .expect("column decided");
+                let at = (i * lanes + lane) * history_len;
+                o.history = h[at..at + (o.iterations + 1).min(history_len)].to_vec();
             }
         }
     }
     let mut columns: Vec<ColumnReport> = Vec::with_capacity(columns_total);
     for (s, sys) in systems.iter().enumerate() {
         for (j, b) in sys.rhs.iter().enumerate() {
-            let d = outcome[s][j].take().expect("every column decided");
-            columns.push(column_report(
-                s,
-                j,
-                sys.a,
-                b,
-                &xs[s][j],
-                d.iterations,
-                d.reason,
-                d.restarts,
-                &d.history,
-            ));
+            let end = outcome[s][j].take().expect("every column decided");
+            columns.push(column_report(s, j, sys.a, b, end));
         }
     }
     let seconds = start.elapsed().as_secs_f64();
@@ -317,6 +323,9 @@ pub fn solve_batch_with<T: Scalar>(
         launches,
         history_kept: history_len > 0,
         counts,
+        setup_seconds,
+        loop_seconds,
+        check_seconds: seconds - setup_seconds - loop_seconds,
     };
     let report = batch_report(
         T::PRECISION,
@@ -329,15 +338,6 @@ pub fn solve_batch_with<T: Scalar>(
         seconds,
     );
     Ok(BatchSolution { x: xs, report })
-}
-
-/// What the host decided for a column: its iterations, stop, restarts and ‖r‖² history.
-#[derive(Clone)]
-struct Decided<T> {
-    iterations: usize,
-    reason: StopReason,
-    restarts: usize,
-    history: Vec<T>,
 }
 
 /// Runs launches until every item of the part has stopped: submits of 1, 2, 4, … launches
