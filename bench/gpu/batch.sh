@@ -41,15 +41,6 @@ for prec in f32 f64; do
         emit pipelined "$BIN" solve --generate "poisson2d:$k" --precision $prec --device gpu --json --rtol 0 --atol 0 --max-iter 2000 --format csr
     done
 done
-# Workgroup size of the batch kernels (KRYLOV_WORKGROUP_SIZE; 256 above): latency of one
-# system and the 100 x 1e4 batch with 64 and 1024 threads per system.
-for wg in 64 1024; do
-    for k in 32 100; do
-        KRYLOV_WORKGROUP_SIZE=$wg emit "single-wg$wg" "$BIN" batch --generate "poisson2d:$k" --count 1 --precond none --precision f32 --device gpu --json --rtol 0 --max-iter 2000 --batch 250
-    done
-    KRYLOV_WORKGROUP_SIZE=$wg emit "batch-wg$wg" "$BIN" batch --generate poisson2d:100 --count 100 --precond none --precision f64 --device gpu --json
-    KRYLOV_WORKGROUP_SIZE=$wg emit "batch-wg$wg" "$BIN" batch --generate poisson2d:32 --count 1000 --precond none --precision f64 --device gpu --json
-done
 timeout 400 python3 bench/gpu/cupy_batch.py --cases 32:1000,100:100 --precisions f32,f64 >"$OUT/cupy.jsonl" 2>>"$OUT/err.txt"
 python3 bench/gpu/batch_md.py "$jsonl" "$OUT/cupy.jsonl" >"$OUT/batch.md"
 cat "$OUT/batch.md"

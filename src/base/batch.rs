@@ -42,6 +42,9 @@ pub struct BatchReport {
     /// The kernels that ran (`batch_cg` for one right-hand side per system, `batch_cg_block`
     /// for blocks of four right-hand sides of one matrix), or `cpu` for the CPU twin.
     pub kernels: Vec<String>,
+    /// Threads per workgroup the items ran with (about four rows per thread, from the
+    /// default 256 up to the adapter's limit; each item's from its own size).
+    pub workgroup_sizes: Vec<u32>,
     pub systems: usize,
     /// Right-hand sides over all systems (one report each in `columns`).
     pub columns_total: usize,

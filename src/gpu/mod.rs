@@ -24,7 +24,7 @@ pub use device::{
     AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, is_software, list_adapters,
     list_adapters_for,
 };
-pub use engine::{Engine, Kernel, Tuning};
+pub use engine::{Engine, Kernel, SegmentWriter, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
 pub use operator::GpuOperator;
 pub use shader::FormatKernel;

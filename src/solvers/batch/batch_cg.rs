@@ -1,17 +1,21 @@
 //! Host side of the batched CG kernels `batch_cg` (one right-hand side per work item) and
 //! `batch_cg_block` (a block of four right-hand sides of one matrix per item), both built on
-//! `shaders/lib/batch_cg.wgsl`: packing a part of the batch into the kernels' seven storage
-//! bindings, and the launches.
+//! `shaders/lib/batch_cg.wgsl`: the layout of a part of the batch in the kernels' seven
+//! storage bindings, the upload (written straight into mapped buffers, matrices in parallel),
+//! and the bind groups of the launches.
 
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
-use crate::gpu::kernels::{SolverBuffers, solver_kernel};
+use crate::gpu::kernels::solver_kernel;
 use crate::gpu::{Engine, Kernel};
+use crate::matrix::Csr;
 
 /// Words of an item record in the `index` binding (`ITEM_WORDS` of the WGSL piece).
 pub const ITEM_WORDS: usize = 8;
-/// Vector regions of the `vecs` binding: x, b, r, p, q.
-pub const VECTORS: usize = 5;
+/// Vector regions of the `vecs` binding: x, b, r, p, q, w.
+pub const VECTORS: usize = 6;
+/// Entries (vec4s) per item of the `sums` binding: γ, ‖r‖², threshold², α, β.
+pub const SUMS: usize = 5;
 /// `STATUS_RUNNING` and `STATUS_IDLE` (a lane without a right-hand side).
 pub const STATUS_RUNNING: u32 = 0;
 pub const STATUS_IDLE: u32 = 6;
@@ -30,25 +34,26 @@ pub struct BatchParams {
     pub stride: u32,
 }
 
-/// Which kernel an item runs on: `lanes` columns per item (1 or 4).
+/// Which kernel an item runs on, and with how many threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ItemKind {
-    Single,
-    Block,
+pub struct ItemKind {
+    /// A block of four right-hand sides (`batch_cg_block`) rather than one (`batch_cg`).
+    pub block: bool,
+    /// Threads of the item's workgroup.
+    pub threads: u32,
 }
 
 impl ItemKind {
+    /// Columns per item: 1 or 4.
     pub fn lanes(self) -> usize {
-        match self {
-            ItemKind::Single => 1,
-            ItemKind::Block => 4,
-        }
+        if self.block { 4 } else { 1 }
     }
 
     pub fn kernel(self) -> &'static str {
-        match self {
-            ItemKind::Single => "batch_cg",
-            ItemKind::Block => "batch_cg_block",
+        if self.block {
+            "batch_cg_block"
+        } else {
+            "batch_cg"
         }
     }
 }
@@ -61,26 +66,104 @@ pub struct Item {
     pub count: usize,
 }
 
-/// The host arrays of one part (items of one kind), ready to upload.
-pub struct Packed<T> {
-    pub index: Vec<u32>,
-    pub reals: Vec<T>,
-    /// The b region of the vectors (`lanes` entries per row); x, r, p and q start as zeros
-    /// on the device.
-    pub b: Vec<T>,
-    /// Per item [status, iterations] as 2 × 4 words.
-    pub flags: Vec<u32>,
-    /// Per item [ρ, ‖r‖², threshold²] as 3 × 4 reals.
-    pub sums: Vec<T>,
-    pub col_base: u32,
-    /// Rows × lanes of one vector region (x's length in `T`s).
-    pub stride: usize,
-    /// Offset of each item's rows in a region, in rows.
-    pub row_offset: Vec<usize>,
+/// A system as a part's layout needs it.
+pub struct PackSystem<'a, T> {
+    pub a: &'a Csr<T>,
+    pub rhs: &'a [&'a [T]],
+    /// D⁻¹ for Jacobi.
+    pub dinv: Option<&'a [T]>,
+    /// threshold² per right-hand side.
+    pub thresholds2: &'a [f64],
 }
 
-/// The bytes each binding of a part takes: `index`, `reals`, `vecs`, `history` are the large
-/// ones; the part must keep each within the adapter's binding limit.
+/// Where everything of one part lives in the kernels' bindings. Matrices used by several
+/// items (the blocks of one system) are stored once.
+pub struct Layout {
+    /// The part's matrices (system indices), in order of first use.
+    pub matrices: Vec<usize>,
+    /// Per item: the matrix (index into `matrices`).
+    pub matrix_of_item: Vec<usize>,
+    /// Per matrix: offset of its row pointers in `index`, of its values and D⁻¹ in `reals`.
+    pub ptr_at: Vec<usize>,
+    pub values_at: Vec<usize>,
+    pub diag_at: Vec<usize>,
+    /// Offset of the column indices in `index`.
+    pub col_base: usize,
+    /// Rows of all items: one vector region of `vecs`, in columns.
+    pub rows: usize,
+    /// Offset of each item's rows in a region.
+    pub row_offset: Vec<usize>,
+    /// Per item [status, iterations] as 2 × 4 words.
+    pub flags: Vec<u32>,
+    pub lanes: usize,
+}
+
+impl Layout {
+    pub fn new<T: Scalar>(kind: ItemKind, items: &[Item], systems: &[PackSystem<'_, T>]) -> Self {
+        let lanes = kind.lanes();
+        let mut slot: Vec<Option<usize>> = vec![None; systems.len()];
+        let mut matrices = Vec::new();
+        let mut matrix_of_item = Vec::with_capacity(items.len());
+        for it in items {
+            let m = *slot[it.system].get_or_insert_with(|| {
+                matrices.push(it.system);
+                matrices.len() - 1
+            });
+            matrix_of_item.push(m);
+        }
+        let (mut ptr_at, mut values_at) = (Vec::new(), Vec::new());
+        let (mut w, mut v) = (items.len() * ITEM_WORDS, 0usize);
+        for &s in &matrices {
+            ptr_at.push(w);
+            values_at.push(v);
+            w += systems[s].a.nrows() + 1;
+            v += systems[s].a.nnz();
+        }
+        let mut diag_at = Vec::new();
+        for &s in &matrices {
+            diag_at.push(v);
+            if systems[s].dinv.is_some() {
+                v += systems[s].a.nrows();
+            }
+        }
+        let mut row_offset = Vec::with_capacity(items.len());
+        let mut rows = 0usize;
+        for it in items {
+            row_offset.push(rows);
+            rows += systems[it.system].a.nrows();
+        }
+        let mut flags = vec![0u32; 8 * items.len()];
+        for (i, it) in items.iter().enumerate() {
+            for lane in 0..lanes {
+                flags[8 * i + lane] = if lane < it.count {
+                    STATUS_RUNNING
+                } else {
+                    STATUS_IDLE
+                };
+            }
+        }
+        Layout {
+            matrices,
+            matrix_of_item,
+            ptr_at,
+            values_at,
+            diag_at,
+            col_base: w,
+            rows,
+            row_offset,
+            flags,
+            lanes,
+        }
+    }
+
+    /// Columns of one vector region (rows × lanes), in `T`s.
+    pub fn stride(&self) -> usize {
+        self.rows * self.lanes
+    }
+}
+
+/// The bytes each large binding of a part takes (`index`, `reals`, `vecs`, history): the
+/// part must keep each within the adapter's binding limit.
 pub fn part_bytes<T: Scalar>(
     rows: usize,
     nnz: usize,
@@ -91,117 +174,21 @@ pub fn part_bytes<T: Scalar>(
 ) -> [u64; 4] {
     let t = std::mem::size_of::<T>() as u64;
     [
-        4 * (items * ITEM_WORDS + matrices_rows + 1 + nnz) as u64,
+        4 * (items * ITEM_WORDS + matrices_rows + nnz) as u64,
         t * (nnz + matrices_rows) as u64,
         t * (VECTORS * rows * lanes) as u64,
         t * (items * lanes * history_len) as u64,
     ]
 }
 
-/// A system as [`pack`] needs it.
-pub struct PackSystem<'a, T> {
-    pub a: &'a crate::matrix::Csr<T>,
-    pub rhs: &'a [&'a [T]],
-    /// D⁻¹ for Jacobi.
-    pub dinv: Option<&'a [T]>,
-    /// threshold² per right-hand side.
-    pub thresholds2: &'a [f64],
-}
-
-/// Packs `items` (all of one kind) of the batch. Matrices used by several items are stored
-/// once.
-pub fn pack<T: Scalar>(kind: ItemKind, items: &[Item], systems: &[PackSystem<'_, T>]) -> Packed<T> {
-    let lanes = kind.lanes();
-    // Each matrix once, in order of first use.
-    let mut mat_of: Vec<Option<usize>> = vec![None; systems.len()];
-    let mut mats: Vec<usize> = Vec::new();
-    for it in items {
-        if mat_of[it.system].is_none() {
-            mat_of[it.system] = Some(mats.len());
-            mats.push(it.system);
-        }
-    }
-    let header = items.len() * ITEM_WORDS;
-    let ptr_words: usize = mats.iter().map(|&s| systems[s].a.nrows() + 1).sum();
-    let nnz: usize = mats.iter().map(|&s| systems[s].a.nnz()).sum();
-    let col_base = header + ptr_words;
-    let mut index = vec![0u32; col_base + nnz];
-    let mut reals: Vec<T> = Vec::with_capacity(nnz + mats.len());
-    let mut ptr_at = vec![0usize; mats.len()];
-    let mut diag_at = vec![0usize; mats.len()];
-    let mut w = header;
-    for (m, &s) in mats.iter().enumerate() {
-        let a = systems[s].a;
-        ptr_at[m] = w;
-        let base = reals.len();
-        for (i, p) in a.row_ptr().iter().enumerate() {
-            index[w + i] = (base + *p as usize) as u32;
-        }
-        w += a.nrows() + 1;
-        for (k, c) in a.col_idx().iter().enumerate() {
-            index[col_base + base + k] = *c;
-        }
-        reals.extend_from_slice(a.values());
-    }
-    for (m, &s) in mats.iter().enumerate() {
-        diag_at[m] = reals.len();
-        if let Some(d) = systems[s].dinv {
-            reals.extend_from_slice(d);
-        }
-    }
-    let mut row_offset = Vec::with_capacity(items.len());
-    let mut rows = 0usize;
-    for it in items {
-        row_offset.push(rows);
-        rows += systems[it.system].a.nrows();
-    }
-    let stride = rows * lanes;
-    let mut b_region = vec![T::zero(); stride];
-    let mut flags = vec![0u32; 8 * items.len()];
-    let mut sums = vec![T::zero(); 12 * items.len()];
-    for (i, it) in items.iter().enumerate() {
-        let PackSystem {
-            a,
-            rhs,
-            thresholds2,
-            ..
-        } = &systems[it.system];
-        let m = mat_of[it.system].expect("packed matrix");
-        let n = a.nrows();
-        let rec = &mut index[i * ITEM_WORDS..(i + 1) * ITEM_WORDS];
-        rec[0] = n as u32;
-        rec[1] = ptr_at[m] as u32;
-        rec[2] = row_offset[i] as u32;
-        rec[3] = diag_at[m] as u32;
-        rec[4] = it.count as u32;
-        for lane in 0..lanes {
-            let active = lane < it.count;
-            flags[8 * i + lane] = if active { STATUS_RUNNING } else { STATUS_IDLE };
-            if active {
-                let b = rhs[it.first + lane];
-                for (row, v) in b.iter().enumerate() {
-                    b_region[(row_offset[i] + row) * lanes + lane] = *v;
-                }
-                sums[12 * i + 8 + lane] = T::from_f64(thresholds2[it.first + lane]);
-            }
-        }
-    }
-    Packed {
-        index,
-        reals,
-        b: b_region,
-        flags,
-        sums,
-        col_base: col_base as u32,
-        stride,
-        row_offset,
-    }
-}
-
 /// The buffers and the two bind groups (start from x; go on) of one uploaded part.
 pub struct PartBuffers {
     pub kernel: Kernel,
-    pub solver: SolverBuffers,
+    /// `state[0]`: items stopped (bound as solver_state.wgsl's `state`).
+    pub state: wgpu::Buffer,
+    /// ‖r‖² per iteration, iteration-major: entry (k, slot) at k · slots + slot, slot =
+    /// lanes · item + lane.
+    pub history: wgpu::Buffer,
     pub vecs: wgpu::Buffer,
     pub flags: wgpu::Buffer,
     pub bg_start: wgpu::BindGroup,
@@ -210,41 +197,127 @@ pub struct PartBuffers {
     pub groups: u32,
 }
 
+/// What a part's launches are asked to do.
+pub struct LaunchSpec {
+    pub jacobi: bool,
+    pub max_iter: usize,
+    pub history_len: usize,
+    /// Iterations per launch.
+    pub iters: usize,
+}
+
 impl PartBuffers {
-    /// Uploads a packed part (one counted upload per buffer) and builds its bind groups;
-    /// each launch runs at most `iters` iterations of every item.
-    #[allow(clippy::too_many_arguments)]
+    /// Uploads a part: the matrices, D⁻¹ and right-hand sides written straight into mapped
+    /// buffers (one counted upload each, matrices in parallel), statuses and thresholds;
+    /// x, r, p, q, w and the history start as zeros on the device.
     pub fn upload<T: Scalar>(
         engine: &Engine,
         kind: ItemKind,
-        packed: &Packed<T>,
-        items: usize,
-        jacobi: bool,
-        max_iter: usize,
-        history_len: usize,
-        iters: usize,
+        items: &[Item],
+        systems: &[PackSystem<'_, T>],
+        lay: &Layout,
+        spec: &LaunchSpec,
     ) -> Result<Self> {
-        let cfg = engine.shader_config(T::PRECISION);
+        let cfg = crate::gpu::ShaderConfig {
+            workgroup_size: kind.threads,
+            ..engine.shader_config(T::PRECISION)
+        };
         let kernel = solver_kernel::<T>(engine, kind.kernel(), cfg)?;
-        // `state[0]` counts stopped items; the history (poisoned −1) is solver_state's.
-        let solver =
-            SolverBuffers::new::<T>(engine, 1, 1, (items * kind.lanes() * history_len).max(1))?;
-        let index = engine.storage_from("batch index", &packed.index)?;
-        let reals = engine.storage_from("batch reals", &packed.reals)?;
-        // Only b crosses the bus: x = 0 and r, p, q are the start launch's.
-        let vecs = engine.storage_zeroed::<T>("batch vectors", VECTORS * packed.stride)?;
-        engine.write(&vecs, packed.stride, &packed.b);
-        let flags = engine.storage_from("batch flags", &packed.flags)?;
-        let sums = engine.storage_from("batch sums", &packed.sums)?;
+        let lanes = lay.lanes;
+        let mats = &lay.matrices;
+        // index: item records | row pointers per matrix | column indices per matrix.
+        let mut segments = vec![items.len() * ITEM_WORDS];
+        segments.extend(mats.iter().map(|&s| systems[s].a.nrows() + 1));
+        segments.extend(mats.iter().map(|&s| systems[s].a.nnz()));
+        let index = engine.storage_segments::<u32>("batch index", &segments, |seg, w| {
+            if seg == 0 {
+                for (i, it) in items.iter().enumerate() {
+                    let m = lay.matrix_of_item[i];
+                    w.put(&[
+                        systems[it.system].a.nrows() as u32,
+                        lay.ptr_at[m] as u32,
+                        lay.row_offset[i] as u32,
+                        lay.diag_at[m] as u32,
+                        it.count as u32,
+                        0,
+                        0,
+                        0,
+                    ]);
+                }
+            } else if seg <= mats.len() {
+                let m = seg - 1;
+                let base = lay.values_at[m] as u32;
+                let ptr: Vec<u32> = systems[mats[m]]
+                    .a
+                    .row_ptr()
+                    .iter()
+                    .map(|p| base + p)
+                    .collect();
+                w.put(&ptr);
+            } else {
+                w.put(systems[mats[seg - 1 - mats.len()]].a.col_idx());
+            }
+        })?;
+        // reals: values per matrix | D⁻¹ per matrix (Jacobi).
+        let mut segments: Vec<usize> = mats.iter().map(|&s| systems[s].a.nnz()).collect();
+        segments.extend(mats.iter().map(|&s| systems[s].dinv.map_or(0, |d| d.len())));
+        let reals = engine.storage_segments::<T>("batch reals", &segments, |seg, w| {
+            if seg < mats.len() {
+                w.put(systems[mats[seg]].a.values());
+            } else if let Some(d) = systems[mats[seg - mats.len()]].dinv {
+                w.put(d);
+            }
+        })?;
+        // vecs: x | b | r | p | q | w, each `stride` long; only b holds data.
+        let stride = lay.stride();
+        let mut segments = vec![stride];
+        segments.extend(items.iter().map(|it| systems[it.system].a.nrows() * lanes));
+        segments.push((VECTORS - 2) * stride);
+        let last = segments.len() - 1;
+        let vecs = engine.storage_segments::<T>("batch vectors", &segments, |seg, w| {
+            if seg == 0 || seg == last {
+                w.skip(segments[seg]);
+                return;
+            }
+            let it = items[seg - 1];
+            let rhs = systems[it.system].rhs;
+            if lanes == 1 {
+                w.put(rhs[it.first]);
+                return;
+            }
+            let n = systems[it.system].a.nrows();
+            let mut block = vec![T::zero(); n * lanes];
+            for lane in 0..it.count {
+                for (row, v) in rhs[it.first + lane].iter().enumerate() {
+                    block[row * lanes + lane] = *v;
+                }
+            }
+            w.put(&block);
+        })?;
+        let flags = engine.storage_from("batch flags", &lay.flags)?;
+        let mut sums = vec![T::zero(); 4 * SUMS * items.len()];
+        for (i, it) in items.iter().enumerate() {
+            for lane in 0..it.count {
+                // S_TOL2 = 2.
+                sums[4 * SUMS * i + 8 + lane] =
+                    T::from_f64(systems[it.system].thresholds2[it.first + lane]);
+            }
+        }
+        let sums = engine.storage_from("batch sums", &sums)?;
+        let state = engine.storage_zeroed::<u32>("batch state", 4)?;
+        let history = engine.storage_zeroed::<T>(
+            "batch history",
+            (items.len() * lanes * spec.history_len).max(1),
+        )?;
         let params = |init: u32| BatchParams {
-            items: items as u32,
-            iters: iters as u32,
-            max_iter: max_iter.min(u32::MAX as usize) as u32,
-            history_len: history_len as u32,
+            items: items.len() as u32,
+            iters: spec.iters as u32,
+            max_iter: spec.max_iter.min(u32::MAX as usize) as u32,
+            history_len: spec.history_len as u32,
             init,
-            jacobi: jacobi as u32,
-            col_base: packed.col_base,
-            stride: (packed.stride / kind.lanes()) as u32,
+            jacobi: spec.jacobi as u32,
+            col_base: lay.col_base as u32,
+            stride: lay.rows as u32,
         };
         let p_start = engine.uniform_from("batch params (start)", &params(1));
         let p_go_on = engine.uniform_from("batch params", &params(0));
@@ -252,8 +325,8 @@ impl PartBuffers {
             engine.bind_group_at(
                 &kernel,
                 &[
-                    (0, &solver.state),
-                    (3, &solver.history),
+                    (0, &state),
+                    (3, &history),
                     (5, p),
                     (6, &index),
                     (7, &reals),
@@ -271,14 +344,40 @@ impl PartBuffers {
             .max_compute_workgroups_per_dimension
             .max(1);
         Ok(PartBuffers {
-            groups: (items as u32).min(max_groups),
+            groups: (items.len() as u32).min(max_groups),
             kernel,
-            solver,
+            state,
+            history,
             vecs,
             flags,
             bg_start,
             bg_go_on,
-            items: items as u32,
+            items: items.len() as u32,
         })
     }
+}
+
+/// Threads per workgroup for an item of `rows` rows: about four rows per thread, from 256 up
+/// to the most the adapter allows for `T` (invocations, and the reduction's workgroup memory
+/// of one `vec4<T>` per thread), a power of two. Depends on the item alone, so an item runs
+/// the same arithmetic in any batch.
+pub fn threads_for<T: Scalar>(engine: &Engine, rows: usize) -> u32 {
+    let limits = &engine.context().limits;
+    let vec4 = 4 * std::mem::size_of::<T>() as u32;
+    // A few hundred bytes of the kernel's other workgroup variables.
+    let by_memory = limits
+        .max_compute_workgroup_storage_size
+        .saturating_sub(512)
+        / vec4;
+    let cap = 1024
+        .min(limits.max_compute_invocations_per_workgroup)
+        .min(by_memory);
+    let cap = if cap == 0 {
+        1
+    } else {
+        1 << (31 - cap.leading_zeros())
+    };
+    let base = engine.tuning().workgroup_size.min(cap);
+    let want = (rows.div_ceil(4) as u32).next_power_of_two();
+    want.clamp(base, cap.max(base))
 }

@@ -19,7 +19,9 @@ mod batch_cg;
 use std::time::Instant;
 
 pub use batch_cg::ItemKind;
-use batch_cg::{Item, PackSystem, PartBuffers, STATUS_RUNNING, pack, part_bytes};
+use batch_cg::{
+    Item, LaunchSpec, Layout, PackSystem, PartBuffers, STATUS_RUNNING, part_bytes, threads_for,
+};
 
 use crate::base::batch::{BatchSolution, ColumnReport};
 use crate::base::error::{KrylovError, Result};
@@ -28,7 +30,8 @@ use crate::base::scalar::Scalar;
 use rayon::prelude::*;
 
 use crate::cpu::batch_cg::{
-    BatchShape, ColumnEnd, ColumnStop, b_norm, batch_report, column_report, guard, inverse_diagonal,
+    BatchShape, ColumnEnd, ColumnStop, Restarts, b_norm, batch_report, column_report, guard,
+    inverse_diagonal,
 };
 use crate::cpu::true_relative_residual;
 use crate::gpu::{ChosenDevice, Engine};
@@ -99,33 +102,31 @@ pub fn solve_batch_on<T: Scalar>(
     Ok(sol)
 }
 
-/// The items of a batch: a system with one right-hand side is one `Single` item, one with
-/// more is `Block` items of four (the last one partly idle).
-pub fn items_of<T>(systems: &[BatchSystem<'_, T>]) -> Vec<(ItemKind, Item)> {
+/// The items of a batch: a system with one right-hand side is one single-column item, one
+/// with more is blocks of four (the last one partly idle); each with the workgroup size of
+/// its rows ([`batch_cg::threads_for`]).
+pub fn items_of<T: Scalar>(
+    engine: &Engine,
+    systems: &[BatchSystem<'_, T>],
+) -> Vec<(ItemKind, Item)> {
     let mut items = Vec::new();
     for (s, sys) in systems.iter().enumerate() {
         let k = sys.rhs.len();
-        if k == 1 {
+        let threads = threads_for::<T>(engine, sys.a.nrows());
+        for first in (0..k).step_by(4) {
+            let kind = ItemKind {
+                block: k > 1,
+                threads,
+            };
+            let count = if k == 1 { 1 } else { (k - first).min(4) };
             items.push((
-                ItemKind::Single,
+                kind,
                 Item {
                     system: s,
-                    first: 0,
-                    count: 1,
+                    first,
+                    count,
                 },
             ));
-        } else {
-            for first in (0..k).step_by(4) {
-                let count = (k - first).min(4);
-                items.push((
-                    ItemKind::Block,
-                    Item {
-                        system: s,
-                        first,
-                        count,
-                    },
-                ));
-            }
         }
     }
     items
@@ -140,7 +141,7 @@ pub fn solve_batch_with<T: Scalar>(
 ) -> Result<BatchSolution<T>> {
     validate_batch(systems, opts)?;
     let jacobi = opts.precond == crate::base::options::Precond::Jacobi;
-    let items = items_of(systems);
+    let items = items_of(engine, systems);
     let kinds: Vec<ItemKind> = {
         let mut k: Vec<ItemKind> = items.iter().map(|(k, _)| *k).collect();
         k.sort();
@@ -148,8 +149,11 @@ pub fn solve_batch_with<T: Scalar>(
         k
     };
     // Compile first: pipeline creation is not part of the solve's time (as for `solve`).
-    let cfg = engine.shader_config(T::PRECISION);
     for kind in &kinds {
+        let cfg = crate::gpu::ShaderConfig {
+            workgroup_size: kind.threads,
+            ..engine.shader_config(T::PRECISION)
+        };
         crate::gpu::kernels::solver_kernel::<T>(engine, kind.kernel(), cfg)?;
     }
     let before = engine.counters().snapshot();
@@ -179,8 +183,9 @@ pub fn solve_batch_with<T: Scalar>(
     let columns_total: usize = systems.iter().map(|s| s.rhs.len()).sum();
     let t_bytes = std::mem::size_of::<T>() as u64;
     let history_len = opts.max_iter.saturating_add(1);
+    let slots: u64 = items.iter().map(|(k, _)| k.lanes() as u64).sum();
     let keep_history = config.history.unwrap_or_else(|| {
-        (columns_total as u64 * 4)
+        slots
             .saturating_mul(history_len as u64)
             .saturating_mul(t_bytes)
             <= HISTORY_BUDGET_BYTES
@@ -210,17 +215,14 @@ pub fn solve_batch_with<T: Scalar>(
     let (mut setup_seconds, mut loop_seconds) = (start.elapsed().as_secs_f64(), 0.0);
     for (kind, part) in &parts {
         let t = Instant::now();
-        let packed = pack(*kind, part, &packing);
-        let bufs = PartBuffers::upload(
-            engine,
-            *kind,
-            &packed,
-            part.len(),
+        let lay = Layout::new(*kind, part, &packing);
+        let spec = LaunchSpec {
             jacobi,
-            opts.max_iter,
+            max_iter: opts.max_iter,
             history_len,
             iters,
-        )?;
+        };
+        let bufs = PartBuffers::upload(engine, *kind, part, &packing, &lay, &spec)?;
         setup_seconds += t.elapsed().as_secs_f64();
         let lanes = kind.lanes();
         // The part's columns: (item, lane).
@@ -229,13 +231,13 @@ pub fn solve_batch_with<T: Scalar>(
             .enumerate()
             .flat_map(|(i, it)| (0..it.count).map(move |lane| (i, lane)))
             .collect();
-        let mut restarts = vec![[0usize; 4]; part.len()];
+        let mut restarts = vec![[Restarts::default(); 4]; part.len()];
         loop {
             let t = Instant::now();
             launches += run_launches(engine, &bufs, iters, opts.max_iter)?;
             loop_seconds += t.elapsed().as_secs_f64();
             let flags: Vec<u32> = engine.read(&bufs.flags, 0, 8 * part.len())?;
-            let x: Vec<T> = engine.read(&bufs.vecs, 0, packed.stride)?;
+            let x: Vec<T> = engine.read(&bufs.vecs, 0, lay.stride())?;
             // Each undecided column's x and true residual (in f64, on every core).
             let checked: Vec<(usize, usize, Vec<T>, f64)> = cols
                 .par_iter()
@@ -244,7 +246,7 @@ pub fn solve_batch_with<T: Scalar>(
                     let it = part[i];
                     let sys = &systems[it.system];
                     let col: Vec<T> = (0..sys.a.nrows())
-                        .map(|row| x[(packed.row_offset[i] + row) * lanes + lane])
+                        .map(|row| x[(lay.row_offset[i] + row) * lanes + lane])
                         .collect();
                     let rel = true_relative_residual(sys.a, sys.rhs[it.first + lane], &col);
                     (i, lane, col, rel)
@@ -267,14 +269,14 @@ pub fn solve_batch_with<T: Scalar>(
                         outcome[s][j] = Some(ColumnEnd {
                             iterations: flags[8 * i + 4 + lane] as usize,
                             reason,
-                            restarts: restarts[i][lane],
+                            restarts: restarts[i][lane].total(),
                             relative_residual: rel,
                             history: Vec::new(),
                         });
                         xs[s][j] = col;
                     }
-                    Err(()) => {
-                        restarts[i][lane] += 1;
+                    Err(why) => {
+                        restarts[i][lane].add(why);
                         again[i] = true;
                     }
                 }
@@ -292,18 +294,32 @@ pub fn solve_batch_with<T: Scalar>(
             }
             let stopped = again.iter().filter(|a| !**a).count() as u32;
             engine.write(&bufs.flags, 0, &new_flags);
-            engine.write(&bufs.solver.state, 0, &[stopped]);
+            engine.write(&bufs.state, 0, &[stopped]);
         }
         if history_len > 0 {
-            let h: Vec<T> =
-                engine.read(&bufs.solver.history, 0, part.len() * lanes * history_len)?;
+            // Iteration-major: the iterations run, no more.
+            let slots = part.len() * lanes;
+            let run = cols
+                .iter()
+                .map(|&(i, lane)| {
+                    let it = part[i];
+                    outcome[it.system][it.first + lane]
+                        .as_ref()
+                        .map_or(0, |o| o.iterations)
+                })
+                .max()
+                .unwrap_or(0);
+            let kept = (run + 1).min(history_len);
+            let h: Vec<T> = engine.read(&bufs.history, 0, kept * slots)?;
             for &(i, lane) in &cols {
                 let it = part[i];
                 let o = outcome[it.system][it.first + lane]
                     .as_mut()
                     .expect("column decided");
-                let at = (i * lanes + lane) * history_len;
-                o.history = h[at..at + (o.iterations + 1).min(history_len)].to_vec();
+                let slot = i * lanes + lane;
+                o.history = (0..(o.iterations + 1).min(kept))
+                    .map(|k| h[k * slots + slot])
+                    .collect();
             }
         }
     }
@@ -322,6 +338,12 @@ pub fn solve_batch_with<T: Scalar>(
         iterations_per_launch: iters,
         launches,
         history_kept: history_len > 0,
+        workgroup_sizes: {
+            let mut w: Vec<u32> = kinds.iter().map(|k| k.threads).collect();
+            w.sort_unstable();
+            w.dedup();
+            w
+        },
         counts,
         setup_seconds,
         loop_seconds,
@@ -331,7 +353,11 @@ pub fn solve_batch_with<T: Scalar>(
         T::PRECISION,
         opts,
         DeviceInfo::gpu(&engine.context().summary),
-        kinds.iter().map(|k| k.kernel().to_string()).collect(),
+        {
+            let mut names: Vec<String> = kinds.iter().map(|k| k.kernel().to_string()).collect();
+            names.dedup();
+            names
+        },
         systems.len(),
         shape,
         columns,
@@ -360,7 +386,7 @@ fn run_launches(engine: &Engine, bufs: &PartBuffers, iters: usize, max_iter: usi
             batch.dispatch(&bufs.kernel, bg, bufs.groups);
             launches += 1;
         }
-        let stopped: Vec<u32> = batch.submit_and_read(&bufs.solver.state, 0, 1)?;
+        let stopped: Vec<u32> = batch.submit_and_read(&bufs.state, 0, 1)?;
         if stopped[0] >= bufs.items {
             return Ok(launches);
         }
@@ -376,8 +402,8 @@ fn run_launches(engine: &Engine, bufs: &PartBuffers, iters: usize, max_iter: usi
     }
 }
 
-/// Splits the items into parts of one kind whose bindings each fit `limit` bytes, in order
-/// (single-column items first, then blocks). An item that alone exceeds it is refused,
+/// Splits the items into parts of one kind (kernel and workgroup size) whose bindings each
+/// fit `limit` bytes, kind by kind (single-column items first, then blocks). An item that alone exceeds it is refused,
 /// naming the system.
 fn split_parts<T: Scalar>(
     systems: &[BatchSystem<'_, T>],
@@ -386,7 +412,10 @@ fn split_parts<T: Scalar>(
     history_len: usize,
 ) -> Result<Vec<(ItemKind, Vec<Item>)>> {
     let mut parts: Vec<(ItemKind, Vec<Item>)> = Vec::new();
-    for kind in [ItemKind::Single, ItemKind::Block] {
+    let mut kinds: Vec<ItemKind> = items.iter().map(|(k, _)| *k).collect();
+    kinds.sort();
+    kinds.dedup();
+    for kind in kinds {
         let lanes = kind.lanes();
         let mut current: Vec<Item> = Vec::new();
         let (mut rows, mut nnz, mut mrows) = (0usize, 0usize, 0usize);
