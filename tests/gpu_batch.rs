@@ -81,10 +81,9 @@ fn batch_of_different_systems_matches_the_cpu_twin() {
                 "{name}: {}",
                 g.relative_residual
             );
-            // f64, different summation order only: the same iterations up to a few, or up to
-            // 10 % on the ill-conditioned ones without Jacobi (bcsstk01, κ ≈ 1e6, runs 3n; nos6
-            // ~1100), where the rounding of the two-term recurrences accumulates.
-            let slack = (c.iterations / 10).max(2);
+            // f64, different summation order only: the same iterations up to a few on the
+            // ill-conditioned ones (bcsstk01 without Jacobi, κ ≈ 1e6, runs 3n; nos6 ~1600).
+            let slack = (c.iterations / 25).max(2);
             assert!(
                 g.iterations.abs_diff(c.iterations) <= slack,
                 "{name} {precond}: GPU {} vs CPU {} iterations",

@@ -1,14 +1,13 @@
 // batch_cg: batched CG, one right-hand side per work item (the algorithm is the piece
 // shaders/lib/batch_cg.wgsl; this file says what a column is). A column is one Real; the
-// lane-wise sums pack γ, ‖r‖² and δ into one workgroup reduction.
+// lane-wise sums pack ⟨r, D⁻¹r⟩ and ‖r‖² into one workgroup reduction.
 
 alias Col = Real;
 const LANES: u32 = 1u;
 
-struct Three {
+struct Pair {
     a: vec4<Real>,
     b: vec4<Real>,
-    c: vec4<Real>,
 }
 
 fn col_zero() -> Col {
@@ -23,9 +22,8 @@ fn col_from4(v: vec4<Real>) -> Col {
     return v.x;
 }
 
-// The three sums of one column in one reduction.
-fn sum_three(a: vec4<Real>, b: vec4<Real>, c: vec4<Real>, ids: Ids) -> Three {
-    let s = workgroup_sum(vec4<Real>(a.x, b.x, c.x, Real(0.0)), ids);
+fn sum_pair(a: vec4<Real>, b: vec4<Real>, ids: Ids) -> Pair {
+    let s = workgroup_sum(vec4<Real>(a.x, b.x, Real(0.0), Real(0.0)), ids);
     let z = Real(0.0);
-    return Three(vec4<Real>(s.x, z, z, z), vec4<Real>(s.y, z, z, z), vec4<Real>(s.z, z, z, z));
+    return Pair(vec4<Real>(s.x, z, z, z), vec4<Real>(s.y, z, z, z));
 }

@@ -1,15 +1,14 @@
 // batch_cg_block: batched CG with a block of four right-hand sides of one matrix per work
 // item (the algorithm is the piece shaders/lib/batch_cg.wgsl): a column is a lane of
-// vec4<Real>, so A·P reads each matrix entry once for all four columns, and each inner
+// vec4<Real>, so A·P reads each matrix entry once for all four columns, and every inner
 // product is four lane-wise sums in one workgroup reduction.
 
 alias Col = vec4<Real>;
 const LANES: u32 = 4u;
 
-struct Three {
+struct Pair {
     a: vec4<Real>,
     b: vec4<Real>,
-    c: vec4<Real>,
 }
 
 fn col_zero() -> Col {
@@ -24,9 +23,6 @@ fn col_from4(v: vec4<Real>) -> Col {
     return v;
 }
 
-// Three lane-wise sums of four columns: three reductions.
-fn sum_three(a: vec4<Real>, b: vec4<Real>, c: vec4<Real>, ids: Ids) -> Three {
-    let sa = workgroup_sum(a, ids);
-    let sb = workgroup_sum(b, ids);
-    return Three(sa, sb, workgroup_sum(c, ids));
+fn sum_pair(a: vec4<Real>, b: vec4<Real>, ids: Ids) -> Pair {
+    return Pair(workgroup_sum(a, ids), workgroup_sum(b, ids));
 }

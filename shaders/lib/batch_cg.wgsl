@@ -7,47 +7,36 @@
 // (`workgroup_sum`, barriers only), so a launch runs `iters` whole iterations of its item
 // with no global reduction and no launch per step. Items do not talk to each other; an item
 // whose columns have all stopped costs one status load per launch. The kernel file defines
-// `Col`, `col_zero`, `col_to4`, `col_from4` (the columns as lanes of a vec4<Real>),
-// `sum_three` (three lane-wise workgroup sums: one reduction when a column is one lane) and
-// `LANES`, the columns an item has room for (1 or 4).
+// `Col`, `col_zero`, `col_to4`, `col_from4` (the columns as lanes of a vec4<Real>) and
+// `sum_pair` (two lane-wise workgroup sums, packed in one when a column fits a lane pair),
+// and `LANES`, the columns an item has room for (1 or 4).
 //
-// The recurrence is Chronopoulos–Gear CG (the CG of src/cpu/batch_cg.rs, its CPU twin): the
-// direction's product q = A·p is carried as q = w + β q with w = A·z, so an iteration is two
-// passes over the rows and ONE reduction of (γ, ‖r‖², δ):
-//   pass A (own rows):  p = z + β p; q = w + β q; x += α p; r −= α q; z = D⁻¹r; γ, ‖r‖² terms
-//   pass B (after a barrier: neighbours' r): w = A·z; δ = ⟨z, w⟩ terms
-//   then β = γ/γ₋₁, α = γ/(δ − β γ/α₋₁).
+// The recurrence is the classical preconditioned CG of src/cpu/batch_cg.rs (its CPU twin),
+// with z = D⁻¹r formed on the fly:
+//   q = A p; α = ρ/⟨p,q⟩; x += α p; r −= α q; ρ' = ⟨r, D⁻¹r⟩; β = ρ'/ρ; p = D⁻¹r + β p.
 
 // Item records in `index` (ITEM_WORDS u32 each): rows, offset of its row pointers in
 // `index`, offset of its vectors in `vecs`, offset of its D⁻¹ in `reals`, active columns.
 const ITEM_WORDS: u32 = 8u;
-// The vectors in `vecs`: six regions of `stride` columns (every item's x, then every b, r,
-// p, q, w), an item's rows at its offset in each; the x region comes first so it reads back
+// The vectors in `vecs`: five regions of `stride` columns (every item's x, then every b, r,
+// p, q), an item's rows at its offset in each; the x region comes first so it reads back
 // in one piece.
 const V_X: u32 = 0u;
 const V_B: u32 = 1u;
 const V_R: u32 = 2u;
 const V_P: u32 = 3u;
 const V_Q: u32 = 4u;
-const V_W: u32 = 5u;
 // Column statuses beyond solver_state.wgsl's STATUS_*: the iteration limit, and a lane of a
 // block item that holds no right-hand side.
 const STATUS_MAX_ITER: u32 = 5u;
 const STATUS_IDLE: u32 = 6u;
-// Per item in `sums` (vec4 per entry, a lane per column).
-const S_GAMMA: u32 = 0u;
-const S_RR: u32 = 1u;
-const S_TOL2: u32 = 2u;
-const S_ALPHA: u32 = 3u;
-const S_BETA: u32 = 4u;
-const SUMS: u32 = 5u;
 
 struct BatchParams {
     items: u32,        // work items of this launch
     iters: u32,        // iterations each item runs in this launch (at most)
     max_iter: u32,     // iteration limit per column
     history_len: u32,  // ‖r‖² entries kept per column (0: none)
-    init: u32,         // 1: start (or restart) from x: r = b − A x and the first scalars
+    init: u32,         // 1: r = b − A x, p = D⁻¹r and ρ first (start or restart from x)
     jacobi: u32,       // 1: D⁻¹ bound in `reals` at each item's offset
     col_base: u32,     // offset of the column indices in `index`
     stride: u32,       // columns of one vector region of `vecs`
@@ -62,7 +51,7 @@ struct BatchParams {
 @group(0) @binding(8) var<storage, read_write> vecs: array<Col>;
 // Per item: [status per column, iterations per column].
 @group(0) @binding(9) var<storage, read_write> flags: array<vec4<u32>>;
-// Per item: SUMS entries (S_*) per column.
+// Per item: [ρ, ‖r‖², threshold²] per column.
 @group(0) @binding(10) var<storage, read_write> sums: array<vec4<Real>>;
 // solver_state.wgsl's `state[0]` counts the items that stopped; its `history` (binding 3)
 // holds ‖r‖² per column and iteration, iteration-major (the host reads back only the
@@ -78,11 +67,9 @@ struct Item {
 struct ItemState {
     status: vec4<u32>,
     its: vec4<u32>,
-    gamma: vec4<Real>,
+    rho: vec4<Real>,
     rr: vec4<Real>,
     tol2: vec4<Real>,
-    alpha: vec4<Real>,
-    beta: vec4<Real>,
 }
 
 var<workgroup> wg_state: ItemState;
@@ -94,10 +81,6 @@ fn item_at(i: u32) -> Item {
 
 fn finite4(v: vec4<Real>) -> vec4<bool> {
     return abs(v) <= vec4<Real>(REAL_MAX);
-}
-
-fn region(it: Item, v: u32) -> u32 {
-    return it.vec + v * batch.stride;
 }
 
 // D⁻¹ of row `row` (1 without Jacobi).
@@ -118,20 +101,6 @@ fn spmv_row(it: Item, row: u32, v: u32) -> Col {
     return acc;
 }
 
-// (A·D⁻¹r)_row: w = A·z with z = D⁻¹r formed on the fly.
-fn spmv_z_row(it: Item, row: u32, r: u32) -> Col {
-    if batch.jacobi == 0u {
-        return spmv_row(it, row, r);
-    }
-    var acc = col_zero();
-    let end = index[it.ptr + row + 1u];
-    for (var k = index[it.ptr + row]; k < end; k = k + 1u) {
-        let j = index[batch.col_base + k];
-        acc = acc + (reals[k] * reals[it.diag + j]) * vecs[r + j];
-    }
-    return acc;
-}
-
 // Records ‖r‖² of the columns in `lanes` at their iteration (thread 0 only).
 fn record(item: u32, st: ItemState, lanes: vec4<bool>) {
     if batch.history_len == 0u {
@@ -144,125 +113,99 @@ fn record(item: u32, st: ItemState, lanes: vec4<bool>) {
     }
 }
 
-// Pass B: w = A·z for the item's rows, and the reduction of (γ, ‖r‖², δ) with the pass-A
-// terms `pg`, `prr` each thread brings. The barrier first: pass B reads other rows' r.
-fn pass_b(it: Item, pg: vec4<Real>, prr: vec4<Real>, ids: Ids) -> Three {
-    storageBarrier();
-    let r = region(it, V_R);
-    let w = region(it, V_W);
-    var pd = vec4<Real>(0.0);
-    for (var row = ids.lid; row < it.rows; row = row + WG) {
-        let wi = spmv_z_row(it, row, r);
-        vecs[w + row] = wi;
-        pd = pd + col_to4(dinv_at(it, row) * vecs[r + row] * wi);
-    }
-    return sum_three(pg, prr, pd, ids);
-}
-
-// After a reduction: the stopping tests of the `live` columns in order (non-finite,
-// converged, not SPD, breakdown, the iteration limit), then α and β of those that go on.
-fn decide(st_in: ItemState, live: vec4<bool>, s: Three, first: bool) -> ItemState {
+// r = b − A x, p = D⁻¹ r, ρ = ⟨r, D⁻¹r⟩, ‖r‖²; stops the columns already converged.
+fn start(item: u32, it: Item, st_in: ItemState, ids: Ids) -> ItemState {
     var st = st_in;
-    let gamma_old = st.gamma;
-    st.gamma = select(st.gamma, s.a, live);
-    st.rr = select(st.rr, s.b, live);
-    let delta = s.c;
-    // α = γ/δ at a start; γ/(δ − β γ/α₋₁) after (Chronopoulos–Gear).
-    var beta = vec4<Real>(0.0);
-    if !first {
-        beta = s.a / select(vec4<Real>(1.0), gamma_old, live);
+    let n = it.rows;
+    let x = it.vec + V_X * batch.stride;
+    let b = it.vec + V_B * batch.stride;
+    let r = it.vec + V_R * batch.stride;
+    let p = it.vec + V_P * batch.stride;
+    var prho = vec4<Real>(0.0);
+    var prr = vec4<Real>(0.0);
+    for (var row = ids.lid; row < n; row = row + WG) {
+        let ri = vecs[b + row] - spmv_row(it, row, x);
+        let zi = dinv_at(it, row) * ri;
+        vecs[r + row] = ri;
+        vecs[p + row] = zi;
+        prho = prho + col_to4(ri * zi);
+        prr = prr + col_to4(ri * ri);
     }
-    var den = delta;
-    if !first {
-        den = delta - beta * s.a / select(vec4<Real>(1.0), st.alpha, live);
+    let s = sum_pair(prho, prr, ids);
+    let running = st.status == vec4<u32>(STATUS_RUNNING);
+    st.rho = select(st.rho, s.a, running);
+    st.rr = select(st.rr, s.b, running);
+    if ids.lid == 0u {
+        record(item, st, running);
     }
-    let bad = live & !(finite4(s.a) & finite4(s.b) & finite4(delta));
-    let done = live & !bad & (s.b <= st.tol2);
-    let positive_den = den > vec4<Real>(0.0);
-    // D⁻¹ must be positive definite: γ = ⟨r, D⁻¹r⟩ ≤ 0 with r ≠ 0 says it is not; at a
-    // start so does δ = ⟨z, Az⟩ ≤ 0 of A.
-    var not_spd = live & !bad & !done & !(s.a > vec4<Real>(0.0));
-    // After a start the denominator (⟨p, Ap⟩ in exact arithmetic) is a difference that
-    // rounding can drive to ≤ 0 on an SPD matrix: a breakdown of the recurrence, which the
-    // host recovers from by a restart from x (a start's δ ≤ 0 is A's own).
-    var broke = vec4<bool>(false);
-    if first {
-        not_spd = not_spd | (live & !bad & !done & !positive_den);
-    } else {
-        broke = live & !bad & !done & !not_spd & !positive_den;
-    }
-    let maxed = live & !bad & !done & !not_spd & !broke & (st.its >= vec4<u32>(batch.max_iter));
+    let bad = running & !(finite4(s.a) & finite4(s.b));
+    let done = running & !bad & (s.b <= st.tol2);
+    // D⁻¹ must be positive definite: ⟨r, D⁻¹r⟩ ≤ 0 with r ≠ 0 is not.
+    let not_spd = running & !bad & !done & !(s.a > vec4<Real>(0.0));
+    let maxed = running & !bad & !done & !not_spd & (st.its >= vec4<u32>(batch.max_iter));
     st.status = select(st.status, vec4<u32>(STATUS_NON_FINITE), bad);
     st.status = select(st.status, vec4<u32>(STATUS_CONVERGED), done);
     st.status = select(st.status, vec4<u32>(STATUS_NOT_SPD), not_spd);
-    st.status = select(st.status, vec4<u32>(STATUS_BREAKDOWN), broke);
     st.status = select(st.status, vec4<u32>(STATUS_MAX_ITER), maxed);
-    let go = st.status == vec4<u32>(STATUS_RUNNING);
-    st.alpha = select(st.alpha, s.a / select(vec4<Real>(1.0), den, go), go);
-    st.beta = select(st.beta, beta, go);
     return st;
 }
 
-// Start (or restart) from x: r = b − A x, p = q = 0, then w = A·z and the first scalars
-// (β = 0, so the next pass A sets p = z, q = w).
-fn start(item: u32, it: Item, st_in: ItemState, ids: Ids) -> ItemState {
-    var st = st_in;
-    let x = region(it, V_X);
-    let b = region(it, V_B);
-    let r = region(it, V_R);
-    let p = region(it, V_P);
-    let q = region(it, V_Q);
-    var pg = vec4<Real>(0.0);
-    var prr = vec4<Real>(0.0);
-    for (var row = ids.lid; row < it.rows; row = row + WG) {
-        let ri = vecs[b + row] - spmv_row(it, row, x);
-        vecs[r + row] = ri;
-        vecs[p + row] = col_zero();
-        vecs[q + row] = col_zero();
-        pg = pg + col_to4(dinv_at(it, row) * ri * ri);
-        prr = prr + col_to4(ri * ri);
-    }
-    let s = pass_b(it, pg, prr, ids);
-    let live = st.status == vec4<u32>(STATUS_RUNNING);
-    st = decide(st, live, s, true);
-    st.beta = vec4<Real>(0.0);
-    if ids.lid == 0u {
-        record(item, st, live);
-    }
-    return st;
-}
-
-// One CG iteration of the item's running columns. Stopped columns take α = 0 and β = 0:
-// their x and r stay as they are.
+// One CG iteration of the item's running columns.
 fn iterate(item: u32, it: Item, st_in: ItemState, ids: Ids) -> ItemState {
     var st = st_in;
-    let x = region(it, V_X);
-    let r = region(it, V_R);
-    let p = region(it, V_P);
-    let q = region(it, V_Q);
-    let w = region(it, V_W);
-    let live = st.status == vec4<u32>(STATUS_RUNNING);
-    let alpha = col_from4(select(vec4<Real>(0.0), st.alpha, live));
-    let beta = col_from4(select(vec4<Real>(0.0), st.beta, live));
-    var pg = vec4<Real>(0.0);
-    var prr = vec4<Real>(0.0);
-    for (var row = ids.lid; row < it.rows; row = row + WG) {
-        let d = dinv_at(it, row);
-        let pi = d * vecs[r + row] + beta * vecs[p + row];
-        let qi = vecs[w + row] + beta * vecs[q + row];
-        vecs[p + row] = pi;
+    let n = it.rows;
+    let x = it.vec + V_X * batch.stride;
+    let r = it.vec + V_R * batch.stride;
+    let p = it.vec + V_P * batch.stride;
+    let q = it.vec + V_Q * batch.stride;
+    let running = st.status == vec4<u32>(STATUS_RUNNING);
+    // p of every row (written by other threads in the last step) before A·p reads it.
+    storageBarrier();
+    var ppq = vec4<Real>(0.0);
+    for (var row = ids.lid; row < n; row = row + WG) {
+        let qi = spmv_row(it, row, p);
         vecs[q + row] = qi;
-        vecs[x + row] = vecs[x + row] + alpha * pi;
-        let ri = vecs[r + row] - alpha * qi;
+        ppq = ppq + col_to4(vecs[p + row] * qi);
+    }
+    let pq = workgroup_sum(ppq, ids);
+    let ok = running & finite4(pq) & (pq > vec4<Real>(0.0));
+    st.status = select(st.status, vec4<u32>(STATUS_NON_FINITE), running & !finite4(pq));
+    st.status = select(st.status, vec4<u32>(STATUS_NOT_SPD), running & finite4(pq) & !ok);
+    // Stopped columns take α = 0: their x and r stay as they are.
+    let alpha = col_from4(select(vec4<Real>(0.0), st.rho / select(vec4<Real>(1.0), pq, ok), ok));
+    var prho = vec4<Real>(0.0);
+    var prr = vec4<Real>(0.0);
+    for (var row = ids.lid; row < n; row = row + WG) {
+        vecs[x + row] = vecs[x + row] + alpha * vecs[p + row];
+        let ri = vecs[r + row] - alpha * vecs[q + row];
         vecs[r + row] = ri;
-        pg = pg + col_to4(d * ri * ri);
+        let zi = dinv_at(it, row) * ri;
+        prho = prho + col_to4(ri * zi);
         prr = prr + col_to4(ri * ri);
     }
-    let s = pass_b(it, pg, prr, ids);
-    st.its = st.its + select(vec4<u32>(0u), vec4<u32>(1u), live);
-    st = decide(st, live, s, false);
+    let s = sum_pair(prho, prr, ids);
+    st.its = st.its + select(vec4<u32>(0u), vec4<u32>(1u), ok);
+    let rho_old = st.rho;
+    st.rho = select(st.rho, s.a, ok);
+    st.rr = select(st.rr, s.b, ok);
     if ids.lid == 0u {
-        record(item, st, live);
+        record(item, st, ok);
+    }
+    let bad = ok & !(finite4(s.a) & finite4(s.b));
+    let done = ok & !bad & (s.b <= st.tol2);
+    let not_spd = ok & !bad & !done & !(s.a > vec4<Real>(0.0));
+    let maxed = ok & !bad & !done & !not_spd & (st.its >= vec4<u32>(batch.max_iter));
+    st.status = select(st.status, vec4<u32>(STATUS_NON_FINITE), bad);
+    st.status = select(st.status, vec4<u32>(STATUS_CONVERGED), done);
+    st.status = select(st.status, vec4<u32>(STATUS_NOT_SPD), not_spd);
+    st.status = select(st.status, vec4<u32>(STATUS_MAX_ITER), maxed);
+    let still = st.status == vec4<u32>(STATUS_RUNNING);
+    if any(still) {
+        let beta = col_from4(select(vec4<Real>(0.0), s.a / select(vec4<Real>(1.0), rho_old, still), still));
+        for (var row = ids.lid; row < n; row = row + WG) {
+            let zi = dinv_at(it, row) * vecs[r + row];
+            vecs[p + row] = zi + beta * vecs[p + row];
+        }
     }
     return st;
 }
@@ -273,19 +216,17 @@ fn main(ids: Ids) {
         // The previous item's last uniform load is done before thread 0 overwrites wg_state.
         workgroupBarrier();
         if ids.lid == 0u {
-            let s = SUMS * item;
             wg_state = ItemState(
                 flags[2u * item],
                 flags[2u * item + 1u],
-                sums[s + S_GAMMA],
-                sums[s + S_RR],
-                sums[s + S_TOL2],
-                sums[s + S_ALPHA],
-                sums[s + S_BETA],
+                sums[3u * item],
+                sums[3u * item + 1u],
+                sums[3u * item + 2u],
             );
         }
         var st = workgroupUniformLoad(&wg_state);
-        if !any(st.status == vec4<u32>(STATUS_RUNNING)) {
+        let was_running = any(st.status == vec4<u32>(STATUS_RUNNING));
+        if !was_running {
             continue;
         }
         let it = item_at(item);
@@ -299,13 +240,10 @@ fn main(ids: Ids) {
             st = iterate(item, it, st, ids);
         }
         if ids.lid == 0u {
-            let s = SUMS * item;
             flags[2u * item] = st.status;
             flags[2u * item + 1u] = st.its;
-            sums[s + S_GAMMA] = st.gamma;
-            sums[s + S_RR] = st.rr;
-            sums[s + S_ALPHA] = st.alpha;
-            sums[s + S_BETA] = st.beta;
+            sums[3u * item] = st.rho;
+            sums[3u * item + 1u] = st.rr;
             if !any(st.status == vec4<u32>(STATUS_RUNNING)) {
                 atomicAdd(&state[0], 1u);
             }

@@ -13,9 +13,7 @@ use crate::base::scalar::Scalar;
 use crate::matrix::Csr;
 use crate::matrix::batch::{BatchSystem, validate_batch};
 
-use super::{
-    MAX_BREAKDOWN_RESTARTS, MAX_GAP_RESTARTS, TRUE_RESIDUAL_SLACK, true_relative_residual,
-};
+use super::{MAX_GAP_RESTARTS, TRUE_RESIDUAL_SLACK, true_relative_residual};
 
 /// How a column's recurrence stopped (the kernels' `STATUS_*` words).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,21 +21,17 @@ pub enum ColumnStop {
     Converged,
     NotSpd,
     NonFinite,
-    /// The Chronopoulos–Gear denominator δ − βγ/α₋₁ (⟨p, Ap⟩ in exact arithmetic) fell to
-    /// ≤ 0 after a start: rounding, recovered by a restart from x.
-    Breakdown,
     MaxIterations,
 }
 
 impl ColumnStop {
-    /// The status word of `shaders/lib/batch_cg.wgsl` (1, 2, 3, 4, 5); `None` for running (0),
+    /// The status word of `shaders/lib/batch_cg.wgsl` (1, 2, 3, 5); `None` for running (0),
     /// an idle lane (6) or anything else.
     pub fn from_status(word: u32) -> Option<Self> {
         match word {
             1 => Some(ColumnStop::Converged),
             2 => Some(ColumnStop::NotSpd),
             3 => Some(ColumnStop::NonFinite),
-            4 => Some(ColumnStop::Breakdown),
             5 => Some(ColumnStop::MaxIterations),
             _ => None,
         }
@@ -50,9 +44,6 @@ impl ColumnStop {
             ColumnStop::NonFinite => StopReason::NonFinite {
                 quantity: "<p, Ap> or ||r||".into(),
             },
-            ColumnStop::Breakdown => StopReason::Breakdown {
-                quantity: "delta - beta*gamma/alpha (<p, Ap> of Chronopoulos-Gear CG)".into(),
-            },
             ColumnStop::MaxIterations => StopReason::MaxIterations,
         }
     }
@@ -63,29 +54,15 @@ pub fn inverse_diagonal<T: Scalar>(a: &Csr<T>, precond: Precond) -> Option<Vec<T
     (precond == Precond::Jacobi).then(|| a.diagonal().iter().map(|d| T::one() / *d).collect())
 }
 
-/// The stopping tests after a reduction, in the kernels' order: non-finite, converged, not
-/// SPD (γ ≤ 0; at a start also δ ≤ 0), breakdown (a non-positive denominator `den` after a
-/// start), the iteration limit.
-#[allow(clippy::too_many_arguments)]
-fn stop_test<T: Scalar>(
-    first: bool,
-    gamma: T,
-    rr: T,
-    delta: T,
-    den: T,
-    tol2: T,
-    its: usize,
-    max_iter: usize,
-) -> Option<ColumnStop> {
-    let positive = |v: T| v.partial_cmp(&T::zero()) == Some(std::cmp::Ordering::Greater);
-    if !(gamma.is_finite() && rr.is_finite() && delta.is_finite()) {
+/// The stopping tests of one step, in the kernels' order: non-finite, converged, ρ ≤ 0 (not
+/// SPD), the iteration limit.
+fn stop_test<T: Scalar>(rho: T, rr: T, tol2: T, its: usize, max_iter: usize) -> Option<ColumnStop> {
+    if !(rho.is_finite() && rr.is_finite()) {
         Some(ColumnStop::NonFinite)
     } else if rr <= tol2 {
         Some(ColumnStop::Converged)
-    } else if !positive(gamma) || (first && !positive(den)) {
+    } else if rho.partial_cmp(&T::zero()) != Some(std::cmp::Ordering::Greater) {
         Some(ColumnStop::NotSpd)
-    } else if !positive(den) {
-        Some(ColumnStop::Breakdown)
     } else if its >= max_iter {
         Some(ColumnStop::MaxIterations)
     } else {
@@ -104,10 +81,9 @@ pub struct Column<'a, T> {
     pub max_iter: usize,
 }
 
-/// Runs Chronopoulos–Gear CG on one column from x until it stops: the twin of `start` and
-/// `iterate` in `shaders/lib/batch_cg.wgsl` (q = A·p carried as q = w + β q with w = A·z,
-/// one reduction of γ = ⟨r, z⟩, ‖r‖², δ = ⟨z, w⟩ per iteration; α = γ/(δ − β γ/α₋₁)). `its`
-/// counts on from its value; ‖r‖² of the start and of every iteration go to `history`.
+/// Runs CG on one column from x (`start`: r = b − Ax, p = D⁻¹r) until it stops: the twin of
+/// `start` and `iterate` in `shaders/lib/batch_cg.wgsl`. `its` counts on from its value;
+/// ‖r‖² of the start and of every iteration are pushed to `history`.
 pub fn run_column<T: Scalar>(
     col: Column<'_, T>,
     x: &mut [T],
@@ -123,82 +99,60 @@ pub fn run_column<T: Scalar>(
     } = col;
     let n = a.nrows();
     let d = |i: usize| dinv.map_or(T::one(), |d| d[i]);
-    let dot = |u: &[T], v: &[T]| -> T { u.iter().zip(v).map(|(a, b)| *a * *b).sum() };
     let ax = a.mul_vec(x).expect("square system");
-    let mut r: Vec<T> = (0..n).map(|i| b[i] - ax[i]).collect();
-    let mut p = vec![T::zero(); n];
-    let mut q = vec![T::zero(); n];
-    let mut w = vec![T::zero(); n];
-    // Pass B: z = D⁻¹r, w = A·z; returns (γ, ‖r‖², δ).
-    let pass_b = |r: &[T], w: &mut Vec<T>| -> (T, T, T) {
-        let z: Vec<T> = (0..n).map(|i| d(i) * r[i]).collect();
-        a.mul_vec_into(&z, w).expect("square system");
-        (dot(r, &z), dot(r, r), dot(&z, w))
-    };
-    let (mut gamma, rr, delta) = pass_b(&r, &mut w);
+    let r: Vec<T> = (0..n).map(|i| b[i] - ax[i]).collect();
+    let mut r = r;
+    let mut p: Vec<T> = (0..n).map(|i| d(i) * r[i]).collect();
+    let mut rho: T = (0..n).map(|i| r[i] * d(i) * r[i]).sum();
+    let rr: T = r.iter().map(|v| *v * *v).sum();
     // A restart's start replaces the norm its iteration recorded (as the kernel does).
     history.truncate(*its);
     history.push(rr);
-    if let Some(stop) = stop_test(true, gamma, rr, delta, delta, tol2, *its, max_iter) {
+    if let Some(stop) = stop_test(rho, rr, tol2, *its, max_iter) {
         return stop;
     }
-    let mut alpha = gamma / delta;
-    let mut beta = T::zero();
+    let mut q = vec![T::zero(); n];
     loop {
+        a.mul_vec_into(&p, &mut q).expect("square system");
+        let pq: T = p.iter().zip(&q).map(|(p, q)| *p * *q).sum();
+        if !pq.is_finite() {
+            return ColumnStop::NonFinite;
+        }
+        if pq <= T::zero() {
+            return ColumnStop::NotSpd;
+        }
+        let alpha = rho / pq;
         for i in 0..n {
-            p[i] = d(i) * r[i] + beta * p[i];
-            q[i] = w[i] + beta * q[i];
             x[i] += alpha * p[i];
             r[i] -= alpha * q[i];
         }
-        let (g, rr, delta) = pass_b(&r, &mut w);
+        let rho_new: T = (0..n).map(|i| r[i] * d(i) * r[i]).sum();
+        let rr: T = r.iter().map(|v| *v * *v).sum();
         *its += 1;
         history.push(rr);
-        let b_new = g / gamma;
-        let den = delta - b_new * g / alpha;
-        if let Some(stop) = stop_test(false, g, rr, delta, den, tol2, *its, max_iter) {
+        if let Some(stop) = stop_test(rho_new, rr, tol2, *its, max_iter) {
             return stop;
         }
-        beta = b_new;
-        alpha = g / den;
-        gamma = g;
+        let beta = rho_new / rho;
+        rho = rho_new;
+        for i in 0..n {
+            p[i] = d(i) * r[i] + beta * p[i];
+        }
     }
 }
 
-/// The restarts from x a column has had, by cause.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Restarts {
-    /// After the recurrence converged and the true residual did not (residual replacements).
-    pub gaps: usize,
-    /// After a breakdown of the recurrence ([`ColumnStop::Breakdown`]).
-    pub breakdowns: usize,
-}
-
-impl Restarts {
-    pub fn total(&self) -> usize {
-        self.gaps + self.breakdowns
-    }
-}
-
-/// Why a column is restarted from x.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Restart {
-    Gap,
-    Breakdown,
-}
-
-/// What the guard makes of a column whose recurrence stopped with `stop`: `Ok(reason)` to
-/// report, or `Err(why)` to restart it from x — a residual replacement when the recurrence
-/// converged and the true residual `true_rel · b_norm` missed the threshold (at most
-/// [`MAX_GAP_RESTARTS`] times, then `residual_gap`), a fresh start after a breakdown (at most
-/// [`MAX_BREAKDOWN_RESTARTS`] times, then `breakdown`).
+/// What the true-residual guard makes of a column whose recurrence stopped with `stop`:
+/// `Ok(reason)` to report, or `Err(())` to restart from x (a residual replacement) — when
+/// the recurrence converged, the true residual `true_rel · b_norm` missed the threshold
+/// and fewer than [`MAX_GAP_RESTARTS`] restarts were made.
+#[allow(clippy::result_unit_err)]
 pub fn guard(
     stop: ColumnStop,
     true_rel: f64,
     b_norm: f64,
     threshold: f64,
-    restarts: Restarts,
-) -> std::result::Result<StopReason, Restart> {
+    restarts: usize,
+) -> std::result::Result<StopReason, ()> {
     let true_abs = if b_norm > 0.0 {
         true_rel * b_norm
     } else {
@@ -206,26 +160,13 @@ pub fn guard(
     };
     match stop {
         ColumnStop::Converged if true_abs > threshold * (1.0 + TRUE_RESIDUAL_SLACK) => {
-            if restarts.gaps < MAX_GAP_RESTARTS {
-                Err(Restart::Gap)
+            if restarts < MAX_GAP_RESTARTS {
+                Err(())
             } else {
                 Ok(StopReason::ResidualGap)
             }
         }
-        ColumnStop::Breakdown if restarts.breakdowns < MAX_BREAKDOWN_RESTARTS => {
-            Err(Restart::Breakdown)
-        }
         other => Ok(other.reason()),
-    }
-}
-
-impl Restarts {
-    /// Counts one restart of cause `why`.
-    pub fn add(&mut self, why: Restart) {
-        match why {
-            Restart::Gap => self.gaps += 1,
-            Restart::Breakdown => self.breakdowns += 1,
-        }
     }
 }
 
@@ -263,7 +204,7 @@ pub fn solve_batch<T: Scalar>(
             let threshold = opts.threshold(bn);
             let tol2 = T::from_f64(threshold * threshold);
             let mut x = vec![T::zero(); s.a.ncols()];
-            let (mut its, mut restarts) = (0usize, Restarts::default());
+            let (mut its, mut restarts) = (0usize, 0usize);
             let mut history = Vec::new();
             let (reason, rel) = loop {
                 let col = Column {
@@ -277,13 +218,13 @@ pub fn solve_batch<T: Scalar>(
                 let rel = true_relative_residual(s.a, b, &x);
                 match guard(stop, rel, bn, threshold, restarts) {
                     Ok(reason) => break (reason, rel),
-                    Err(why) => restarts.add(why),
+                    Err(()) => restarts += 1,
                 }
             };
             let end = ColumnEnd {
                 iterations: its,
                 reason,
-                restarts: restarts.total(),
+                restarts,
                 relative_residual: rel,
                 history,
             };

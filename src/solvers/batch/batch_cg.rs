@@ -12,10 +12,10 @@ use crate::matrix::Csr;
 
 /// Words of an item record in the `index` binding (`ITEM_WORDS` of the WGSL piece).
 pub const ITEM_WORDS: usize = 8;
-/// Vector regions of the `vecs` binding: x, b, r, p, q, w.
-pub const VECTORS: usize = 6;
-/// Entries (vec4s) per item of the `sums` binding: γ, ‖r‖², threshold², α, β.
-pub const SUMS: usize = 5;
+/// Vector regions of the `vecs` binding: x, b, r, p, q.
+pub const VECTORS: usize = 5;
+/// Entries (vec4s) per item of the `sums` binding: ρ, ‖r‖², threshold².
+pub const SUMS: usize = 3;
 /// `STATUS_RUNNING` and `STATUS_IDLE` (a lane without a right-hand side).
 pub const STATUS_RUNNING: u32 = 0;
 pub const STATUS_IDLE: u32 = 6;
@@ -209,7 +209,7 @@ pub struct LaunchSpec {
 impl PartBuffers {
     /// Uploads a part: the matrices, D⁻¹ and right-hand sides written straight into mapped
     /// buffers (one counted upload each, matrices in parallel), statuses and thresholds;
-    /// x, r, p, q, w and the history start as zeros on the device.
+    /// x, r, p, q and the history start as zeros on the device.
     pub fn upload<T: Scalar>(
         engine: &Engine,
         kind: ItemKind,
@@ -268,7 +268,7 @@ impl PartBuffers {
                 w.put(d);
             }
         })?;
-        // vecs: x | b | r | p | q | w, each `stride` long; only b holds data.
+        // vecs: x | b | r | p | q, each `stride` long; only b holds data.
         let stride = lay.stride();
         let mut segments = vec![stride];
         segments.extend(items.iter().map(|it| systems[it.system].a.nrows() * lanes));
@@ -298,7 +298,7 @@ impl PartBuffers {
         let mut sums = vec![T::zero(); 4 * SUMS * items.len()];
         for (i, it) in items.iter().enumerate() {
             for lane in 0..it.count {
-                // S_TOL2 = 2.
+                // The threshold² is entry 2 of the item.
                 sums[4 * SUMS * i + 8 + lane] =
                     T::from_f64(systems[it.system].thresholds2[it.first + lane]);
             }

@@ -30,8 +30,7 @@ use crate::base::scalar::Scalar;
 use rayon::prelude::*;
 
 use crate::cpu::batch_cg::{
-    BatchShape, ColumnEnd, ColumnStop, Restarts, b_norm, batch_report, column_report, guard,
-    inverse_diagonal,
+    BatchShape, ColumnEnd, ColumnStop, b_norm, batch_report, column_report, guard, inverse_diagonal,
 };
 use crate::cpu::true_relative_residual;
 use crate::gpu::{ChosenDevice, Engine};
@@ -231,7 +230,7 @@ pub fn solve_batch_with<T: Scalar>(
             .enumerate()
             .flat_map(|(i, it)| (0..it.count).map(move |lane| (i, lane)))
             .collect();
-        let mut restarts = vec![[Restarts::default(); 4]; part.len()];
+        let mut restarts = vec![[0usize; 4]; part.len()];
         loop {
             let t = Instant::now();
             launches += run_launches(engine, &bufs, iters, opts.max_iter)?;
@@ -269,14 +268,14 @@ pub fn solve_batch_with<T: Scalar>(
                         outcome[s][j] = Some(ColumnEnd {
                             iterations: flags[8 * i + 4 + lane] as usize,
                             reason,
-                            restarts: restarts[i][lane].total(),
+                            restarts: restarts[i][lane],
                             relative_residual: rel,
                             history: Vec::new(),
                         });
                         xs[s][j] = col;
                     }
-                    Err(why) => {
-                        restarts[i][lane].add(why);
+                    Err(()) => {
+                        restarts[i][lane] += 1;
                         again[i] = true;
                     }
                 }
