@@ -454,36 +454,47 @@ impl Engine {
     }
 
     /// A storage buffer of consecutive segments (`segments[i]` elements of `T` each) that the
-    /// host writes straight into the mapped buffer, the segments in parallel on every core:
-    /// `fill(i, w)` writes segment `i` front to back through [`SegmentWriter::put`] (or leaves
-    /// zeros with [`SegmentWriter::skip`]). One
-    /// counted upload and no intermediate copy — for large packed inputs (the batched solver's
-    /// matrices).
-    ///
-    /// # Panics
-    /// If `fill` does not write exactly its segment's length.
+    /// host writes in parallel: see [`Self::write_segments`]. One counted upload.
     pub fn storage_segments<T: Pod + Send + Sync>(
         &self,
         label: &str,
         segments: &[usize],
         fill: impl Fn(usize, &mut SegmentWriter<'_, T>) + Sync,
     ) -> Result<wgpu::Buffer> {
+        let len: usize = segments.iter().sum();
+        let buf = self.storage_zeroed::<T>(label, len)?;
+        self.write_segments(&buf, 0, segments, fill)?;
+        Ok(buf)
+    }
+
+    /// Writes consecutive segments (`segments[i]` elements of `T` each) into `buffer` from
+    /// element `offset`, straight into the queue's staging memory, the segments in parallel on
+    /// every core: `fill(i, w)` writes segment `i` front to back through
+    /// [`SegmentWriter::put`]. One counted upload and no intermediate copy — for large packed
+    /// inputs (the batched solver's matrices).
+    ///
+    /// # Panics
+    /// If `fill` does not write exactly its segment's length.
+    pub fn write_segments<T: Pod + Send + Sync>(
+        &self,
+        buffer: &wgpu::Buffer,
+        offset: usize,
+        segments: &[usize],
+        fill: impl Fn(usize, &mut SegmentWriter<'_, T>) + Sync,
+    ) -> Result<()> {
         use rayon::prelude::*;
         let size_t = std::mem::size_of::<T>();
-        let len: usize = segments.iter().sum();
-        let bytes = (len * size_t) as u64;
-        self.ctx.check_binding(label, bytes)?;
-        let buf = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: bytes.max(16).next_multiple_of(wgpu::COPY_BUFFER_ALIGNMENT),
-            usage: Self::STORAGE,
-            mapped_at_creation: true,
-        });
+        let bytes = segments.iter().sum::<usize>() * size_t;
+        let Some(size) = wgpu::BufferSize::new(bytes as u64) else {
+            return Ok(());
+        };
+        let mut view = self
+            .ctx
+            .queue
+            .write_buffer_with(buffer, (offset * size_t) as u64, size)
+            .ok_or_else(|| KrylovError::Gpu("write_buffer_with refused the write".into()))?;
         {
-            let mut view = buf
-                .get_mapped_range_mut(..)
-                .map_err(|e| KrylovError::Gpu(format!("mapping {label} failed: {e}")))?;
-            let mut rest = view.slice(..bytes as usize);
+            let mut rest = view.slice(..);
             let mut parts = Vec::with_capacity(segments.len());
             for &n in segments {
                 let (head, tail) = rest.split_at(n * size_t);
@@ -497,16 +508,12 @@ impl Engine {
                     _t: std::marker::PhantomData,
                 };
                 fill(i, &mut w);
-                assert_eq!(
-                    w.at,
-                    segments[i] * size_t,
-                    "segment {i} of {label} not filled"
-                );
+                assert_eq!(w.at, segments[i] * size_t, "segment {i} not filled");
             });
         }
-        buf.unmap();
-        self.counters.upload(bytes);
-        Ok(buf)
+        drop(view);
+        self.counters.upload(bytes as u64);
+        self.ctx.take_error()
     }
 
     /// A zero-initialised storage buffer of `len` elements of `T` (no transfer).
@@ -626,11 +633,11 @@ impl Engine {
 struct SendSegment<'a>(wgpu::WriteOnly<'a, [u8]>);
 
 // SAFETY: a `WriteOnly<[u8]>` is an exclusive, write-only view of bytes (wgpu implements
-// `Send` for it only for sized contents, not for slices); the pieces `storage_segments`
-// hands out are disjoint (`split_at`) and live no longer than the mapping they come from.
+// `Send` for it only for sized contents, not for slices); the pieces `write_segments`
+// hands out are disjoint (`split_at`) and live no longer than the staging view they come from.
 unsafe impl Send for SendSegment<'_> {}
 
-/// Writes one segment of a buffer made by [`Engine::storage_segments`], front to back.
+/// Writes one segment of [`Engine::write_segments`], front to back.
 pub struct SegmentWriter<'a, T> {
     out: wgpu::WriteOnly<'a, [u8]>,
     at: usize,
@@ -645,11 +652,5 @@ impl<T: Pod> SegmentWriter<'_, T> {
             .slice(self.at..self.at + bytes.len())
             .copy_from_slice(bytes);
         self.at += bytes.len();
-    }
-
-    /// Leaves the next `n` elements as they are: zeros (wgpu zero-initialises every buffer,
-    /// mapped-at-creation ones included).
-    pub fn skip(&mut self, n: usize) {
-        self.at += n * std::mem::size_of::<T>();
     }
 }

@@ -268,18 +268,16 @@ impl PartBuffers {
                 w.put(d);
             }
         })?;
-        // vecs: x | b | r | p | q, each `stride` long; only b holds data.
+        // vecs: x | b | r | p | q, each `stride` long; only b holds data (the rest stays
+        // zero: wgpu zero-initialises buffers).
         let stride = lay.stride();
-        let mut segments = vec![stride];
-        segments.extend(items.iter().map(|it| systems[it.system].a.nrows() * lanes));
-        segments.push((VECTORS - 2) * stride);
-        let last = segments.len() - 1;
-        let vecs = engine.storage_segments::<T>("batch vectors", &segments, |seg, w| {
-            if seg == 0 || seg == last {
-                w.skip(segments[seg]);
-                return;
-            }
-            let it = items[seg - 1];
+        let vecs = engine.storage_zeroed::<T>("batch vectors", VECTORS * stride)?;
+        let segments: Vec<usize> = items
+            .iter()
+            .map(|it| systems[it.system].a.nrows() * lanes)
+            .collect();
+        engine.write_segments::<T>(&vecs, stride, &segments, |seg, w| {
+            let it = items[seg];
             let rhs = systems[it.system].rhs;
             if lanes == 1 {
                 w.put(rhs[it.first]);
