@@ -57,8 +57,8 @@ def main():
               f"{ratio(bs, one and one['systems_per_second'])} | {b['max_iterations'] if b else '—'} | "
               f"{b['launches'] if b else '—'} | {b['converged'] if b else '—'}/{b['columns_total'] if b else '—'} |")
     print()
-    print("| n | precision | one workgroup (batch_cg) µs/iteration (launch loop) | launches | pipelined CG µs/iteration | dispatches/iteration |")
-    print("|---|---|---|---|---|---|")
+    print("| n | precision | one workgroup (batch_cg) µs/iteration (launch loop) | iterations (stop) | launches | threads | pipelined CG µs/iteration | dispatches/iteration |")
+    print("|---|---|---|---|---|---|---|---|")
     single = {}
     for r in runs:
         res = r["result"]
@@ -66,7 +66,9 @@ def main():
             continue
         if r["label"] == "single":
             c = res["columns"][0]
-            single.setdefault((c["n"], res["precision"]), {})["wg"] = (res["loop_seconds"] / max(c["iterations"], 1) * 1e6, res["launches"])
+            single.setdefault((c["n"], res["precision"]), {})["wg"] = (
+                res["loop_seconds"] / max(c["iterations"], 1) * 1e6, res["launches"],
+                f"{c['iterations']} ({c['reason']})", res.get("workgroup_sizes", ["?"])[0])
         elif r["label"] == "pipelined":
             single.setdefault((res["n"], res["precision"]), {})["pipe"] = (
                 res["loop_seconds"] / max(res["iterations_recorded"], 1) * 1e6, res["dispatches_per_iteration"])
@@ -74,21 +76,8 @@ def main():
         s = single[key]
         wg = s.get("wg")
         pipe = s.get("pipe")
-        print(f"| {key[0]} | {key[1]} | {wg[0]:.1f} | {wg[1]} | {pipe[0]:.1f} | {pipe[1]:.2f} |" if wg and pipe else f"| {key[0]} | {key[1]} | {wg} | | {pipe} | |")
-    print()
-    print("| variant | n | systems | precision | systems/s or µs/iteration | pack+upload / launches / check (ms) |")
-    print("|---|---|---|---|---|---|")
-    for r in runs:
-        res = r["result"]
-        if res is None or "-wg" not in r["label"]:
-            continue
-        c = res["columns"][0]
-        if res["systems"] == 1:
-            val = f"{res['loop_seconds'] / max(c['iterations'], 1) * 1e6:.1f} µs/iteration"
-        else:
-            val = f"{res['systems_per_second']:,.0f} systems/s"
-        print(f"| {r['label']} | {c['n']} | {res['systems']} | {res['precision']} | {val} | "
-              f"{res['setup_seconds'] * 1e3:.1f} / {res['loop_seconds'] * 1e3:.1f} / {res['check_seconds'] * 1e3:.1f} |")
+        print(f"| {key[0]} | {key[1]} | {wg[0]:.1f} | {wg[2]} | {wg[1]} | {wg[3]} | {pipe[0]:.1f} | {pipe[1]:.2f} |"
+              if wg and pipe else f"| {key[0]} | {key[1]} | {wg} | | | | {pipe} | |")
 
 
 if __name__ == "__main__":
