@@ -6,7 +6,8 @@ Switch from SciPy in one line::
     from krylov_wgpu import cg              # after: x, info = cg(A, b, rtol=1e-8)
 
 ``cg``, ``bicgstab``, ``gmres`` and ``bicg`` take SciPy's arguments and return ``(x, info)``;
-``solve`` returns the full :class:`SolveReport`. Solves run on a hardware GPU (Vulkan, Metal,
+``solve`` returns the full :class:`SolveReport`; ``solve_batch`` solves many independent SPD
+systems in one batched GPU run. Solves run on a hardware GPU (Vulkan, Metal,
 DX12) when one can run them, else on the f64 CPU reference; ``report.device_reason`` says
 which and why. The GIL is released while a solve runs and Ctrl-C stops it.
 """
@@ -22,6 +23,7 @@ from ._api import (
     read_mtx,
     read_vector,
     solve,
+    solve_batch,
     write_mtx,
     write_vector,
 )
@@ -53,6 +55,7 @@ __all__ = [
     "read_mtx",
     "read_vector",
     "solve",
+    "solve_batch",
     "write_mtx",
     "write_vector",
 ]

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _native
 from ._convert import native_matrix, vector
-from ._errors import NotConvergedError, UnsupportedError
+from ._errors import InputError, NotConvergedError, UnsupportedError
 from ._report import SolveReport
 
 _PRECONDITIONERS = ("none", "jacobi", "ilu0", "ic0", "ilut")
@@ -227,6 +227,88 @@ for _f, _name, _maxiter_note, _callback_note in (
     _f.__doc__ = f"Solves ``A x = b`` by {_name} on the GPU.\n" + _SCIPY_DOC.format(
         name=_name, maxiter_note=_maxiter_note, callback_note=_callback_note
     )
+
+
+def solve_batch(
+    matrices,
+    rhs,
+    *,
+    rtol=1e-5,
+    atol=0.0,
+    maxiter=None,
+    precond="none",
+    precision=None,
+    device="auto",
+    adapter=None,
+    batch=0,
+):
+    """Solve many independent symmetric positive definite systems in one batched GPU run.
+
+    ``matrices``: a sequence of matrices (SciPy sparse, dense 2-D arrays or :class:`Matrix`),
+    one per system, of any sizes and sparsity patterns — or a single matrix for one system.
+    ``rhs``: one entry per matrix: a 1-D array (one right-hand side) or a 2-D array of shape
+    (n, k) whose columns are k right-hand sides of that matrix (solved as blocks of four that
+    read A once per product). Each right-hand side stops on its own at
+    ‖r‖ ≤ max(rtol·‖b‖, atol) or ``maxiter`` (default 10·max n); ``precond`` is ``"none"`` or
+    ``"jacobi"``. Batched CG runs one system per GPU workgroup (``batch``: iterations per
+    launch, 0 for the default), or on the CPU reference where no GPU can.
+
+    Returns ``(xs, report)``: ``xs[i]`` has the shape of ``rhs[i]`` (for a single matrix, ``xs``
+    is its solution); ``report`` is a dict (the
+    CLI's ``krylov batch --json``) with one entry per right-hand side in
+    ``report["columns"]`` (``converged``, ``iterations``, ``reason``, the true
+    ``relative_residual``) and ``report["all_converged"]``.
+
+    >>> import numpy as np, scipy.sparse as sp, krylov_wgpu as kw
+    >>> A = [sp.diags([4.0] * n) - sp.eye(n, k=1) - sp.eye(n, k=-1) for n in (5, 8)]
+    >>> xs, report = kw.solve_batch(A, [np.ones(5), np.ones((8, 2))], rtol=1e-10)
+    >>> report["all_converged"], xs[1].shape
+    (True, (8, 2))
+    """
+    one = not isinstance(matrices, (list, tuple))
+    if one:
+        matrices, rhs = [matrices], [rhs]
+    if not isinstance(rhs, (list, tuple)) or len(rhs) != len(matrices):
+        raise InputError(
+            "rhs needs one entry (a 1-D or an n x k array) per matrix", "DimensionMismatch"
+        )
+    natives, columns, dtypes = [], [], []
+    for i, (A, b) in enumerate(zip(matrices, rhs)):
+        native, a_dtype = native_matrix(A)
+        dtypes.append(a_dtype)
+        n = native.shape[0]
+        b = np.asarray(b)
+        if b.ndim == 2:
+            cols = [
+                vector(np.ascontiguousarray(b[:, j]), f"rhs[{i}][:, {j}]", n)
+                for j in range(b.shape[1])
+            ]
+        else:
+            cols = [vector(b, f"rhs[{i}]", n)]
+        natives.append(native)
+        columns.append(cols)
+    if precision is None:
+        all_f32 = all(np.dtype(d) == np.float32 for d in dtypes) and all(
+            c.dtype == np.float32 for cs in columns for c in cs
+        )
+        precision = "f32" if all_f32 else "f64"
+    options = {
+        "rtol": rtol,
+        "atol": atol,
+        "maxiter": maxiter,
+        "precond": precond,
+        "precision": str(precision),
+        "device": device,
+        "adapter": adapter,
+        "batch": batch,
+    }
+    options = {k: v for k, v in options.items() if v is not None}
+    xs, text = _native.solve_batch(natives, columns, options)
+    out = []
+    for b, x in zip(rhs, xs):
+        b = np.asarray(b)
+        out.append(np.stack(x, axis=1) if b.ndim == 2 else x[0])
+    return (out[0] if one else out), json.loads(text)
 
 
 def devices():

@@ -74,8 +74,9 @@ def vector(v, what, n=None):
         arr = arr[:, 0]
     elif arr.ndim == 2:
         raise UnsupportedError(
-            f"{what} has {arr.shape[1]} columns: several right-hand sides at once are not "
-            "supported yet; solve them one at a time (a kw.Matrix keeps A on the device)",
+            f"{what} has {arr.shape[1]} columns: for several right-hand sides at once use "
+            "kw.solve_batch (SPD systems, batched CG), or solve them one at a time (a kw.Matrix "
+            "keeps A on the device)",
             "Unsupported",
         )
     if arr.ndim != 1:

@@ -4,6 +4,7 @@
 //! ([`matrix::NativeMatrix`]), runs solves with the GIL released ([`solve`]) and turns the
 //! library's errors into the package's exception classes ([`errors`]).
 
+mod batch;
 mod errors;
 mod matrix;
 mod monitor;
@@ -14,6 +15,8 @@ use pyo3::prelude::*;
 /// The compiled half of `krylov_wgpu` (import `krylov_wgpu`, not this).
 #[pymodule]
 mod _native {
+    #[pymodule_export]
+    use super::batch::solve_batch;
     #[pymodule_export]
     use super::matrix::{NativeMatrix, read_mtx, read_vector, write_mtx, write_vector};
     #[pymodule_export]

@@ -51,31 +51,31 @@ impl SolvePrecision {
 
 /// Everything that decides which device a solve gets.
 #[derive(Debug, Clone, PartialEq)]
-struct DeviceKey {
-    preference: DevicePreference,
-    adapter: Option<String>,
-    precision: Precision,
-    allow_mixed: bool,
-    no_f64: bool,
-    cpu_only: Option<String>,
+pub(crate) struct DeviceKey {
+    pub(crate) preference: DevicePreference,
+    pub(crate) adapter: Option<String>,
+    pub(crate) precision: Precision,
+    pub(crate) allow_mixed: bool,
+    pub(crate) no_f64: bool,
+    pub(crate) cpu_only: Option<String>,
 }
 
 /// An opened device (or the CPU reference) and its engine, kept for the process.
-struct Session {
+pub(crate) struct Session {
     id: usize,
     key: DeviceKey,
-    device: ChosenDevice,
-    engine: Option<Engine>,
+    pub(crate) device: ChosenDevice,
+    pub(crate) engine: Option<Engine>,
     /// Why an f64 request runs mixed refinement here (`allow_mixed`), for the report.
     mixed_because: Option<String>,
     /// Held while a solve runs: the engine's counters must see one solve at a time.
-    busy: Mutex<()>,
+    pub(crate) busy: Mutex<()>,
 }
 
 static SESSIONS: Mutex<Vec<Arc<Session>>> = Mutex::new(Vec::new());
 
 /// The session for `key`, opened now if no earlier solve opened it.
-fn session(key: DeviceKey) -> Result<Arc<Session>> {
+pub(crate) fn session(key: DeviceKey) -> Result<Arc<Session>> {
     let mut sessions = SESSIONS
         .lock()
         .map_err(|_| KrylovError::Gpu("device table poisoned".into()))?;
@@ -108,7 +108,7 @@ fn session(key: DeviceKey) -> Result<Arc<Session>> {
     Ok(s)
 }
 
-fn get<'py, T: FromPyObjectOwned<'py>>(
+pub(crate) fn get<'py, T: FromPyObjectOwned<'py>>(
     options: &Bound<'py, PyDict>,
     key: &str,
     default: T,
@@ -123,7 +123,7 @@ fn get<'py, T: FromPyObjectOwned<'py>>(
 
 use pyo3::conversion::FromPyObjectOwned;
 
-fn parsed<T: std::str::FromStr<Err = String>>(
+pub(crate) fn parsed<T: std::str::FromStr<Err = String>>(
     options: &Bound<'_, PyDict>,
     key: &str,
     default: &str,
