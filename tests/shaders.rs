@@ -96,6 +96,7 @@ fn every_kernel_translates_to_spirv_msl_and_hlsl() {
         let formats: &[FormatKernel] = if k.matrices > 0 {
             &[
                 FormatKernel::Csr,
+                FormatKernel::CsrSplit,
                 FormatKernel::Ell,
                 FormatKernel::Dia,
                 FormatKernel::Sell { c: 32 },

@@ -35,4 +35,10 @@ struct MatInfo {
     width: u32,
     // Chunks of WG rows (or slots) covering the matrix.
     passes: u32,
+    // CSR over two bindings (format_csr_split.wgsl): entries from `split` on are in the
+    // second pair of arrays.
+    split: u32,
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }

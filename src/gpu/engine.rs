@@ -172,12 +172,17 @@ pub struct Tuning {
     /// The exact product of double-single kernels (`two_prod` in `shaders/lib/ds.wgsl`):
     /// `None` probes whether the adapter's `fma` is exact (see `gpu::ds`), `Some` forces one.
     pub two_prod: Option<crate::base::scalar::TwoProd>,
+    /// Treat storage bindings as at most this many bytes (below the adapter's limit): arrays
+    /// larger than it are split over several bindings as they would be over the real limit
+    /// (tests force the split on small matrices with it).
+    pub max_binding_bytes: Option<u64>,
 }
 
 impl Tuning {
     /// The defaults, overridden by `KRYLOV_WORKGROUP_SIZE`, `KRYLOV_MAX_GROUPS`,
-    /// `KRYLOV_SUBGROUPS` (on/off), `KRYLOV_PROFILE=1`, `KRYLOV_UNCHECKED=1` and
-    /// `KRYLOV_TWO_PROD` (fma/split) when set (for experiments; invalid values are ignored).
+    /// `KRYLOV_SUBGROUPS` (on/off), `KRYLOV_PROFILE=1`, `KRYLOV_UNCHECKED=1`,
+    /// `KRYLOV_TWO_PROD` (fma/split) and `KRYLOV_MAX_BINDING_BYTES` when set (for experiments;
+    /// invalid values are ignored).
     pub fn from_env() -> Self {
         let var = |k: &str| std::env::var(k).ok();
         let mut t = Tuning::default();
@@ -199,6 +204,9 @@ impl Tuning {
         }
         t.profile = var("KRYLOV_PROFILE").is_some_and(|v| v == "1");
         t.unchecked = var("KRYLOV_UNCHECKED").is_some_and(|v| v == "1");
+        t.max_binding_bytes = var("KRYLOV_MAX_BINDING_BYTES")
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|b| *b >= 16);
         super::ds::two_prod_from_env(&mut t);
         t
     }
@@ -213,6 +221,7 @@ impl Default for Tuning {
             profile: false,
             unchecked: false,
             two_prod: None,
+            max_binding_bytes: None,
         }
     }
 }
@@ -296,6 +305,14 @@ impl Engine {
     /// The device this engine runs on.
     pub fn context(&self) -> &Arc<GpuContext> {
         &self.ctx
+    }
+
+    /// The largest array one storage binding holds: the adapter's binding and buffer limits,
+    /// or [`Tuning::max_binding_bytes`] below them.
+    pub fn binding_limit(&self) -> u64 {
+        let l = &self.ctx.limits;
+        let hard = l.max_storage_buffer_binding_size.min(l.max_buffer_size);
+        self.tuning.max_binding_bytes.map_or(hard, |t| t.min(hard))
     }
 
     /// The counters of everything this engine did.

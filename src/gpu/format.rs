@@ -26,6 +26,9 @@ struct MatInfo {
     cols: u32,
     width: u32,
     passes: u32,
+    /// First entry in the second binding pair of a split CSR (`u32::MAX` otherwise).
+    split: u32,
+    pad: [u32; 3],
 }
 
 /// A sparse matrix uploaded to the GPU in one storage format.
@@ -50,6 +53,9 @@ pub struct GpuMatrix<T> {
     kernel: FormatKernel,
     info: wgpu::Buffer,
     arrays: Vec<wgpu::Buffer>,
+    /// A split CSR's column indices and values from entry `split` on (bindings 40, 41).
+    high: Vec<wgpu::Buffer>,
+    split: Option<usize>,
     passes: u32,
     bytes: u64,
     stored: u64,
@@ -152,14 +158,40 @@ impl<T: Scalar> GpuMatrix<T> {
         let n = a.nrows();
         let row_passes = n.div_ceil(wg) as u32;
         // (kernel, arrays, width, passes, stored values including padding)
+        let mut high = Vec::new();
+        let mut split = None;
         let (kernel, arrays, width, passes, stored) = match format {
             Format::Csr | Format::Auto => {
+                // Column indices and values larger than one binding go over two (issue #16:
+                // no size refused), split at the same entry.
+                let limit = engine.binding_limit() as usize;
+                let per = (limit / size_of::<T>().max(4)).max(1);
+                let nnz = a.nnz();
+                let kernel = if nnz > per {
+                    if nnz - per > per {
+                        return Err(KrylovError::BufferTooLarge {
+                            what: "csr values (over two bindings)".into(),
+                            bytes: (nnz * size_of::<T>()) as u64,
+                            limit: 2 * (per * size_of::<T>()) as u64,
+                            limit_name: "two storage bindings",
+                        });
+                    }
+                    split = Some(per);
+                    high = vec![
+                        engine.storage_from("csr.col_idx.high", &a.col_idx()[per..])?,
+                        engine.storage_from("csr.values.high", &a.values()[per..])?,
+                    ];
+                    FormatKernel::CsrSplit
+                } else {
+                    FormatKernel::Csr
+                };
+                let low = nnz.min(per);
                 let arrays = vec![
                     engine.storage_from("csr.row_ptr", a.row_ptr())?,
-                    engine.storage_from("csr.col_idx", a.col_idx())?,
-                    engine.storage_from("csr.values", a.values())?,
+                    engine.storage_from("csr.col_idx", &a.col_idx()[..low])?,
+                    engine.storage_from("csr.values", &a.values()[..low])?,
                 ];
-                (FormatKernel::Csr, arrays, 0, row_passes, a.nnz())
+                (kernel, arrays, 0, row_passes, nnz)
             }
             Format::Ell => {
                 let e = Ell::from_csr(a, max_padding).map_err(|e| refused(format, e))?;
@@ -249,9 +281,11 @@ impl<T: Scalar> GpuMatrix<T> {
                 cols: a.ncols() as u32,
                 width,
                 passes,
+                split: split.map_or(u32::MAX, |s| s as u32),
+                pad: [0; 3],
             },
         );
-        let bytes = arrays.iter().map(|b| b.size()).sum();
+        let bytes = arrays.iter().chain(&high).map(|b| b.size()).sum();
         Ok(GpuMatrix {
             nrows: n,
             ncols: a.ncols(),
@@ -260,6 +294,8 @@ impl<T: Scalar> GpuMatrix<T> {
             kernel,
             info,
             arrays,
+            high,
+            split,
             passes,
             bytes,
             stored: stored as u64,
@@ -326,14 +362,27 @@ impl<T: Scalar> GpuMatrix<T> {
     }
 
     /// The (binding, buffer) pairs of this matrix: 20–24, or 25–29 as a kernel's second
-    /// matrix.
+    /// matrix (a split CSR's second pair at 40–41, or 42–43).
     pub fn bindings(&self, second: bool) -> Vec<(u32, &wgpu::Buffer)> {
         let base = if second { 25 } else { 20 };
+        let high = if second { 42 } else { 40 };
         std::iter::once(&self.info)
             .chain(&self.arrays)
             .enumerate()
             .map(|(i, b)| (base + i as u32, b))
+            .chain(
+                self.high
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| (high + i as u32, b)),
+            )
             .collect()
+    }
+
+    /// Where a CSR matrix's column indices and values go over to their second binding
+    /// (`None`: one binding each).
+    pub fn split(&self) -> Option<usize> {
+        self.split
     }
 }
 

@@ -144,6 +144,9 @@ pub enum FormatKernel {
     /// `format_csr.wgsl`.
     #[default]
     Csr,
+    /// `format_csr_split.wgsl`: CSR with its column indices and values over two bindings
+    /// each (arrays larger than one storage binding).
+    CsrSplit,
     /// `format_ell.wgsl`.
     Ell,
     /// `format_dia.wgsl`.
@@ -162,6 +165,7 @@ impl FormatKernel {
         let rows = |file: &str| format!("{file}\n{ROWS}");
         match self {
             FormatKernel::Csr => rows(include_str!("../../shaders/lib/format_csr.wgsl")),
+            FormatKernel::CsrSplit => rows(include_str!("../../shaders/lib/format_csr_split.wgsl")),
             FormatKernel::Ell => rows(include_str!("../../shaders/lib/format_ell.wgsl")),
             FormatKernel::Dia => rows(include_str!("../../shaders/lib/format_dia.wgsl")),
             FormatKernel::Sell { .. } => {
@@ -187,11 +191,15 @@ impl FormatKernel {
 }
 
 /// The second matrix of a two-matrix kernel (BiCG's Aᵀ): the format library with its
-/// identifiers renamed (`mat_` → `matt_`, `spmv_` → `spmvt_`) and bindings 20–24 → 25–29.
+/// identifiers renamed (`mat_` → `matt_`, `spmv_` → `spmvt_`) and bindings 20–24 → 25–29
+/// (a split CSR's 40–41 → 42–43).
 fn second_matrix(source: &str) -> String {
     let mut s = source.replace("mat_", "matt_").replace("spmv_", "spmvt_");
     for b in 20..25 {
         s = s.replace(&format!("@binding({b})"), &format!("@binding({})", b + 5));
+    }
+    for b in 40..42 {
+        s = s.replace(&format!("@binding({b})"), &format!("@binding({})", b + 2));
     }
     s
 }

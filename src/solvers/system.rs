@@ -145,7 +145,7 @@ pub(crate) fn upload_matrix<T: Scalar>(
     if opts.format != Format::Auto {
         let m = GpuMatrix::upload_with(engine, a, opts.format, opts.max_padding)?;
         report.format = m.format().to_string();
-        report.format_reason = "requested".into();
+        report.format_reason = format!("requested{}", split_note(engine, &m));
         report.matrix_bytes = m.bytes();
         return Ok(m.with_compensated(compensated::<T>(opts)));
     }
@@ -155,11 +155,13 @@ pub(crate) fn upload_matrix<T: Scalar>(
     report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
     let choice = choose_from_stats(&stats, opts.max_padding);
     let mut reason = format!("auto: {}", choice.reason);
-    let fits = report
-        .format_estimates
-        .iter()
-        .find(|e| e.format == choice.format)
-        .is_none_or(|e| e.fits);
+    // CSR over the limit is split over two bindings by the upload, not refused here.
+    let fits = choice.format == Format::Csr
+        || report
+            .format_estimates
+            .iter()
+            .find(|e| e.format == choice.format)
+            .is_none_or(|e| e.fits);
     let first = if fits {
         GpuMatrix::upload_with(engine, a, choice.format, opts.max_padding)
     } else {
@@ -181,9 +183,22 @@ pub(crate) fn upload_matrix<T: Scalar>(
         Err(e) => return Err(e),
     };
     report.format = m.format().to_string();
-    report.format_reason = reason;
+    report.format_reason = format!("{reason}{}", split_note(engine, &m));
     report.matrix_bytes = m.bytes();
     Ok(m.with_compensated(compensated::<T>(opts)))
+}
+
+/// What the report says of a CSR matrix split over two bindings (empty when it is not).
+fn split_note<T: Scalar>(engine: &Engine, m: &crate::gpu::GpuMatrix<T>) -> String {
+    m.split().map_or(String::new(), |at| {
+        format!(
+            "; column indices and values over two storage bindings each (split at entry {at} \
+             of {}: the values' {} bytes exceed the {}-byte binding limit)",
+            m.nnz,
+            m.nnz * size_of::<T>(),
+            engine.binding_limit()
+        )
+    })
 }
 
 /// Whether the solver kernels of a solve in `T` reduce with error terms: f32 and

@@ -1,0 +1,119 @@
+//! Issue #16 item 3, no size refused: a CSR matrix whose column indices and values exceed one
+//! storage binding goes over two (`format_csr_split.wgsl`). With the binding limit forced
+//! below the matrix's size (`Tuning::max_binding_bytes`), every solver — CG both variants,
+//! BiCGStab, GMRES, BiCG with its Aᵀ as a second split matrix — and the SpMV give exactly
+//! the results of one binding: the same iterations and the same x bit for bit.
+
+mod common;
+
+use common::problems::{load, rhs};
+
+use krylov_wgpu::gpu::{GpuMatrix, Spmv, Tuning};
+use krylov_wgpu::solvers::{Format, Method, SolveOptions, Variant, solve_gpu};
+use krylov_wgpu::{KrylovError, Scalar};
+
+fn split_engine(limit: u64) -> Option<krylov_wgpu::gpu::Engine> {
+    common::engine_with(Tuning {
+        max_binding_bytes: Some(limit),
+        ..Tuning::default()
+    })
+}
+
+fn same_bits<T: Scalar>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
+#[test]
+fn every_solver_gives_the_results_of_one_binding() {
+    let Some(one) = common::engine() else {
+        return;
+    };
+    let cases: [(&str, Method, Variant); 6] = [
+        ("bcsstk21", Method::Cg, Variant::Pipelined),
+        ("bcsstk21", Method::Cg, Variant::Classical),
+        ("sherman4", Method::Bicgstab, Variant::Pipelined),
+        ("sherman4", Method::Gmres, Variant::Pipelined),
+        ("sherman4", Method::Gmres, Variant::Classical),
+        ("sherman4", Method::Bicg, Variant::Classical),
+    ];
+    for (name, method, variant) in cases {
+        let a = load(name);
+        let b = rhs(&a);
+        // f64 values: split a little past the middle, so the second half fits one binding.
+        let limit = (a.nnz() as u64 * 8) * 6 / 10;
+        let split = split_engine(limit).expect("the same device");
+        let opts = SolveOptions {
+            method,
+            variant,
+            rtol: 1e-8,
+            max_iter: 3000,
+            precond: krylov_wgpu::solvers::Precond::Jacobi,
+            format: Format::Csr,
+            ..Default::default()
+        };
+        let whole = solve_gpu(&one, &a, &b, None, &opts, &mut ()).unwrap();
+        let parts = solve_gpu(&split, &a, &b, None, &opts, &mut ()).unwrap();
+        let ctx = format!("{name} {method} {variant}");
+        assert!(whole.report.converged, "{ctx}: {}", whole.report.reason_detail);
+        assert_eq!(whole.report.reason, parts.report.reason, "{ctx}");
+        assert!(
+            parts.report.format_reason.contains("two storage bindings"),
+            "{ctx}: {}",
+            parts.report.format_reason
+        );
+        assert!(!whole.report.format_reason.contains("two storage bindings"));
+        assert_eq!(whole.report.iterations, parts.report.iterations, "{ctx}");
+        assert!(same_bits(&whole.x, &parts.x), "{ctx}");
+        assert_eq!(
+            whole.report.counts.dispatches, parts.report.counts.dispatches,
+            "{ctx}"
+        );
+    }
+}
+
+#[test]
+fn spmv_over_two_bindings_equals_one_and_rows_straddle_the_split() {
+    let Some(one) = common::engine() else {
+        return;
+    };
+    let a = load("bcsstk21").cast::<f32>().unwrap();
+    let x: Vec<f32> = (0..a.ncols()).map(|i| ((i as f32) * 0.37).sin()).collect();
+    let limit = (a.nnz() as u64 * 4) / 2 + 20;
+    let split = split_engine(limit).unwrap();
+    let m1 = GpuMatrix::upload(&one, &a, Format::Csr).unwrap();
+    let m2 = GpuMatrix::upload(&split, &a, Format::Csr).unwrap();
+    assert_eq!(m1.split(), None);
+    let at = m2.split().expect("split");
+    // Some row has entries on both sides of the split.
+    assert!(
+        a.row_ptr()
+            .windows(2)
+            .any(|w| (w[0] as usize) < at && at < w[1] as usize),
+        "no row straddles entry {at}"
+    );
+    let y1 = Spmv::new(&one, &m1).unwrap().apply(&one, &m1, &x).unwrap();
+    let y2 = Spmv::new(&split, &m2)
+        .unwrap()
+        .apply(&split, &m2, &x)
+        .unwrap();
+    assert!(same_bits(&y1, &y2));
+    let exact = a.mul_vec(&x).unwrap();
+    let err = y2
+        .iter()
+        .zip(&exact)
+        .map(|(u, v)| (u - v).abs())
+        .fold(0.0f32, f32::max);
+    assert!(err < 1e-3, "{err}");
+}
+
+#[test]
+fn beyond_two_bindings_is_a_clear_error() {
+    let Some(_) = common::engine() else {
+        return;
+    };
+    let a = load("bcsstk21");
+    let split = split_engine(a.nnz() as u64 * 8 / 3).unwrap();
+    let e = GpuMatrix::upload(&split, &a, Format::Csr).unwrap_err();
+    assert!(matches!(e, KrylovError::BufferTooLarge { .. }), "{e}");
+    assert!(e.to_string().contains("two"), "{e}");
+}
