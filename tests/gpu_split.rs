@@ -54,7 +54,11 @@ fn every_solver_gives_the_results_of_one_binding() {
         let whole = solve_gpu(&one, &a, &b, None, &opts, &mut ()).unwrap();
         let parts = solve_gpu(&split, &a, &b, None, &opts, &mut ()).unwrap();
         let ctx = format!("{name} {method} {variant}");
-        assert!(whole.report.converged, "{ctx}: {}", whole.report.reason_detail);
+        assert!(
+            whole.report.converged,
+            "{ctx}: {}",
+            whole.report.reason_detail
+        );
         assert_eq!(whole.report.reason, parts.report.reason, "{ctx}");
         assert!(
             parts.report.format_reason.contains("two storage bindings"),
