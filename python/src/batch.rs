@@ -4,7 +4,7 @@
 
 use krylov_wgpu::gpu::DevicePreference;
 use krylov_wgpu::matrix::Csr;
-use krylov_wgpu::matrix::batch::BatchSystem;
+use krylov_wgpu::matrix::batch::OwnedBatch;
 use krylov_wgpu::solvers::batch::solve_batch_on;
 use krylov_wgpu::solvers::{Method, SolveOptions};
 use krylov_wgpu::{Precision, Result, Scalar};
@@ -14,7 +14,7 @@ use pyo3::types::PyDict;
 
 use crate::errors::{IntoPy, invalid_option};
 use crate::matrix::{NativeMatrix, vector};
-use crate::solve::{DeviceKey, get, parsed, session};
+use crate::solve::{DeviceKey, check_known, get, parsed, session};
 
 /// Solutions per system and right-hand side, in f64 or f32.
 enum Solutions {
@@ -44,15 +44,7 @@ pub fn solve_batch<'py>(
     rhs: Vec<Vec<Bound<'py, PyAny>>>,
     options: &Bound<'py, PyDict>,
 ) -> PyResult<(Vec<Vec<Bound<'py, PyAny>>>, String)> {
-    for key in options.keys() {
-        let key: String = key.extract()?;
-        if !KNOWN.contains(&key.as_str()) {
-            return Err(invalid_option(format!(
-                "unknown option `{key}` (known: {})",
-                KNOWN.join(", ")
-            )));
-        }
-    }
+    check_known(options, KNOWN)?;
     if matrices.len() != rhs.len() {
         return Err(invalid_option(format!(
             "{} matrices and {} right-hand-side lists: one list per matrix",
@@ -100,22 +92,8 @@ pub fn solve_batch<'py>(
     });
     let (x, report) = run.py()?;
     let out = match x {
-        Solutions::F64(x) => x
-            .into_iter()
-            .map(|xs| {
-                xs.into_iter()
-                    .map(|x| x.into_pyarray(py).into_any())
-                    .collect()
-            })
-            .collect(),
-        Solutions::F32(x) => x
-            .into_iter()
-            .map(|xs| {
-                xs.into_iter()
-                    .map(|x| x.into_pyarray(py).into_any())
-                    .collect()
-            })
-            .collect(),
+        Solutions::F64(x) => to_arrays(py, x),
+        Solutions::F32(x) => to_arrays(py, x),
     };
     Ok((out, report))
 }
@@ -127,22 +105,28 @@ fn batch_in<T: Scalar>(
     rhs: &[Vec<Vec<f64>>],
     opts: &SolveOptions,
 ) -> Result<(Vec<Vec<Vec<T>>>, String)> {
-    let a: Vec<Csr<T>> = mats.iter().map(|m| m.cast::<T>()).collect::<Result<_>>()?;
-    let b: Vec<Vec<Vec<T>>> = rhs
-        .iter()
-        .map(|bs| {
-            bs.iter()
-                .map(|b| b.iter().map(|v| T::from_f64(*v)).collect())
-                .collect()
-        })
-        .collect();
-    let systems: Vec<BatchSystem<T>> = a
-        .iter()
-        .zip(&b)
-        .map(|(a, bs)| BatchSystem::new(a, bs.iter().map(|v| &v[..]).collect()))
-        .collect();
-    let sol = solve_batch_on(&session.device, session.engine.as_ref(), &systems, opts)?;
+    let batch = OwnedBatch::<T>::from_f64(mats, rhs)?;
+    let sol = solve_batch_on(
+        &session.device,
+        session.engine.as_ref(),
+        &batch.systems(),
+        opts,
+    )?;
     let json = serde_json::to_string(&sol.report)
         .map_err(|e| krylov_wgpu::KrylovError::InvalidOption(e.to_string()))?;
     Ok((sol.x, json))
+}
+
+/// Solutions as nested lists of NumPy arrays.
+fn to_arrays<'py, T: numpy::Element>(
+    py: Python<'py>,
+    x: Vec<Vec<Vec<T>>>,
+) -> Vec<Vec<Bound<'py, PyAny>>> {
+    x.into_iter()
+        .map(|xs| {
+            xs.into_iter()
+                .map(|x| x.into_pyarray(py).into_any())
+                .collect()
+        })
+        .collect()
 }

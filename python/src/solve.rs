@@ -166,20 +166,26 @@ const KNOWN: &[&str] = &[
     "refinement",
 ];
 
+/// Refuses an option name not in `known` (a typo), listing the known ones.
+pub(crate) fn check_known(options: &Bound<'_, PyDict>, known: &[&str]) -> PyResult<()> {
+    for key in options.keys() {
+        let key: String = key.extract()?;
+        if !known.contains(&key.as_str()) {
+            return Err(invalid_option(format!(
+                "unknown option `{key}` (known: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The solve's options, refinement options and device request from the Python dict.
 fn options(
     options: &Bound<'_, PyDict>,
     n: usize,
 ) -> PyResult<(SolveOptions, RefineOptions, SolvePrecision, DeviceKey)> {
-    for key in options.keys() {
-        let key: String = key.extract()?;
-        if !KNOWN.contains(&key.as_str()) {
-            return Err(invalid_option(format!(
-                "unknown option `{key}` (known: {})",
-                KNOWN.join(", ")
-            )));
-        }
-    }
+    check_known(options, KNOWN)?;
     let method: Method = parsed(options, "method", "cg")?;
     let d = SolveOptions::default();
     let opts = SolveOptions {

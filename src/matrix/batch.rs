@@ -83,3 +83,41 @@ pub fn validate_batch<T: Scalar>(
     }
     Ok(())
 }
+
+/// A batch that owns its matrices and right-hand sides in `T`, converted from f64 (what the
+/// CLI and the Python package read): [`OwnedBatch::systems`] lends it as [`BatchSystem`]s.
+#[derive(Debug, Clone)]
+pub struct OwnedBatch<T> {
+    pub matrices: Vec<Csr<T>>,
+    pub rhs: Vec<Vec<Vec<T>>>,
+}
+
+impl<T: Scalar> OwnedBatch<T> {
+    /// Rounds every matrix and right-hand side to `T` (an error if a matrix's values do not
+    /// fit `T`).
+    pub fn from_f64(matrices: &[&Csr<f64>], rhs: &[Vec<Vec<f64>>]) -> Result<Self> {
+        Ok(OwnedBatch {
+            matrices: matrices
+                .iter()
+                .map(|a| a.cast::<T>())
+                .collect::<Result<_>>()?,
+            rhs: rhs
+                .iter()
+                .map(|bs| {
+                    bs.iter()
+                        .map(|b| b.iter().map(|v| T::from_f64(*v)).collect())
+                        .collect()
+                })
+                .collect(),
+        })
+    }
+
+    /// The systems: matrix i with its right-hand sides.
+    pub fn systems(&self) -> Vec<BatchSystem<'_, T>> {
+        self.matrices
+            .iter()
+            .zip(&self.rhs)
+            .map(|(a, bs)| BatchSystem::new(a, bs.iter().map(|b| &b[..]).collect()))
+            .collect()
+    }
+}

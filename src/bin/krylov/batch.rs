@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use krylov_wgpu::base::BatchReport;
 use krylov_wgpu::gpu::{DeviceChoice, DevicePreference, Engine};
-use krylov_wgpu::matrix::batch::BatchSystem;
+use krylov_wgpu::matrix::batch::OwnedBatch;
 use krylov_wgpu::matrix::{Csr, generators, market};
 use krylov_wgpu::solvers::batch::solve_batch_on;
 use krylov_wgpu::solvers::{Method, Precond, SolveOptions};
@@ -178,30 +178,13 @@ fn run<T: Scalar>(
     device: &krylov_wgpu::gpu::ChosenDevice,
     opts: &SolveOptions,
 ) -> Result<BatchReport> {
-    let mats: Vec<Csr<T>> = loaded
-        .matrices
-        .iter()
-        .map(|a| a.cast::<T>())
-        .collect::<Result<_>>()?;
-    let rhs: Vec<Vec<Vec<T>>> = loaded
-        .rhs
-        .iter()
-        .map(|bs| {
-            bs.iter()
-                .map(|b| b.iter().map(|v| T::from_f64(*v)).collect())
-                .collect()
-        })
-        .collect();
-    let systems: Vec<BatchSystem<T>> = mats
-        .iter()
-        .zip(&rhs)
-        .map(|(a, bs)| BatchSystem::new(a, bs.iter().map(|b| &b[..]).collect()))
-        .collect();
+    let mats: Vec<&Csr<f64>> = loaded.matrices.iter().collect();
+    let batch = OwnedBatch::<T>::from_f64(&mats, &loaded.rhs)?;
     let engine = device
         .context
         .as_ref()
         .map(|ctx| Engine::with_tuning(ctx.clone(), krylov_wgpu::gpu::Tuning::from_env()));
-    Ok(solve_batch_on(device, engine.as_ref(), &systems, opts)?.report)
+    Ok(solve_batch_on(device, engine.as_ref(), &batch.systems(), opts)?.report)
 }
 
 pub fn batch(args: &BatchArgs) -> Result<ExitCode> {
