@@ -1,15 +1,17 @@
 //! Issue #16 item 3, no size refused: a CSR matrix whose column indices and values exceed one
-//! storage binding goes over two (`format_csr_split.wgsl`). With the binding limit forced
-//! below the matrix's size (`Tuning::max_binding_bytes`), every solver — CG both variants,
-//! BiCGStab, GMRES, BiCG with its Aᵀ as a second split matrix — and the SpMV give exactly
-//! the results of one binding: the same iterations and the same x bit for bit.
+//! storage binding goes over two (`format_csr_split.wgsl`), and so does GMRES's pool of basis
+//! and work vectors (`gmres_pool.wgsl`). With the binding limit forced below their size
+//! (`Tuning::max_binding_bytes`), every solver — CG both variants, BiCGStab, GMRES, BiCG with
+//! its Aᵀ as a second split matrix — and the SpMV give exactly the results of one binding:
+//! the same iterations and the same x bit for bit.
 
 mod common;
 
 use common::problems::{load, rhs};
 
 use krylov_wgpu::gpu::{GpuMatrix, Spmv, Tuning};
-use krylov_wgpu::solvers::{Format, Method, SolveOptions, Variant, solve_gpu};
+use krylov_wgpu::matrix::generators::random_nonsymmetric;
+use krylov_wgpu::solvers::{Format, Method, Precond, SolveOptions, Variant, solve_gpu};
 use krylov_wgpu::{KrylovError, Scalar};
 
 fn split_engine(limit: u64) -> Option<krylov_wgpu::gpu::Engine> {
@@ -28,16 +30,23 @@ fn every_solver_gives_the_results_of_one_binding() {
     let Some(one) = common::engine() else {
         return;
     };
+    // GMRES on a matrix with many entries per row, so that its pool (restart 10) stays in one
+    // binding at the limit that splits the matrix (the pool's own split: next test).
+    let dense = random_nonsymmetric::<f64>(200, 40, 3);
     let cases: [(&str, Method, Variant); 6] = [
         ("bcsstk21", Method::Cg, Variant::Pipelined),
         ("bcsstk21", Method::Cg, Variant::Classical),
         ("sherman4", Method::Bicgstab, Variant::Pipelined),
-        ("sherman4", Method::Gmres, Variant::Pipelined),
-        ("sherman4", Method::Gmres, Variant::Classical),
+        ("random", Method::Gmres, Variant::Pipelined),
+        ("random", Method::Gmres, Variant::Classical),
         ("sherman4", Method::Bicg, Variant::Classical),
     ];
     for (name, method, variant) in cases {
-        let a = load(name);
+        let a = if name == "random" {
+            dense.clone()
+        } else {
+            load(name)
+        };
         let b = rhs(&a);
         // f64 values: split a little past the middle, so the second half fits one binding.
         let limit = (a.nnz() as u64 * 8) * 6 / 10;
@@ -47,7 +56,8 @@ fn every_solver_gives_the_results_of_one_binding() {
             variant,
             rtol: 1e-8,
             max_iter: 3000,
-            precond: krylov_wgpu::solvers::Precond::Jacobi,
+            precond: Precond::Jacobi,
+            restart: 10,
             format: Format::Csr,
             ..Default::default()
         };
@@ -73,6 +83,55 @@ fn every_solver_gives_the_results_of_one_binding() {
             "{ctx}"
         );
     }
+}
+
+/// GMRES(30)'s pool (the basis and work vectors) over two bindings gives the results of one,
+/// in both variants, with Jacobi and with ILU(0) (whose apply copies pool vectors in and out).
+#[test]
+fn the_gmres_basis_over_two_bindings_gives_the_results_of_one() {
+    let Some(one) = common::engine() else {
+        return;
+    };
+    let a = load("sherman4");
+    let b = rhs(&a);
+    // 35 or 36 vectors of 1104 f64: split a little past the middle.
+    let limit = 36 * 1104 * 8 * 6 / 10;
+    let split = split_engine(limit).unwrap();
+    for variant in [Variant::Pipelined, Variant::Classical] {
+        for precond in [Precond::Jacobi, Precond::Ilu0] {
+            let opts = SolveOptions {
+                method: Method::Gmres,
+                variant,
+                precond,
+                rtol: 1e-9,
+                max_iter: 3000,
+                format: Format::Csr,
+                ..Default::default()
+            };
+            let whole = solve_gpu(&one, &a, &b, None, &opts, &mut ()).unwrap();
+            let parts = solve_gpu(&split, &a, &b, None, &opts, &mut ()).unwrap();
+            let ctx = format!("{variant} {precond}");
+            assert!(whole.report.converged, "{ctx}");
+            assert!(
+                parts.report.notes.iter().any(|n| n.contains("held in two")),
+                "{ctx}: {:?}",
+                parts.report.notes
+            );
+            assert!(!parts.report.format_reason.contains("two storage bindings"));
+            assert_eq!(whole.report.iterations, parts.report.iterations, "{ctx}");
+            assert!(same_bits(&whole.x, &parts.x), "{ctx}");
+        }
+    }
+    // A pool larger than two bindings is refused by name.
+    let tiny = split_engine(36 * 1104 * 8 / 3).unwrap();
+    let opts = SolveOptions {
+        method: Method::Gmres,
+        format: Format::Csr,
+        ..Default::default()
+    };
+    let e = solve_gpu(&tiny, &a, &b, None, &opts, &mut ()).unwrap_err();
+    assert!(matches!(e, KrylovError::BufferTooLarge { .. }), "{e}");
+    assert!(e.to_string().contains("GMRES(30)"), "{e}");
 }
 
 #[test]

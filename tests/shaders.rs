@@ -186,3 +186,34 @@ fn the_prelude_selects_the_precision() {
     assert!(specialise(k, ShaderConfig::new(Precision::F32)).contains("alias Real = f32;"));
     assert!(specialise(k, ShaderConfig::new(Precision::F64)).contains("alias Real = f64;"));
 }
+
+/// The GMRES kernels compile with the pool over two bindings (`gmres_pool_split.wgsl`,
+/// `ShaderConfig::split_pool`) as with one, in both precisions and reduction flavours.
+#[test]
+fn gmres_kernels_validate_with_the_pool_over_two_bindings() {
+    let mut seen = 0;
+    for k in KERNELS
+        .iter()
+        .filter(|k| k.pieces.contains(&Piece::GmresPool))
+    {
+        for precision in [Precision::F32, Precision::F64] {
+            for subgroups in [false, true] {
+                for split_pool in [false, true] {
+                    let config = ShaderConfig {
+                        subgroups,
+                        split_pool,
+                        ..ShaderConfig::new(precision)
+                    };
+                    let (module, _) = module(k.name, config);
+                    let high = module
+                        .global_variables
+                        .iter()
+                        .any(|(_, g)| g.name.as_deref() == Some("pool_hi"));
+                    assert_eq!(high, split_pool, "{}", k.name);
+                }
+            }
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 10, "GMRES kernels on the pool");
+}

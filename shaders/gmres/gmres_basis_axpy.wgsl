@@ -5,7 +5,6 @@
 // whole range it is the vector update of classical Gram–Schmidt (Alg. 5 l.11–13, a GEMV).
 // t = pool vector `params.dst`. Tests the status word first.
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
@@ -15,10 +14,10 @@ fn main(ids: Ids) {
     let n = params.n;
     let t_off = params.dst * n;
     for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-        var t = pool[t_off + row];
+        var t = pool_get(t_off + row);
         for (var j = params.num; j < params.den; j = j + 1u) {
-            t = t - scalars[params.comp + j] * pool[j * n + row];
+            t = t - scalars[params.comp + j] * pool_get(j * n + row);
         }
-        pool[t_off + row] = t;
+        pool_set(t_off + row, t);
     }
 }

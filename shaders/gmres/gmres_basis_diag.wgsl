@@ -3,7 +3,6 @@
 // (z = pool vector `params.dst`, v = pool vector `params.num`). Pipelined GMRES fuses it
 // into gmres_normalize / gmres_residual instead.
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 @compute @workgroup_size(WG)
@@ -15,6 +14,6 @@ fn main(ids: Ids) {
     let v_off = params.num * n;
     let z_off = params.dst * n;
     for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-        pool[z_off + row] = dinv[row] * pool[v_off + row];
+        pool_set(z_off + row, dinv[row] * pool_get(v_off + row));
     }
 }

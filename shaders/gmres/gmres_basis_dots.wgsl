@@ -10,11 +10,10 @@
 // component q%4 (zero in the unused components of the last slot). Eight inner products
 // share one pass over t.
 
-@group(0) @binding(5) var<storage, read> pool: array<Real>;
 
 fn gm_basis_at(j: u32, end: u32, row: u32) -> Real {
     if j < end {
-        return pool[j * params.n + row];
+        return pool_get(j * params.n + row);
     }
     return Real(0.0);
 }
@@ -32,7 +31,7 @@ fn main(ids: Ids) {
         var a1 = sum_zero();
         let wide = j + 4u < end;
         for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-            let t = pool[t_off + row];
+            let t = pool_get(t_off + row);
             a0 = sum_add(a0, t * vec4<Real>(
                 gm_basis_at(j, end, row),
                 gm_basis_at(j + 1u, end, row),

@@ -2,7 +2,6 @@
 // normalisation launch of classical GMRES(m) (v_0 = r/ρ0, Alg. 5 l.4; v_i = w/R_{i,i}, l.14),
 // y = pool vector `params.dst`, x = pool vector `params.num`. Tests the status word first.
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 
 var<workgroup> gm_den: Real;
 
@@ -19,6 +18,6 @@ fn main(ids: Ids) {
     let x_off = params.num * n;
     let y_off = params.dst * n;
     for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-        pool[y_off + row] = pool[x_off + row] / d;
+        pool_set(y_off + row, pool_get(x_off + row) / d);
     }
 }

@@ -2,10 +2,9 @@
 // plain SpMV launch of classical GMRES(m) (paper 000, Alg. 5 l.7), y = pool vector
 // `params.dst`, x = pool vector `params.num`. Tests the status word first.
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 
 fn spmv_x(col: u32) -> Real {
-    return pool[params.num * params.n + col];
+    return pool_get(params.num * params.n + col);
 }
 
 @compute @workgroup_size(WG)
@@ -17,7 +16,7 @@ fn main(ids: Ids) {
     for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
         let y = spmv_pass(chunk, ids.lid);
         if y.valid {
-            pool[y_off + y.row] = y.value;
+            pool_set(y_off + y.row, y.value);
         }
     }
 }

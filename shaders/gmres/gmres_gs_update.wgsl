@@ -15,7 +15,6 @@
 // den = cycle-buffer index of step i's scalars (‖A v_{i−1}‖² at +2).
 // The coefficients go through workgroup memory in chunks of GM_CHUNK (any restart length).
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 
 const GM_FLAG_PASS2: u32 = 1u;
 const GM_FLAG_NORM: u32 = 2u;
@@ -79,11 +78,11 @@ fn main(ids: Ids) {
         workgroupBarrier();
         let last = j1 == i;
         for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-            var w = pool[w_off + row];
+            var w = pool_get(w_off + row);
             for (var j = j0; j < j1; j = j + 1u) {
-                w = w - coef[j - j0] * pool[j * n + row];
+                w = w - coef[j - j0] * pool_get(j * n + row);
             }
-            pool[w_off + row] = w;
+            pool_set(w_off + row, w);
             if last {
                 acc = sum_add_x(acc, w * w);
             }

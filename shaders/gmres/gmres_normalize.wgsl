@@ -13,7 +13,6 @@
 // den = index of step i's scalars (‖A v_{i−1}‖² at +2), num = pool vector r, dst = pool
 // vector z. ε_T is header entry 6.
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 const GM_FLAG_FIRST: u32 = 1u;
@@ -66,12 +65,12 @@ fn main(ids: Ids) {
     let z_off = params.dst * n;
     var acc = sum_zero();
     for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-        let v = pool[v_off + row] / rii;
-        pool[v_off + row] = v;
+        let v = pool_get(v_off + row) / rii;
+        pool_set(v_off + row, v);
         if params.jacobi != 0u {
-            pool[z_off + row] = dinv[row] * v;
+            pool_set(z_off + row, dinv[row] * v);
         }
-        acc = sum_add_x(acc, pool[r_off + row] * v);
+        acc = sum_add_x(acc, pool_get(r_off + row) * v);
     }
     // ξ partials go to scalars, one Real each: rounded once (sum_value), no error term.
     let t = sum_value(workgroup_total(acc, ids));

@@ -12,22 +12,21 @@
 // The pool holds the vectors of the solve back to back (vector k at offset k·n); see
 // src/solvers/gmres/basis.rs for its layout and for the cycle buffer's.
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 const GM_FLAG_WRITE_Z: u32 = 1u;
 
 fn spmv_x(col: u32) -> Real {
-    return pool[params.comp * params.n + col];
+    return pool_get(params.comp * params.n + col);
 }
 
 // Stores r = (b − A·x)[row] (and z = D⁻¹r); returns the row's term of ‖r‖².
 fn spmv_store(row: u32, ax: Real) -> vec4<Real> {
     let n = params.n;
-    let ri = pool[params.den * n + row] - ax;
-    pool[params.dst * n + row] = ri;
+    let ri = pool_get(params.den * n + row) - ax;
+    pool_set(params.dst * n + row, ri);
     if params.jacobi != 0u && (params.flags & GM_FLAG_WRITE_Z) != 0u {
-        pool[params.num * n + row] = dinv[row] * ri;
+        pool_set(params.num * n + row, dinv[row] * ri);
     }
     return vec4<Real>(ri * ri, Real(0.0), Real(0.0), Real(0.0));
 }

@@ -21,7 +21,6 @@
 // index of step i−1's record (ξ partials at +4), comp = cycle-buffer index of the per-step
 // scalars (step j at comp + 4j: ξ_j, estimate_j, ‖A v_{j−1}‖²).
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 
 const GM_FLAG_FIRST: u32 = 1u;
 const GM_FLAG_MONITOR: u32 = 2u;
@@ -31,7 +30,7 @@ var<workgroup> gm_b: Real;
 var<workgroup> gm_c: Real;
 
 fn spmv_x(col: u32) -> Real {
-    return pool[params.num * params.n + col];
+    return pool_get(params.num * params.n + col);
 }
 
 // Step 1 (flag FIRST) and ρ0 for `spmv_store` (set once per dispatch).
@@ -47,9 +46,9 @@ fn spmv_store(row: u32, sum: Real) -> vec4<Real> {
     if gm_first {
         w = sum / gm_rho;
     } else {
-        vp = pool[(i - 1u) * n + row];
+        vp = pool_get((i - 1u) * n + row);
     }
-    pool[i * n + row] = w;
+    pool_set(i * n + row, w);
     return vec4<Real>(vp * w, w * w, Real(0.0), Real(0.0));
 }
 
@@ -87,7 +86,7 @@ fn main(ids: Ids) {
         // v_0 = r/ρ0.
         let r_off = params.den * n;
         for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-            pool[row] = pool[r_off + row] / rho;
+            pool_set(row, pool_get(r_off + row) / rho);
         }
     } else if monitor {
         // Second stage of ξ_{i−1} and the Walker–Zhou estimate of ‖r_{i−1}‖.

@@ -18,7 +18,6 @@
 
 const GM_FLAG_STORE: u32 = 1u;
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 var<workgroup> gm_k: Real;
@@ -37,17 +36,17 @@ fn main(ids: Ids) {
     let r_off = params.num * n;
     let x_off = params.dst * n;
     for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-        var s = eta_r * pool[r_off + row];
+        var s = eta_r * pool_get(r_off + row);
         for (var i = 1u; i <= k; i = i + 1u) {
-            s = s + scalars[base + 1u + i] * pool[(i - 1u) * n + row];
+            s = s + scalars[base + 1u + i] * pool_get((i - 1u) * n + row);
         }
         if params.jacobi != 0u {
             s = dinv[row] * s;
         }
         if (params.flags & GM_FLAG_STORE) != 0u {
-            pool[x_off + row] = s;
+            pool_set(x_off + row, s);
         } else {
-            pool[x_off + row] = pool[x_off + row] + s;
+            pool_set(x_off + row, pool_get(x_off + row) + s);
         }
     }
 }

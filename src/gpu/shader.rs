@@ -67,6 +67,9 @@ pub enum Piece {
     /// `ca_leaf.wgsl`: the pool and the row blocks (leaves) of CA-GMRES's CAQR kernels
     /// `ca_tsqr_leaf` and `ca_tsqr_apply`.
     CaLeaf,
+    /// `gmres_pool.wgsl`: GMRES's pool (basis and work vectors) with `pool_get`/`pool_set`;
+    /// `gmres_pool_split.wgsl` (two bindings) when [`ShaderConfig::split_pool`].
+    GmresPool,
     /// `batch_cg.wgsl`: batched CG, whole iterations of one work item per workgroup, written
     /// against the column type `Col` the kernels `batch_cg` and `batch_cg_block` define.
     BatchCg,
@@ -74,7 +77,7 @@ pub enum Piece {
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 10] = [
+    pub const ALL: [Piece; 11] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -85,6 +88,7 @@ impl Piece {
         Piece::DsRows,
         Piece::CaLeaf,
         Piece::BatchCg,
+        Piece::GmresPool,
     ];
 
     /// The piece's WGSL source.
@@ -117,6 +121,7 @@ impl Piece {
             Piece::DsRows => lib_file!("ds_rows.wgsl"),
             Piece::CaLeaf => lib_file!("ca_leaf.wgsl"),
             Piece::BatchCg => lib_file!("batch_cg.wgsl"),
+            Piece::GmresPool => lib_file!("gmres_pool.wgsl"),
         }
     }
 }
@@ -133,6 +138,8 @@ pub const SUM_COMPENSATED: &str = include_str!("../../shaders/lib/sum_compensate
 pub const SOLVER_STATE: &str = include_str!("../../shaders/lib/solver_state.wgsl");
 /// `shaders/lib/spmv_row.wgsl`: the interface of the format libraries.
 pub const SPMV_ROW: &str = include_str!("../../shaders/lib/spmv_row.wgsl");
+/// `shaders/lib/gmres_pool_split.wgsl`: [`Piece::GmresPool`] over two bindings.
+pub const GMRES_POOL_SPLIT: &str = include_str!("../../shaders/lib/gmres_pool_split.wgsl");
 /// `shaders/lib/row_sum.wgsl`: how the format libraries accumulate a row, in `Real` (every
 /// kernel with a matrix but those built on [`Piece::DsRows`]).
 pub const ROW_SUM: &str = include_str!("../../shaders/lib/row_sum.wgsl");
@@ -248,16 +255,28 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("cg", "spmv_dot_cg", true, 1),
     kernel!("cg", "update_cg", true),
     // GMRES(m).
-    kernel!("gmres", "gmres_residual", true, 1, [Gmres, SpmvPartials]),
-    kernel!("gmres", "gmres_spmv_dot", true, 1, [Gmres, SpmvPartials]),
-    kernel!("gmres", "gmres_basis_dots", true),
-    kernel!("gmres", "gmres_gs_update", true, 0, [Gmres]),
-    kernel!("gmres", "gmres_normalize", true, 0, [Gmres]),
-    kernel!("gmres", "gmres_update_x", true),
-    kernel!("gmres", "gmres_basis_spmv", true, 1),
-    kernel!("gmres", "gmres_basis_diag", true),
-    kernel!("gmres", "gmres_basis_axpy", true),
-    kernel!("gmres", "gmres_basis_scale", true),
+    kernel!(
+        "gmres",
+        "gmres_residual",
+        true,
+        1,
+        [Gmres, SpmvPartials, GmresPool]
+    ),
+    kernel!(
+        "gmres",
+        "gmres_spmv_dot",
+        true,
+        1,
+        [Gmres, SpmvPartials, GmresPool]
+    ),
+    kernel!("gmres", "gmres_basis_dots", true, 0, [GmresPool]),
+    kernel!("gmres", "gmres_gs_update", true, 0, [Gmres, GmresPool]),
+    kernel!("gmres", "gmres_normalize", true, 0, [Gmres, GmresPool]),
+    kernel!("gmres", "gmres_update_x", true, 0, [GmresPool]),
+    kernel!("gmres", "gmres_basis_spmv", true, 1, [GmresPool]),
+    kernel!("gmres", "gmres_basis_diag", true, 0, [GmresPool]),
+    kernel!("gmres", "gmres_basis_axpy", true, 0, [GmresPool]),
+    kernel!("gmres", "gmres_basis_scale", true, 0, [GmresPool]),
     kernel!("gmres", "gmres_finish", true, 0, [Gmres]),
     // CA-GMRES(s, m).
     kernel!("cagmres", "ca_powers", true, 1),
@@ -446,6 +465,9 @@ pub struct ShaderConfig {
     /// every stage; issue 15) instead of plain sums (`sum_plain.wgsl`). A kernel compiled
     /// with it needs a partials buffer of twice the slots ([`partials_entries`]).
     pub compensated: bool,
+    /// GMRES's pool over two storage bindings ([`Piece::GmresPool`] from
+    /// `gmres_pool_split.wgsl`): for a basis larger than one binding.
+    pub split_pool: bool,
 }
 
 /// Entries (`vec4`s) of a partials buffer of `slots` slots of `groups` partials: twice as
@@ -463,6 +485,7 @@ impl ShaderConfig {
             subgroups: false,
             format: FormatKernel::Csr,
             compensated: false,
+            split_pool: false,
         }
     }
 }
@@ -529,7 +552,11 @@ pub fn specialise_with(kernel: &KernelSource, config: ShaderConfig, two_prod: Tw
         }
     }
     for piece in kernel.pieces {
-        text.push_str(piece.source());
+        if *piece == Piece::GmresPool && config.split_pool {
+            text.push_str(GMRES_POOL_SPLIT);
+        } else {
+            text.push_str(piece.source());
+        }
         text.push('\n');
     }
     text.push_str(kernel.source);

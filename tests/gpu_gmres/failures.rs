@@ -227,7 +227,8 @@ fn trivial_systems_monitor_and_typed_errors() {
         gpu(&a, &b, None, &no_restart),
         KrylovError::InvalidOption(_)
     ));
-    // The basis is one storage binding: a restart length that cannot fit is refused up front.
+    // The basis may go over two storage bindings, but R ((m + 1)² entries) must fit one: a
+    // restart length that cannot fit is refused up front, naming it.
     let limit = engine.context().limits.max_storage_buffer_binding_size;
     let big = ((limit as f64 / 8.0).sqrt() as usize + 8).max(64);
     if big <= 40_000 {

@@ -73,6 +73,73 @@ impl Pool {
     }
 }
 
+/// The pool on the GPU: one buffer, or two when it exceeds one storage binding (issue #16:
+/// no size refused) — vectors 0 … `split` − 1 in `low`, the rest in `high`, split at a vector
+/// so every copy and readback of a vector stays in one buffer. The kernels address it through
+/// `shaders/lib/gmres_pool.wgsl` (`pool_split` at binding 17, `high` at 18).
+pub(super) struct PoolBuffers {
+    low: wgpu::Buffer,
+    high: wgpu::Buffer,
+    /// Vectors in `low` (all of them with one binding).
+    split: usize,
+    /// Whether `high` holds any vector.
+    two: bool,
+    /// `vec4<u32>` with the first element of `high` (u32::MAX with one binding).
+    split_uniform: wgpu::Buffer,
+    n: usize,
+}
+
+impl PoolBuffers {
+    /// `vectors` vectors of `n` entries of `T`, over two buffers when one binding
+    /// ([`Engine::binding_limit`]) cannot hold them; an error when two cannot either.
+    fn new<T: Scalar>(engine: &Engine, what: &str, vectors: usize, n: usize) -> Result<Self> {
+        let elem = std::mem::size_of::<T>() as u64;
+        let limit = engine.binding_limit();
+        let per = ((limit / (n as u64 * elem).max(1)) as usize).max(1);
+        let (split, high_vectors) = if vectors <= per {
+            (vectors, 0)
+        } else {
+            (per, vectors - per)
+        };
+        if high_vectors > per || (split * n) as u64 >= u32::MAX as u64 {
+            return Err(crate::base::error::KrylovError::BufferTooLarge {
+                what: format!("{what} (over two bindings)"),
+                bytes: vectors as u64 * n as u64 * elem,
+                limit: 2 * per as u64 * n as u64 * elem,
+                limit_name: "two storage bindings",
+            });
+        }
+        let first_high = if high_vectors > 0 {
+            (split * n) as u32
+        } else {
+            u32::MAX
+        };
+        Ok(PoolBuffers {
+            low: engine.storage_zeroed::<T>(what, split * n)?,
+            high: engine
+                .storage_zeroed::<T>(&format!("{what} (second binding)"), high_vectors * n)?,
+            split,
+            two: high_vectors > 0,
+            split_uniform: engine.uniform_from("gmres pool split", &[first_high, 0, 0, 0]),
+            n,
+        })
+    }
+
+    /// The buffer holding pool vector `k` and the vector's offset in it, in elements.
+    pub(super) fn locate(&self, k: usize) -> (&wgpu::Buffer, usize) {
+        if k < self.split {
+            (&self.low, k * self.n)
+        } else {
+            (&self.high, (k - self.split) * self.n)
+        }
+    }
+
+    /// Whether the pool is over two bindings.
+    pub(super) fn is_split(&self) -> bool {
+        self.two
+    }
+}
+
 /// Where things are in the cycle buffer (`scalars` of the GMRES kernels), for restart length
 /// m and g reduction workgroups:
 ///
@@ -167,7 +234,7 @@ pub(super) struct GmresSystem<'e, T> {
     factored: Option<FactoredApply>,
     /// Left preconditioning (M ≠ I): the cycles run on M⁻¹A, their residual is M⁻¹(b − Ax).
     left: Option<LeftApply>,
-    pub(super) pool: wgpu::Buffer,
+    pub(super) pool: PoolBuffers,
     state: wgpu::Buffer,
     partials: wgpu::Buffer,
     pub(super) cyc: wgpu::Buffer,
@@ -177,7 +244,8 @@ pub(super) struct GmresSystem<'e, T> {
 
 impl<'e, T: Scalar> GmresSystem<'e, T> {
     /// Uploads A (format recorded in `report`), M, b and x0 (into the pool) and the cycle
-    /// buffer's constants; refuses a pool larger than one storage binding.
+    /// buffer's constants; a pool larger than one storage binding goes over two (and one
+    /// larger than two is refused).
     pub(super) fn upload(
         engine: &'e Engine,
         a: &Csr<T>,
@@ -192,14 +260,12 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         let m = opts.restart.min(n).max(1);
         let at = Pool { m };
         let vectors = at.len(opts.variant == Variant::Classical);
-        let elem = std::mem::size_of::<T>() as u64;
         let pool_what = format!(
-            "GMRES({m}) Krylov basis and work vectors ({vectors} vectors of {n} entries in one \
-             buffer; use a smaller restart length)"
+            "GMRES({m}) Krylov basis and work vectors ({vectors} vectors of {n} entries; use \
+             a smaller restart length)"
         );
-        engine
-            .context()
-            .check_binding(&pool_what, vectors as u64 * n as u64 * elem)?;
+        let pool = PoolBuffers::new::<T>(engine, &pool_what, vectors, n)?;
+        let split_pool = pool.is_split();
         let g = engine.reduction_groups(n);
         let lay = CycleLayout::new(m, g as usize);
         let mut init = vec![T::zero(); lay.len];
@@ -210,14 +276,27 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         let slots = SLOT_DOTS as usize + m.div_ceil(4) + 1;
         let precond = crate::solvers::reuse::precond(engine, a, opts)?;
         crate::solvers::system::record_precond(report, &precond);
-        let dots = solver_kernel::<T>(engine, "gmres_basis_dots", gpu_a.shader_config(engine))?;
+        let dots = solver_kernel::<T>(
+            engine,
+            "gmres_basis_dots",
+            crate::gpu::ShaderConfig {
+                split_pool,
+                ..gpu_a.shader_config(engine)
+            },
+        )?;
         let state = engine.storage_zeroed::<u32>("gmres state", 4)?;
         let compensated = gpu_a.shader_config(engine).compensated;
         let partials = engine.storage_zeroed::<[T; 4]>(
             "gmres partials",
             partials_entries(slots as u32, g, compensated),
         )?;
-        let cyc = engine.storage_from("gmres cycle buffer", &init)?;
+        let cyc = engine.storage_from(
+            &format!(
+                "GMRES({m}) cycle buffer (R alone is (m + 1)² entries; use a smaller restart \
+                 length)"
+            ),
+            &init,
+        )?;
         // A factored M's launches bind the GMRES state: they stop with the cycle.
         let config = gpu_a.shader_config(engine);
         let factored = crate::solvers::system::factored_apply::<T>(
@@ -237,7 +316,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             precond,
             factored,
             left: None,
-            pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
+            pool,
             state,
             partials,
             cyc,
@@ -268,9 +347,17 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             });
         }
         // b and x0 into the pool (one upload each; x0 = 0 is already there).
-        engine.write(&sys.pool, sys.at.b() as usize * n, b);
+        let (buf, at) = sys.pool.locate(sys.at.b() as usize);
+        engine.write(buf, at, b);
         if let Some(x0) = x0 {
-            engine.write(&sys.pool, sys.at.x() as usize * n, x0);
+            let (buf, at) = sys.pool.locate(sys.at.x() as usize);
+            engine.write(buf, at, x0);
+        }
+        if sys.pool.is_split() {
+            report.notes.push(format!(
+                "the GMRES({m}) basis and work vectors ({vectors} vectors of {n} entries) \
+                 exceed one storage binding: they are held in two"
+            ));
         }
         Ok(sys)
     }
@@ -357,10 +444,13 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
     /// triangular solves, copy back (`dst` may equal `src`). Nothing without a factored M.
     pub(super) fn record_apply(&self, batch: &mut Batch<'_>, src: u32, dst: u32) {
         if let Some(f) = &self.factored {
-            let bytes = (self.n * std::mem::size_of::<T>()) as u64;
-            batch.copy(&self.pool, src as u64 * bytes, &f.input, 0, bytes);
+            let size = std::mem::size_of::<T>() as u64;
+            let bytes = self.n as u64 * size;
+            let (sb, so) = self.pool.locate(src as usize);
+            batch.copy(sb, so as u64 * size, &f.input, 0, bytes);
             f.step.record(batch);
-            batch.copy(&f.output, 0, &self.pool, dst as u64 * bytes, bytes);
+            let (db, dof) = self.pool.locate(dst as usize);
+            batch.copy(&f.output, 0, db, dof as u64 * size, bytes);
         }
     }
 
@@ -370,7 +460,11 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
 
     /// Compiles GMRES kernel `name` for A's storage format.
     pub(super) fn kernel(&self, name: &str) -> Result<Kernel> {
-        solver_kernel::<T>(self.engine, name, self.a.shader_config(self.engine))
+        let config = crate::gpu::ShaderConfig {
+            split_pool: self.pool.is_split(),
+            ..self.a.shader_config(self.engine)
+        };
+        solver_kernel::<T>(self.engine, name, config)
     }
 
     /// The launch parameters every GMRES kernel reads (n, groups, jacobi).
@@ -396,8 +490,10 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             (1, partials),
             (2, &self.cyc),
             (4, &params),
-            (5, &self.pool),
+            (5, &self.pool.low),
             (11, self.dinv()),
+            (17, &self.pool.split_uniform),
+            (18, &self.pool.high),
         ];
         e.extend(self.a.bindings(false));
         self.engine.bind_group_at(kernel, &e)
@@ -443,8 +539,8 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
 
     /// The solution x, from the pool (one readback).
     pub(super) fn read_x(&self) -> Result<Vec<T>> {
-        self.engine
-            .read(&self.pool, self.at.x() as usize * self.n, self.n)
+        let (buf, at) = self.pool.locate(self.at.x() as usize);
+        self.engine.read(buf, at, self.n)
     }
 
     /// ‖I − VᵀV‖_F over v_1 … v_k (Gram matrix on the GPU, one readback).
@@ -499,12 +595,11 @@ impl<T: Scalar> GmresSystem<'_, T> {
     /// The f32 true-residual guard's kernel: ‖b − Ax‖² in double-single from the pool's x and
     /// b as they are (`true_residual_ds`, [`TrueResidualDs`]), without a download of x.
     pub(super) fn true_residual_ds(&self) -> Result<TrueResidualDs> {
-        let n = self.n;
         TrueResidualDs::at(
             self.engine,
             &self.a,
-            (&self.pool, self.at.x() as usize * n),
-            (&self.pool, self.at.b() as usize * n),
+            self.pool.locate(self.at.x() as usize),
+            self.pool.locate(self.at.b() as usize),
         )
     }
 }
