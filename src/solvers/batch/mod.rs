@@ -63,10 +63,10 @@ pub struct BatchConfig {
 /// launch, 0 for [`AUTO_ITERATIONS_PER_LAUNCH`]).
 ///
 /// ```no_run
-/// use krylov_wgpu::gpu::Engine;
+/// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
 /// use krylov_wgpu::matrix::{batch::BatchSystem, generators::poisson_2d_fd};
 /// use krylov_wgpu::solvers::{SolveOptions, batch::solve_batch};
-/// let engine = Engine::from_env();
+/// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
 /// let a = poisson_2d_fd::<f32>(16);
 /// let rhs: Vec<Vec<f32>> = (0..8).map(|k| vec![1.0 + k as f32; 256]).collect();
 /// let systems: Vec<_> = rhs.iter().map(|b| BatchSystem::single(&a, b)).collect();
