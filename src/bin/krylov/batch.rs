@@ -341,7 +341,7 @@ const TEXT_ROWS: usize = 20;
 
 fn print_text(r: &BatchReport, names: &[String]) {
     println!(
-        "batch: {} systems, {} right-hand sides; {} {} CG ({} preconditioner)",
+        "batch: {} systems, {} right-hand sides; {} {} CG, preconditioner: {}",
         r.systems,
         r.columns_total,
         r.kernels.join(" + "),
