@@ -51,8 +51,8 @@ pub const MAX_LAUNCHES_PER_SUBMIT: usize = 32;
 /// How a batch is run beyond [`SolveOptions`] (tests force small parts with it).
 #[derive(Debug, Clone, Default)]
 pub struct BatchConfig {
-    /// Largest bytes of one binding of a part (default: the adapter's
-    /// `max_storage_buffer_binding_size` and `max_buffer_size`).
+    /// Largest bytes of one binding of a part (default: [`Engine::binding_limit`], the
+    /// adapter's binding and buffer limits or `Tuning::max_binding_bytes`).
     pub part_limit_bytes: Option<u64>,
     /// Keep the residual histories (default: when they fit [`HISTORY_BUDGET_BYTES`]).
     pub history: Option<bool>,
@@ -161,9 +161,14 @@ pub fn solve_batch_with<T: Scalar>(
         .iter()
         .map(|s| inverse_diagonal(s.a, opts.precond))
         .collect();
-    let thresholds: Vec<Vec<f64>> = systems
+    // ‖b‖ and the threshold of every column, once (the guard reuses them after each run).
+    let b_norms: Vec<Vec<f64>> = systems
         .iter()
-        .map(|s| s.rhs.iter().map(|b| opts.threshold(b_norm(b))).collect())
+        .map(|s| s.rhs.iter().map(|b| b_norm(b)).collect())
+        .collect();
+    let thresholds: Vec<Vec<f64>> = b_norms
+        .iter()
+        .map(|ns| ns.iter().map(|n| opts.threshold(*n)).collect())
         .collect();
     let thresholds2: Vec<Vec<f64>> = thresholds
         .iter()
@@ -195,12 +200,9 @@ pub fn solve_batch_with<T: Scalar>(
     } else {
         AUTO_ITERATIONS_PER_LAUNCH
     };
-    let limits = &engine.context().limits;
-    let limit = config.part_limit_bytes.unwrap_or(
-        limits
-            .max_storage_buffer_binding_size
-            .min(limits.max_buffer_size),
-    );
+    let limit = config
+        .part_limit_bytes
+        .unwrap_or_else(|| engine.binding_limit());
     let parts = split_parts::<T>(systems, &items, limit, history_len)?;
 
     // x[system][rhs], filled part by part.
@@ -262,8 +264,13 @@ pub fn solve_batch_with<T: Scalar>(
                         "batched CG left system {s} (right-hand side {j}) with status {status}"
                     ))
                 })?;
-                let b = systems[s].rhs[j];
-                match guard(stop, rel, b_norm(b), thresholds[s][j], restarts[i][lane]) {
+                match guard(
+                    stop,
+                    rel,
+                    b_norms[s][j],
+                    thresholds[s][j],
+                    restarts[i][lane],
+                ) {
                     Ok(reason) => {
                         outcome[s][j] = Some(ColumnEnd {
                             iterations: flags[8 * i + 4 + lane] as usize,
