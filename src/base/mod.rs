@@ -5,6 +5,7 @@
 
 pub mod batch;
 pub mod ca;
+pub mod dist;
 pub mod error;
 pub mod monitor;
 pub mod options;
@@ -13,6 +14,7 @@ pub mod scalar;
 
 pub use batch::{BatchReport, BatchSolution, ColumnReport};
 pub use ca::{Basis, CaOptions, CaReport, Tsqr};
+pub use dist::{DevicePart, DistReport};
 pub use error::{KrylovError, MarketErrorKind, Result};
 pub use monitor::{ChannelMonitor, FnMonitor, Monitor, Progress};
 pub use options::{

@@ -244,6 +244,9 @@ pub struct SolveReport {
     /// CA-GMRES: its parameters, Newton shifts and per-cycle record (basis condition number,
     /// TSQR and fallbacks, reductions and host syncs); `null` for other methods.
     pub cagmres: Option<super::ca::CaReport>,
+    /// A solve over several devices (`--devices`): the partition, each device's block, the
+    /// halo exchange and its share of the time; `null` on one device.
+    pub devices: Option<super::dist::DistReport>,
 }
 
 impl SolveReport {
@@ -300,6 +303,7 @@ impl SolveReport {
             orthogonality_loss: None,
             refinement: None,
             cagmres: None,
+            devices: None,
         }
     }
 

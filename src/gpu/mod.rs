@@ -8,6 +8,7 @@ mod batch;
 mod choice;
 mod counters;
 mod device;
+mod devices;
 pub mod ds;
 mod engine;
 pub mod format;
@@ -24,6 +25,7 @@ pub use device::{
     AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, is_software, list_adapters,
     list_adapters_for,
 };
+pub use devices::{DeviceList, open_devices};
 pub use engine::{Engine, Kernel, SegmentWriter, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
 pub use operator::GpuOperator;

@@ -73,11 +73,14 @@ pub enum Piece {
     /// `batch_cg.wgsl`: batched CG, whole iterations of one work item per workgroup, written
     /// against the column type `Col` the kernels `batch_cg` and `batch_cg_block` define.
     BatchCg,
+    /// `dist.wgsl`: the launch parameters of one device's row block in a distributed solve
+    /// and the store of its per-workgroup partial sums (the `dist_*` kernels).
+    Dist,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 11] = [
+    pub const ALL: [Piece; 12] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -89,6 +92,7 @@ impl Piece {
         Piece::CaLeaf,
         Piece::BatchCg,
         Piece::GmresPool,
+        Piece::Dist,
     ];
 
     /// The piece's WGSL source.
@@ -122,6 +126,7 @@ impl Piece {
             Piece::CaLeaf => lib_file!("ca_leaf.wgsl"),
             Piece::BatchCg => lib_file!("batch_cg.wgsl"),
             Piece::GmresPool => lib_file!("gmres_pool.wgsl"),
+            Piece::Dist => lib_file!("dist.wgsl"),
         }
     }
 }
@@ -335,6 +340,10 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("mixed", "reliable_replace", true),
     // The Jacobi method.
     kernel!("jacobi", "jacobi_sweep", true, 1),
+    // Distributed pipelined CG: one device's row block (src/solvers/dist/).
+    kernel!("dist", "dist_spmv_dot", true, 0, [Dist]),
+    kernel!("dist", "dist_update_cg", true, 0, [Dist]),
+    kernel!("dist", "dist_gather", true, 0, [Dist]),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
     // primitives applied elementwise (tests/gpu_ds.rs).
     kernel!("ds", "fma_probe", false, 0, [Ds]),
@@ -385,6 +394,12 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     // nothing is summed across the device.
     ("batch_cg", 0),
     ("batch_cg_block", 0),
+    // dist: each device's first stage of ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩ (product) and ⟨r,z⟩, ⟨r,r⟩
+    // (update); the host finishes them over workgroups and devices. The product's boundary
+    // launch adds to the interior launch's sums (recorded `without_reduction`).
+    ("dist_spmv_dot", 1),
+    ("dist_update_cg", 1),
+    ("dist_gather", 0),
     // precond: elementwise scaling and triangular solves, no sums.
     ("diag_scale", 0),
     ("trisolve_levels", 0),

@@ -10,6 +10,7 @@ pub mod equilibrate;
 pub mod generators;
 pub mod market;
 pub mod matching;
+pub mod partition;
 pub mod rcm;
 pub mod reorder;
 pub mod samples;

@@ -8,6 +8,7 @@ pub mod bicg;
 pub mod bicgstab;
 pub mod cagmres;
 pub mod cg;
+pub mod dist;
 mod driver;
 pub mod gmres;
 pub mod jacobi;

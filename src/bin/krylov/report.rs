@@ -76,6 +76,33 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
             report.format_reason
         );
     }
+    if let Some(d) = &report.devices {
+        for (i, p) in d.devices.iter().enumerate() {
+            println!(
+                "device {i}: {} (adapter {}): rows {}..{} ({} interior), {} non-zeros, halo {}, sends {}{}",
+                p.adapter,
+                p.adapter_index,
+                p.first_row,
+                p.first_row + p.rows,
+                p.interior_rows,
+                p.nnz,
+                p.halo,
+                p.send,
+                if p.split_binding {
+                    ", matrix over two bindings"
+                } else {
+                    ""
+                }
+            );
+        }
+        println!(
+            "exchange: {} values ({}) per iteration through the host; {:.1} % of the loop copying halos, {:.3} s waiting on the devices",
+            d.exchange_values_per_iteration,
+            human_bytes(d.exchange_bytes_per_iteration),
+            100.0 * d.exchange_share,
+            d.wait_seconds
+        );
+    }
     if let Some(err) = solution_error {
         println!("RMS error against the exact solution (all ones): {err:.3e}");
     }

@@ -147,6 +147,12 @@ pub struct SolveArgs {
     /// Write the residual history as CSV (iteration,residual,relative_residual).
     #[arg(long)]
     history: Option<PathBuf>,
+    /// Solve on several GPUs (pipelined CG, --precond none|jacobi): a count N (the first N
+    /// adapters of `krylov info`) or adapter indices, `0,1`; an index may repeat (`0,0`: two
+    /// logical devices on one adapter). A's rows are split in blocks balanced by non-zeros;
+    /// the JSON report's `devices` has each block and the halo exchange.
+    #[arg(long)]
+    devices: Option<krylov_wgpu::gpu::DeviceList>,
     /// Print one JSON object (the full report) instead of a summary.
     #[arg(long)]
     json: bool,
@@ -171,6 +177,9 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         return Err(KrylovError::MethodMismatch(format!(
             "cg needs a symmetric (positive definite) matrix and {name} is not symmetric; use --method bicgstab or gmres"
         )));
+    }
+    if let Some(list) = &args.devices {
+        return solve_on_devices(args, list, (&a, &b), &name, exact_known);
     }
     let (device, mixed_because) = choose_device(args)?;
     let auto = AutoRequest {
@@ -261,6 +270,71 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         decision: decision.as_ref(),
     };
     finish_solve(args, &name, (&a, &b), run)
+}
+
+/// `--devices`: pipelined CG over several devices, one row block each.
+fn solve_on_devices(
+    args: &SolveArgs,
+    list: &krylov_wgpu::gpu::DeviceList,
+    (a, b): (&Csr<f64>, &[f64]),
+    name: &str,
+    exact_known: bool,
+) -> Result<ExitCode> {
+    let PrecisionArg::Plain(precision) = args.matrix.precision else {
+        return Err(KrylovError::InvalidOption(
+            "--devices runs in f32 or f64, not --precision mixed".into(),
+        ));
+    };
+    if args.device == DevicePreference::Cpu || args.matrix.adapter.is_some() {
+        return Err(KrylovError::InvalidOption(
+            "--devices picks the adapters itself: drop --device cpu / --adapter".into(),
+        ));
+    }
+    let VariantArg::Fixed(variant) = args.variant else {
+        return Err(KrylovError::InvalidOption(
+            "--devices runs the pipelined variant: drop --variant auto".into(),
+        ));
+    };
+    let opts = SolveOptions {
+        method: args.method,
+        variant,
+        rtol: args.rtol,
+        atol: args.atol,
+        max_iter: args.max_iter,
+        precond: args.precond,
+        ..SolveOptions::default()
+    };
+    let contexts = krylov_wgpu::gpu::open_devices(list)?;
+    let task = RunDist {
+        contexts: &contexts,
+        b,
+        opts: &opts,
+    };
+    let (x, report) = run_in(precision, a, task)?;
+    let run = Run {
+        x: &x,
+        report,
+        exact_known,
+        decision: None,
+    };
+    finish_solve(args, name, (a, b), run)
+}
+
+/// The distributed solve in `T`.
+struct RunDist<'a> {
+    contexts: &'a [std::sync::Arc<krylov_wgpu::gpu::GpuContext>],
+    b: &'a [f64],
+    opts: &'a SolveOptions,
+}
+
+impl MatrixTask for RunDist<'_> {
+    type Output = (Vec<f64>, SolveReport);
+
+    fn run<T: Scalar>(self, a: &Csr<T>) -> Result<Self::Output> {
+        let b: Vec<T> = self.b.iter().map(|&v| T::from_f64(v)).collect();
+        let sol = krylov_wgpu::solvers::dist::solve_dist(self.contexts, a, &b, None, self.opts)?;
+        Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
+    }
 }
 
 /// The device of the solve, and why it runs mixed-precision refinement when f64 was asked

@@ -94,7 +94,10 @@ pub fn random_spd<T: Scalar>(n: usize, nnz_per_row: usize, seed: u64) -> Csr<T> 
     let m = nnz_per_row.saturating_sub(1).min(n - 1);
     let total = check_nnz(
         "random_spd",
-        m.checked_mul(n).and_then(|v| v.checked_add(n)),
+        // Σᵢ spd_picks(i, m) = ⌊n·m/2⌋ draws, each stored twice (a_ij and a_ji).
+        m.checked_mul(n)
+            .map(|v| v / 2 * 2)
+            .and_then(|v| v.checked_add(n)),
     );
     let draw = |rng: &mut ChaCha8Rng, i: usize| {
         let mut j = rng.random_range(0..(n - 1) as u32) as usize;

@@ -1,0 +1,44 @@
+// dist_spmv_dot: one device's share of pipelined CG's product and its inner products
+// (the distributed twin of cg/spmv_dot_cg.wgsl, paper 000 Alg. 2 lines 13–15):
+//   Ap = A_loc · [p; p_halo]   for rows dist.begin..dist.end
+// and the first reduction stage of ⟨p,Ap⟩ and ⟨Ap,D⁻¹Ap⟩ over those rows. The host launches
+// it twice per iteration: interior rows while the halo is in flight, boundary rows after it
+// arrives; it adds the partials of both launches over workgroups and devices.
+// Library: lib/dist.wgsl. CPU twin: matrix::partition::LocalPart::mul_ext.
+
+@group(0) @binding(5) var<storage, read> row_ptr: array<u32>;
+@group(0) @binding(6) var<storage, read> cols: array<u32>;
+@group(0) @binding(7) var<storage, read> vals: array<Real>;
+@group(0) @binding(11) var<storage, read> cols_hi: array<u32>;
+@group(0) @binding(12) var<storage, read> vals_hi: array<Real>;
+@group(0) @binding(8) var<storage, read> p_ext: array<Real>;
+@group(0) @binding(9) var<storage, read_write> ap: array<Real>;
+@group(0) @binding(10) var<storage, read> dinv: array<Real>;
+
+fn entry_product(k: u32) -> Real {
+    if k < dist.split {
+        return vals[k] * p_ext[cols[k]];
+    }
+    let h = k - dist.split;
+    return vals_hi[h] * p_ext[cols_hi[h]];
+}
+
+@compute @workgroup_size(WG)
+fn main(ids: Ids) {
+    var acc = vec4<Real>(Real(0.0));
+    let stride = ids.nwg.x * WG;
+    for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
+        var s = Real(0.0);
+        let e = row_ptr[i + 1u];
+        for (var k = row_ptr[i]; k < e; k = k + 1u) {
+            s = s + entry_product(k);
+        }
+        ap[i] = s;
+        var d = Real(1.0);
+        if dist.jacobi != 0u {
+            d = dinv[i];
+        }
+        acc = acc + vec4<Real>(p_ext[i] * s, s * d * s, Real(0.0), Real(0.0));
+    }
+    dist_store(acc, ids);
+}

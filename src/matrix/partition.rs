@@ -1,0 +1,281 @@
+//! Row partitions of a square matrix over several devices (issue #19): contiguous row blocks
+//! balanced by non-zeros, each block's local matrix with its halo (the remote entries of x its
+//! rows read), and the exchange plan that fills every halo from the blocks that own it.
+//!
+//! Pure host data: `solvers::dist` uploads each [`LocalPart`] to its own device and runs the
+//! [`Exchange`] between products.
+//!
+//! ```
+//! use krylov_wgpu::matrix::{generators, partition::{RowPartition, LocalPart, Exchange}};
+//! let a = generators::poisson_2d_fd::<f64>(8); // 64 rows, 5-point stencil
+//! let part = RowPartition::balanced(&a, 2)?;
+//! let locals: Vec<_> = (0..2).map(|p| LocalPart::build(&a, &part, p)).collect();
+//! // Each block reads one grid line (8 entries) of the other.
+//! assert_eq!(locals[0].halo.len(), 8);
+//! assert_eq!(Exchange::plan(&part, &locals).values(), 16);
+//! # Ok::<(), krylov_wgpu::KrylovError>(())
+//! ```
+
+use std::ops::Range;
+
+use super::csr::Csr;
+use crate::base::error::{KrylovError, Result};
+use crate::base::scalar::Scalar;
+
+/// Contiguous row blocks: part `p` owns rows `bounds[p]..bounds[p + 1]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowPartition {
+    pub bounds: Vec<usize>,
+}
+
+impl RowPartition {
+    /// `parts` blocks whose non-zero counts are as equal as whole rows allow (every block gets
+    /// at least one row).
+    pub fn balanced<T: Scalar>(a: &Csr<T>, parts: usize) -> Result<Self> {
+        let n = a.nrows();
+        if parts == 0 || parts > n {
+            return Err(KrylovError::InvalidOption(format!(
+                "cannot split {n} rows into {parts} parts (need 1 ≤ parts ≤ rows)"
+            )));
+        }
+        let rp = a.row_ptr();
+        let nnz = a.nnz() as f64;
+        let mut bounds = vec![0usize];
+        for p in 1..parts {
+            let target = (nnz * p as f64 / parts as f64).round() as u32;
+            // First row whose start reaches the target, kept strictly inside the remaining rows.
+            let row = rp.partition_point(|&v| v < target);
+            let lo = bounds[p - 1] + 1;
+            let hi = n - (parts - p);
+            bounds.push(row.clamp(lo, hi));
+        }
+        bounds.push(n);
+        Ok(RowPartition { bounds })
+    }
+
+    /// A partition from explicit bounds (`0 = b₀ < b₁ < … < b_k = n`).
+    pub fn from_bounds(n: usize, bounds: Vec<usize>) -> Result<Self> {
+        let ok = bounds.len() >= 2
+            && bounds[0] == 0
+            && *bounds.last().expect("non-empty") == n
+            && bounds.windows(2).all(|w| w[0] < w[1]);
+        if !ok {
+            return Err(KrylovError::InvalidOption(format!(
+                "row bounds {bounds:?} are not 0 < … < {n} strictly increasing"
+            )));
+        }
+        Ok(RowPartition { bounds })
+    }
+
+    /// Number of parts.
+    pub fn parts(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    /// Rows of part `p`.
+    pub fn rows(&self, p: usize) -> Range<usize> {
+        self.bounds[p]..self.bounds[p + 1]
+    }
+
+    /// The part owning global row (or column) `g`.
+    pub fn owner(&self, g: usize) -> usize {
+        self.bounds.partition_point(|&b| b <= g) - 1
+    }
+}
+
+/// One block of rows in local numbering: its rows reordered interior first (rows that read
+/// only owned entries), then boundary rows; columns renumbered so that owned columns follow
+/// the rows' order and remote ones come after them as the halo, `nloc + h` for halo entry `h`.
+/// The product of a block is then `y = A_loc · [x_loc; x_halo]` over a vector of
+/// `nloc + halo.len()` entries, and the interior rows can run before the halo arrives.
+#[derive(Debug, Clone)]
+pub struct LocalPart<T> {
+    /// Which part of the partition this is.
+    pub part: usize,
+    /// The global rows the part owns.
+    pub rows: Range<usize>,
+    /// Local index → global row.
+    pub order: Vec<u32>,
+    /// Rows `0..interior` (local numbering) read no halo entry.
+    pub interior: usize,
+    /// CSR of the block in local numbering: `nloc + 1` row pointers.
+    pub row_ptr: Vec<u32>,
+    pub col_idx: Vec<u32>,
+    pub values: Vec<T>,
+    /// Global column of each halo entry, ascending (so grouped by owner, in part order).
+    pub halo: Vec<u32>,
+}
+
+impl<T: Scalar> LocalPart<T> {
+    /// Builds part `p` of `partition` of `a`.
+    pub fn build(a: &Csr<T>, partition: &RowPartition, p: usize) -> Self {
+        let rows = partition.rows(p);
+        let nloc = rows.len();
+        let (rp, ci, va) = (a.row_ptr(), a.col_idx(), a.values());
+        let own = |c: u32| rows.contains(&(c as usize));
+        let is_boundary = |g: usize| {
+            ci[rp[g] as usize..rp[g + 1] as usize]
+                .iter()
+                .any(|&c| !own(c))
+        };
+        let (mut order, mut boundary): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        for g in rows.clone() {
+            if is_boundary(g) {
+                boundary.push(g as u32);
+            } else {
+                order.push(g as u32);
+            }
+        }
+        let interior = order.len();
+        order.extend(boundary);
+        // Global row of this part → local index.
+        let mut local = vec![0u32; nloc];
+        for (i, &g) in order.iter().enumerate() {
+            local[g as usize - rows.start] = i as u32;
+        }
+        let mut halo: Vec<u32> = order
+            .iter()
+            .flat_map(|&g| &ci[rp[g as usize] as usize..rp[g as usize + 1] as usize])
+            .copied()
+            .filter(|&c| !own(c))
+            .collect();
+        halo.sort_unstable();
+        halo.dedup();
+        let mut row_ptr = Vec::with_capacity(nloc + 1);
+        row_ptr.push(0u32);
+        let (mut col_idx, mut values) = (Vec::new(), Vec::new());
+        let mut row: Vec<(u32, T)> = Vec::new();
+        for &g in &order {
+            let span = rp[g as usize] as usize..rp[g as usize + 1] as usize;
+            row.clear();
+            row.extend(ci[span.clone()].iter().zip(&va[span]).map(|(&c, &v)| {
+                let lc = if own(c) {
+                    local[c as usize - rows.start]
+                } else {
+                    (nloc + halo.binary_search(&c).expect("halo holds c")) as u32
+                };
+                (lc, v)
+            }));
+            // Kept in A's column order: each row sums its products in the order one device does.
+            col_idx.extend(row.iter().map(|e| e.0));
+            values.extend(row.iter().map(|e| e.1));
+            row_ptr.push(col_idx.len() as u32);
+        }
+        LocalPart {
+            part: p,
+            rows,
+            order,
+            interior,
+            row_ptr,
+            col_idx,
+            values,
+            halo,
+        }
+    }
+
+    /// Rows the part owns.
+    pub fn nloc(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Stored entries of the block.
+    pub fn nnz(&self) -> usize {
+        self.col_idx.len()
+    }
+
+    /// The part's entries of a global vector, in local order.
+    pub fn gather<U: Copy>(&self, global: &[U]) -> Vec<U> {
+        self.order.iter().map(|&g| global[g as usize]).collect()
+    }
+
+    /// `[x_loc; x_halo]` of a global vector: what the block's product reads.
+    pub fn extended<U: Copy>(&self, global: &[U]) -> Vec<U> {
+        let mut v = self.gather(global);
+        v.extend(self.halo.iter().map(|&g| global[g as usize]));
+        v
+    }
+
+    /// y_loc = A_loc · ext in f64 (the CPU twin of one block's product, `dist_spmv_dot`).
+    pub fn mul_ext(&self, ext: &[f64]) -> Vec<f64> {
+        (0..self.nloc())
+            .map(|i| {
+                let span = self.row_ptr[i] as usize..self.row_ptr[i + 1] as usize;
+                self.col_idx[span.clone()]
+                    .iter()
+                    .zip(&self.values[span])
+                    .map(|(&c, v)| v.as_f64() * ext[c as usize])
+                    .sum()
+            })
+            .collect()
+    }
+}
+
+/// One copy of the exchange: `len` values from `from`'s send buffer at `src` into `to`'s halo
+/// at `dst` (halo numbering).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transfer {
+    pub from: usize,
+    pub to: usize,
+    pub src: usize,
+    pub dst: usize,
+    pub len: usize,
+}
+
+/// What each part sends and where it lands: part `p` gathers `send[p]` (local indices) into
+/// its send buffer; the transfers copy slices of it into the other parts' halos.
+#[derive(Debug, Clone, Default)]
+pub struct Exchange {
+    pub send: Vec<Vec<u32>>,
+    pub transfers: Vec<Transfer>,
+}
+
+impl Exchange {
+    /// The plan for `locals` (every part of `partition`, in order).
+    pub fn plan<T: Scalar>(partition: &RowPartition, locals: &[LocalPart<T>]) -> Self {
+        let k = partition.parts();
+        let mut send: Vec<Vec<u32>> = vec![Vec::new(); k];
+        let mut transfers = Vec::new();
+        // Global row → local index, per owner, found through its order.
+        let local_of = |o: usize, g: u32| -> u32 {
+            let l = &locals[o];
+            // `order` holds interior rows then boundary rows, each ascending.
+            let (int, bnd) = l.order.split_at(l.interior);
+            match int.binary_search(&g) {
+                Ok(i) => i as u32,
+                Err(_) => (l.interior + bnd.binary_search(&g).expect("owner holds g")) as u32,
+            }
+        };
+        for (to, l) in locals.iter().enumerate() {
+            let mut h = 0;
+            while h < l.halo.len() {
+                let from = partition.owner(l.halo[h] as usize);
+                let end = h + l.halo[h..]
+                    .iter()
+                    .take_while(|&&g| partition.owner(g as usize) == from)
+                    .count();
+                let src = send[from].len();
+                send[from].extend(l.halo[h..end].iter().map(|&g| local_of(from, g)));
+                transfers.push(Transfer {
+                    from,
+                    to,
+                    src,
+                    dst: h,
+                    len: end - h,
+                });
+                h = end;
+            }
+        }
+        Exchange { send, transfers }
+    }
+
+    /// Values moved per exchange (every halo entry once).
+    pub fn values(&self) -> usize {
+        self.transfers.iter().map(|t| t.len).sum()
+    }
+
+    /// Bytes one exchange moves through the host for values of `size` bytes: every halo entry
+    /// read back from its owner and written to its reader.
+    pub fn bytes(&self, size: usize) -> u64 {
+        (2 * self.values() * size) as u64
+    }
+}
