@@ -15,12 +15,19 @@
 @group(0) @binding(9) var<storage, read_write> ap: array<Real>;
 @group(0) @binding(10) var<storage, read> dinv: array<Real>;
 
-fn entry_product(k: u32) -> Real {
-    if k < dist.split {
-        return vals[k] * p_ext[cols[k]];
+// Row `i` of A_loc · p_ext: the entries below `dist.split` from the first pair of arrays, the
+// rest from the second (two loops, no test per entry).
+fn row_product(i: u32) -> Real {
+    let b = row_ptr[i];
+    let e = row_ptr[i + 1u];
+    var s = Real(0.0);
+    for (var k = b; k < min(e, dist.split); k = k + 1u) {
+        s = s + vals[k] * p_ext[cols[k]];
     }
-    let h = k - dist.split;
-    return vals_hi[h] * p_ext[cols_hi[h]];
+    for (var k = max(b, dist.split); k < e; k = k + 1u) {
+        s = s + vals_hi[k - dist.split] * p_ext[cols_hi[k - dist.split]];
+    }
+    return s;
 }
 
 @compute @workgroup_size(WG)
@@ -28,11 +35,7 @@ fn main(ids: Ids) {
     var acc = vec4<Real>(Real(0.0));
     let stride = ids.nwg.x * WG;
     for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
-        var s = Real(0.0);
-        let e = row_ptr[i + 1u];
-        for (var k = row_ptr[i]; k < e; k = k + 1u) {
-            s = s + entry_product(k);
-        }
+        let s = row_product(i);
         ap[i] = s;
         var d = Real(1.0);
         if dist.jacobi != 0u {

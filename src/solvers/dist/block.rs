@@ -13,9 +13,6 @@ pub(super) const SLOT_UPDATE: u32 = 0;
 pub(super) const SLOT_INTERIOR: u32 = 1;
 pub(super) const SLOT_BOUNDARY: u32 = 2;
 const SLOTS: u32 = 3;
-/// Most workgroups of one launch (the loops are grid-stride): enough to fill a large GPU,
-/// few enough that the host reads and adds the partials of three slots cheaply.
-const MAX_GROUPS: u32 = 2048;
 
 /// Mirrors `struct Dist` of `shaders/lib/dist.wgsl`.
 #[repr(C)]
@@ -117,7 +114,7 @@ impl<T: Scalar> DeviceBlock<T> {
         let ap = engine.storage_from("dist ap", &vec![nan; nloc.max(1)])?;
         let jacobi = dinv.is_some();
         let dinv = engine.storage_from("dist dinv", &dinv.unwrap_or_else(|| vec![T::one()]))?;
-        let groups = (nloc.div_ceil(256) as u32).clamp(1, MAX_GROUPS);
+        let groups = engine.reduction_groups(nloc);
         let partials =
             engine.storage_zeroed::<[T; 4]>("dist partials", (SLOTS * groups) as usize)?;
         let coef = engine.storage_zeroed::<T>("dist coef", 4)?;

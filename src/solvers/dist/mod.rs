@@ -490,6 +490,8 @@ impl<T: Scalar> DistCg<'_, T> {
         report.replacements = restarts;
         report.restart_log = restart_log;
         report.counts = counts;
+        // GPU time per kernel on device 0 (with KRYLOV_PROFILE=1; empty otherwise).
+        report.kernel_times = self.blocks[0].engine.kernel_times();
         Ok(x)
     }
 
