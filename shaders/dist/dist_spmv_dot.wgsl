@@ -16,16 +16,21 @@
 @group(0) @binding(10) var<storage, read> dinv: array<Real>;
 
 // Row `i` of A_loc · p_ext: the entries below `dist.split` from the first pair of arrays, the
-// rest from the second (two loops, no test per entry).
+// rest from the second (a second loop only where the row crosses the split, so an unsplit
+// matrix runs the plain CSR loop of format_csr.wgsl).
 fn row_product(i: u32) -> Real {
     let b = row_ptr[i];
     let e = row_ptr[i + 1u];
+    let split = dist.split;
     var s = Real(0.0);
-    for (var k = b; k < min(e, dist.split); k = k + 1u) {
+    let e_lo = min(e, split);
+    for (var k = b; k < e_lo; k = k + 1u) {
         s = s + vals[k] * p_ext[cols[k]];
     }
-    for (var k = max(b, dist.split); k < e; k = k + 1u) {
-        s = s + vals_hi[k - dist.split] * p_ext[cols_hi[k - dist.split]];
+    if e > split {
+        for (var k = max(b, split); k < e; k = k + 1u) {
+            s = s + vals_hi[k - split] * p_ext[cols_hi[k - split]];
+        }
     }
     return s;
 }
