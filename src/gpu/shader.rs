@@ -344,6 +344,10 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("dist", "dist_spmv_dot", true, 0, [Dist]),
     kernel!("dist", "dist_update_cg", true, 0, [Dist]),
     kernel!("dist", "dist_gather", true, 0, [Dist]),
+    kernel!("dist", "dist_bicgstab_spmv", true, 0, [Dist]),
+    kernel!("dist", "dist_bicgstab_s", true, 0, [Dist]),
+    kernel!("dist", "dist_bicgstab_xr", true, 0, [Dist]),
+    kernel!("dist", "dist_bicgstab_p", true, 0, [Dist]),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
     // primitives applied elementwise (tests/gpu_ds.rs).
     kernel!("ds", "fma_probe", false, 0, [Ds]),
@@ -400,6 +404,12 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("dist_spmv_dot", 1),
     ("dist_update_cg", 1),
     ("dist_gather", 0),
+    // BiCGStab's products (⟨Ap, r̂⟩, ⟨Ap, Ap⟩ or ⟨As, s⟩, ⟨As, As⟩), half step (⟨s, s⟩) and
+    // x, r update (⟨r, r⟩, ⟨r, r̂⟩) each start one; the direction update sums nothing.
+    ("dist_bicgstab_spmv", 1),
+    ("dist_bicgstab_s", 1),
+    ("dist_bicgstab_xr", 1),
+    ("dist_bicgstab_p", 0),
     // precond: elementwise scaling and triangular solves, no sums.
     ("diag_scale", 0),
     ("trisolve_levels", 0),

@@ -1,18 +1,13 @@
-//! One device's row block of a distributed solve: its part of A (local numbering, halo
-//! columns after the owned ones), its vectors, and the launches of `shaders/dist/`.
+//! What every solver's device block shares: its part of A (local numbering, halo columns
+//! after the owned ones; over two bindings where the values exceed one), the partial-sum
+//! slots, the send list and buffer of the halo exchange, and how a launch over a row range
+//! is bound (`shaders/lib/dist.wgsl`'s `Dist` uniform).
 
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::solver_kernel;
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::matrix::partition::LocalPart;
-
-/// Partial-sum slots of a block: the update's ⟨r,z⟩, ⟨r,r⟩, then the product's ⟨p,Ap⟩,
-/// ⟨Ap,D⁻¹Ap⟩ over interior rows and over boundary rows.
-pub(super) const SLOT_UPDATE: u32 = 0;
-pub(super) const SLOT_INTERIOR: u32 = 1;
-pub(super) const SLOT_BOUNDARY: u32 = 2;
-const SLOTS: u32 = 3;
 
 /// Mirrors `struct Dist` of `shaders/lib/dist.wgsl`.
 #[repr(C)]
@@ -28,42 +23,70 @@ struct DistParams {
     zero: u32,
 }
 
-/// A launch over a row range: its bind group and workgroup count.
-struct Launch {
+/// A launch over a row range: its kernel, bind group and workgroup count.
+pub(super) struct Launch {
+    kernel: Kernel,
     bind: wgpu::BindGroup,
     groups: u32,
+    /// The partials slot it writes (`None`: no sums).
+    slot: Option<u32>,
 }
 
-/// The buffers and launches of one device's block.
-pub(super) struct DeviceBlock<T> {
+impl Launch {
+    /// Records the launch.
+    pub(super) fn record(&self, batch: &mut Batch<'_>) {
+        batch.dispatch(&self.kernel, &self.bind, self.groups);
+    }
+
+    /// Records the launch as the continuation of another launch's reduction (its sums add to
+    /// the same inner products: one global reduction, counted once).
+    pub(super) fn record_continuing(&self, batch: &mut Batch<'_>) {
+        batch.dispatch(&self.kernel.without_reduction(), &self.bind, self.groups);
+    }
+}
+
+/// Which rows a launch covers.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Rows {
+    All,
+    Interior,
+    Boundary,
+    /// The send list (dist_gather).
+    Send,
+}
+
+/// One device's block of A and the buffers every distributed kernel binds.
+pub(super) struct BlockCore<T> {
     pub(super) engine: Engine,
     pub(super) local: LocalPart<T>,
-    pub(super) x: wgpu::Buffer,
-    pub(super) r: wgpu::Buffer,
-    /// `[p; p_halo]`: the owned entries of p, then the halo the exchange writes.
-    pub(super) p_ext: wgpu::Buffer,
+    row_ptr: wgpu::Buffer,
+    cols: wgpu::Buffer,
+    vals: wgpu::Buffer,
+    cols_hi: wgpu::Buffer,
+    vals_hi: wgpu::Buffer,
+    split_at: usize,
     pub(super) partials: wgpu::Buffer,
-    pub(super) coef: wgpu::Buffer,
-    pub(super) send: wgpu::Buffer,
-    pub(super) send_len: usize,
+    pub(super) slots: u32,
     /// Partials entries per slot.
     pub(super) groups: u32,
-    pub(super) split: bool,
-    update: Launch,
-    interior: Option<Launch>,
-    boundary: Option<Launch>,
-    gather: Option<Launch>,
-    kernels: [Kernel; 3],
+    /// The host's scalars for the kernels (α, β, ω, …).
+    pub(super) coef: wgpu::Buffer,
+    send_idx: wgpu::Buffer,
+    pub(super) send: wgpu::Buffer,
+    pub(super) send_len: usize,
+    pub(super) jacobi: bool,
+    wg: usize,
 }
 
-impl<T: Scalar> DeviceBlock<T> {
-    /// Uploads `local` (and D⁻¹ of its rows when `dinv` is given, local order) to `engine`'s
-    /// device and binds the launches; `send` lists the owned entries other blocks read.
+impl<T: Scalar> BlockCore<T> {
+    /// Uploads `local` to `engine`'s device with `slots` partial-sum slots; `send` lists the
+    /// owned entries other blocks read.
     pub(super) fn new(
         engine: Engine,
         local: LocalPart<T>,
-        dinv: Option<Vec<T>>,
         send: &[u32],
+        slots: u32,
+        jacobi: bool,
     ) -> Result<Self> {
         let ctx = engine.context().clone();
         ctx.require(T::PRECISION)?;
@@ -106,136 +129,133 @@ impl<T: Scalar> DeviceBlock<T> {
         let vals = engine.storage_from("dist vals", &local.values[..split_at])?;
         let cols_hi = engine.storage_from("dist cols hi", &local.col_idx[split_at..])?;
         let vals_hi = engine.storage_from("dist vals hi", &local.values[split_at..])?;
-        // Poisoned until the solve writes them: an entry the kernels never set shows as NaN.
-        let nan = T::from_f64(f64::NAN);
-        let x = engine.storage_from("dist x", &vec![nan; nloc.max(1)])?;
-        let r = engine.storage_from("dist r", &vec![nan; nloc.max(1)])?;
-        let p_ext = engine.storage_from("dist p_ext", &vec![nan; next.max(1)])?;
-        let ap = engine.storage_from("dist ap", &vec![nan; nloc.max(1)])?;
-        let jacobi = dinv.is_some();
-        let dinv = engine.storage_from("dist dinv", &dinv.unwrap_or_else(|| vec![T::one()]))?;
         let groups = engine.reduction_groups(nloc);
         let partials =
-            engine.storage_zeroed::<[T; 4]>("dist partials", (SLOTS * groups) as usize)?;
+            engine.storage_zeroed::<[T; 4]>("dist partials", (slots * groups) as usize)?;
         let coef = engine.storage_zeroed::<T>("dist coef", 4)?;
         let send_idx = engine.storage_from("dist send_idx", send)?;
-        let send_buf = engine.storage_from("dist send", &vec![nan; send.len().max(1)])?;
-
-        let config = engine.shader_config(T::PRECISION);
-        let k_spmv = solver_kernel::<T>(&engine, "dist_spmv_dot", config)?;
-        let k_update = solver_kernel::<T>(&engine, "dist_update_cg", config)?;
-        let k_gather = solver_kernel::<T>(&engine, "dist_gather", config)?;
-        let wg = k_spmv.config.workgroup_size as usize;
-        let launch = |kernel: &Kernel, begin: usize, end: usize, slot: u32, count: usize| {
-            let params = DistParams {
-                begin: begin as u32,
-                end: end as u32,
-                groups,
-                slot,
-                jacobi: jacobi as u32,
-                split: split_at as u32,
-                count: count as u32,
-                zero: 0,
-            };
-            let uniform = engine.uniform_from("dist params", &params);
-            let bind = engine.bind_group_at(
-                kernel,
-                &[
-                    (1, &partials),
-                    (5, &row_ptr),
-                    (6, &cols),
-                    (7, &vals),
-                    (8, &p_ext),
-                    (9, &ap),
-                    (10, &dinv),
-                    (11, &cols_hi),
-                    (12, &vals_hi),
-                    (13, &coef),
-                    (14, &send_idx),
-                    (15, &uniform),
-                    (16, &send_buf),
-                    (17, &x),
-                    (18, &r),
-                ],
-            );
-            let rows = (end - begin).max(count);
-            Launch {
-                bind,
-                groups: (rows.div_ceil(wg) as u32).clamp(1, groups),
-            }
-        };
-        let update = launch(&k_update, 0, nloc, SLOT_UPDATE, 0);
-        let interior =
-            (local.interior > 0).then(|| launch(&k_spmv, 0, local.interior, SLOT_INTERIOR, 0));
-        let boundary = (local.interior < nloc)
-            .then(|| launch(&k_spmv, local.interior, nloc, SLOT_BOUNDARY, 0));
-        let gather = (!send.is_empty()).then(|| launch(&k_gather, 0, 0, 0, send.len()));
-        Ok(DeviceBlock {
+        let send_buf = poisoned::<T>(&engine, "dist send", send.len())?;
+        let wg = engine.shader_config(T::PRECISION).workgroup_size as usize;
+        Ok(BlockCore {
             engine,
             local,
-            x,
-            r,
-            p_ext,
+            row_ptr,
+            cols,
+            vals,
+            cols_hi,
+            vals_hi,
+            split_at,
             partials,
+            slots,
+            groups,
             coef,
+            send_idx,
             send: send_buf,
             send_len: send.len(),
-            groups,
-            split: split_at < nnz,
-            update,
-            interior,
-            boundary,
-            gather,
-            kernels: [k_spmv, k_update, k_gather],
+            jacobi,
+            wg,
         })
     }
 
-    /// Records x += αp, r −= αAp, p = D⁻¹r + βp with the first stage of ⟨r,z⟩, ⟨r,r⟩, then
-    /// the gather of the entries other blocks read.
-    pub(super) fn record_update(&self, batch: &mut Batch<'_>) {
-        batch.dispatch(&self.kernels[1], &self.update.bind, self.update.groups);
-        if let Some(g) = &self.gather {
-            batch.dispatch(&self.kernels[2], &g.bind, g.groups);
-        }
+    /// Whether the block's matrix went over two bindings.
+    pub(super) fn split(&self) -> bool {
+        self.split_at < self.local.nnz()
     }
 
-    /// Records the product over the interior rows (no halo needed).
-    pub(super) fn record_interior(&self, batch: &mut Batch<'_>) {
-        if let Some(l) = &self.interior {
-            batch.dispatch(&self.kernels[0], &l.bind, l.groups);
-        }
+    /// Compiles kernel `name` for `T`.
+    pub(super) fn kernel(&self, name: &str) -> Result<Kernel> {
+        solver_kernel::<T>(&self.engine, name, self.engine.shader_config(T::PRECISION))
     }
 
-    /// Records the product over the boundary rows (after the halo arrived); its sums continue
-    /// the interior launch's reduction.
-    pub(super) fn record_boundary(&self, batch: &mut Batch<'_>) {
-        if let Some(l) = &self.boundary {
-            let kernel = if self.interior.is_some() {
-                self.kernels[0].without_reduction()
-            } else {
-                self.kernels[0].clone()
+    /// A launch of `kernel` over `rows`, writing its sums to `slot`, with the block's
+    /// matrix, partials, coefficients and send list bound beside `vectors`. `None` when the
+    /// range is empty.
+    pub(super) fn launch(
+        &self,
+        kernel: &Kernel,
+        rows: Rows,
+        slot: Option<u32>,
+        vectors: &[(u32, &wgpu::Buffer)],
+    ) -> Option<Launch> {
+        let nloc = self.local.nloc();
+        let (begin, end, count) = match rows {
+            Rows::All => (0, nloc, 0),
+            Rows::Interior => (0, self.local.interior, 0),
+            Rows::Boundary => (self.local.interior, nloc, 0),
+            Rows::Send => (0, 0, self.send_len),
+        };
+        let items = (end - begin).max(count);
+        if items == 0 {
+            return None;
+        }
+        let params = DistParams {
+            begin: begin as u32,
+            end: end as u32,
+            groups: self.groups,
+            slot: slot.unwrap_or(0),
+            jacobi: self.jacobi as u32,
+            split: self.split_at as u32,
+            count: count as u32,
+            zero: 0,
+        };
+        let uniform = self.engine.uniform_from("dist params", &params);
+        let mut entries: Vec<(u32, &wgpu::Buffer)> = vec![
+            (1, &self.partials),
+            (5, &self.row_ptr),
+            (6, &self.cols),
+            (7, &self.vals),
+            (11, &self.cols_hi),
+            (12, &self.vals_hi),
+            (13, &self.coef),
+            (14, &self.send_idx),
+            (15, &uniform),
+            (16, &self.send),
+        ];
+        entries.extend_from_slice(vectors);
+        let bind = self.engine.bind_group_at(kernel, &entries);
+        Some(Launch {
+            kernel: kernel.clone(),
+            bind,
+            groups: (items.div_ceil(self.wg) as u32).clamp(1, self.groups),
+            slot,
+        })
+    }
+
+    /// Workgroups whose sums `launch` leaves in its slot.
+    fn used_groups(launch: &Option<Launch>) -> usize {
+        launch.as_ref().map_or(0, |l| l.groups as usize)
+    }
+
+    /// Components 0–2 of the sums the launches left in their slots, added over workgroups and
+    /// launches in f64.
+    pub(super) fn sums(&self, partials: &[T], launches: &[&Option<Launch>]) -> [f64; 3] {
+        let mut s = [0.0; 3];
+        for launch in launches {
+            let Some(slot) = launch.as_ref().and_then(|l| l.slot) else {
+                continue;
             };
-            batch.dispatch(&kernel, &l.bind, l.groups);
-        }
-    }
-
-    /// Workgroups whose partials slot `slot` holds this iteration.
-    pub(super) fn used_groups(&self, slot: u32) -> usize {
-        match slot {
-            SLOT_UPDATE => self.update.groups as usize,
-            SLOT_INTERIOR => self.interior.as_ref().map_or(0, |l| l.groups as usize),
-            _ => self.boundary.as_ref().map_or(0, |l| l.groups as usize),
-        }
-    }
-
-    /// Sum over the used workgroups of slot `slot`'s components 0 and 1, in f64.
-    pub(super) fn slot_sum(&self, partials: &[T], slot: u32) -> [f64; 2] {
-        let base = (slot * self.groups) as usize;
-        let mut s = [0.0; 2];
-        for g in 0..self.used_groups(slot) {
-            s[0] += partials[4 * (base + g)].as_f64();
-            s[1] += partials[4 * (base + g) + 1].as_f64();
+            let base = (slot * self.groups) as usize;
+            for g in 0..Self::used_groups(launch) {
+                for (c, v) in s.iter_mut().enumerate() {
+                    *v += partials[4 * (base + g) + c].as_f64();
+                }
+            }
         }
         s
     }
+
+    /// The partials of every slot, as the host reads them.
+    pub(super) fn partials_len(&self) -> usize {
+        (4 * self.slots * self.groups) as usize
+    }
+}
+
+/// A vector of `len` entries (at least one) poisoned with NaN: an entry the solve never writes
+/// shows as NaN.
+pub(super) fn poisoned<T: Scalar>(
+    engine: &Engine,
+    label: &str,
+    len: usize,
+) -> Result<wgpu::Buffer> {
+    engine.storage_from(label, &vec![T::from_f64(f64::NAN); len.max(1)])
 }

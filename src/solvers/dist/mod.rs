@@ -1,25 +1,28 @@
 //! Solves across several devices in one process (issue #19): A's rows split in contiguous
-//! blocks balanced by non-zeros ([`RowPartition`]), one block per device
-//! ([`block::DeviceBlock`]), the halo of each block's product exchanged through the host
-//! ([`Exchange`]), and every inner product summed over the devices' partial sums on the host.
+//! blocks balanced by non-zeros ([`RowPartition`]), one block per device (`block::BlockCore`),
+//! the halo of each block's product exchanged through the host ([`Exchange`]), and every inner
+//! product summed over the devices' partial sums on the host in f64.
 //!
-//! The method is pipelined CG (paper 000, Alg. 2: the recurrence of
-//! [`super::cg::PipelinedCg`], so one device and several take the same iterations up to
-//! rounding), with Jacobi or no preconditioner. One iteration on each device:
+//! Methods: **pipelined CG** (paper 000, Alg. 2, the recurrence of
+//! [`super::cg::PipelinedCg`]) and **BiCGStab** (the classical recurrence of
+//! [`crate::cpu::bicgstab`], right-preconditioned), each with Jacobi or no preconditioner.
+//! Both are written as *phases* ([`Host::phase`]): one phase on every device is
 //!
 //! ```text
-//!  submit 1: dist_update_cg (x, r, p; ⟨r,z⟩, ⟨r,r⟩)  dist_gather (p's entries others read) → read
-//!  submit 2: dist_spmv_dot over the interior rows        ← runs while the host moves the halos
-//!            host: halo of p from every owner into every reader's [p; p_halo]
-//!  submit 3: dist_spmv_dot over the boundary rows                         → read the partials
-//!            host: ⟨·,·⟩ summed over workgroups and devices in f64; α, β; convergence
+//!  submit 1: the phase's vector update (+ first stage of its inner products),
+//!            dist_gather (the updated vector's entries other blocks read)      → read them
+//!  submit 2: the product over the interior rows   ← runs while the host moves the halos
+//!            host: halo from every owner into every reader's [v; v_halo]
+//!  submit 3: the product over the boundary rows                          → read the partials
+//!            host: inner products summed over workgroups and devices in f64
 //! ```
 //!
-//! Two host round trips per iteration with a halo, one without (a single device, or blocks
-//! that read nothing of each other). After the loop x comes back to the host and the true
-//! residual ‖b − Ax‖ is recomputed there in f64; a convergence it contradicts restarts from x
-//! (residual replacement, at most [`MAX_RESTARTS`] times) before the solve reports a
-//! residual gap.
+//! A CG iteration is one phase (update of x, r, p; product Ap): two host round trips with a
+//! halo, one without. A BiCGStab iteration is three (p and Ap; s and As; x and r): five
+//! round trips with a halo, three without. After the loop x comes back to the host and the
+//! true residual ‖b − Ax‖ is recomputed there in f64; a convergence it contradicts restarts
+//! from x (residual replacement, at most [`MAX_RESTARTS`] times) before the solve reports a
+//! residual gap; a BiCGStab breakdown restarts from x with r̂ = r.
 //!
 //! ```no_run
 //! use krylov_wgpu::gpu::{DeviceList, open_devices};
@@ -34,14 +37,16 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
+mod bicgstab;
 mod block;
+mod cg;
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
 
-use self::block::{DeviceBlock, SLOT_BOUNDARY, SLOT_INTERIOR, SLOT_UPDATE};
+use self::block::{BlockCore, Launch};
 use super::driver::{MAX_RESTARTS, Run};
 use crate::base::dist::{DevicePart, DistReport};
 use crate::base::error::{KrylovError, Result};
@@ -54,8 +59,8 @@ use crate::matrix::Csr;
 use crate::matrix::partition::{Exchange, LocalPart, RowPartition};
 use crate::solvers::SolveOptions;
 
-/// Solves A x = b with pipelined CG over `devices` (one row block each), A split by
-/// [`RowPartition::balanced`].
+/// Solves A x = b over `devices` (one row block each), A split by
+/// [`RowPartition::balanced`], with the method of `opts` (CG or BiCGStab).
 pub fn solve_dist<T: Scalar>(
     devices: &[Arc<GpuContext>],
     a: &Csr<T>,
@@ -95,13 +100,12 @@ pub fn solve_dist_with<T: Scalar>(
     config: &DistConfig,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    let partition = config.partition.clone();
     let start = Instant::now();
     check_supported(devices, opts)?;
     crate::solvers::validate_system(a, b, opts)?;
     crate::matrix::check_initial_guess(x0, a.ncols())?;
     let k = devices.len();
-    let partition = match partition {
+    let partition = match config.partition.clone() {
         Some(p) if p.parts() != k || *p.bounds.last().expect("bounds") != a.nrows() => {
             return Err(KrylovError::InvalidOption(format!(
                 "a partition of {} parts over {} rows for {k} devices and {} rows",
@@ -122,53 +126,52 @@ pub fn solve_dist_with<T: Scalar>(
         .map(|p| LocalPart::build(a, &partition, p))
         .collect();
     let exchange = Exchange::plan(&partition, &locals);
-    let blocks = locals
-        .into_iter()
-        .zip(devices)
-        .map(|(local, ctx)| {
-            let engine = Engine::with_tuning(ctx.clone(), config.tuning);
-            let d = dinv.as_ref().map(|d| local.gather(d));
-            let send = exchange.send[local.part].clone();
-            DeviceBlock::new(engine, local, d, &send)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let mut report = SolveReport::new(
-        Method::Cg,
-        Variant::Pipelined,
-        T::PRECISION,
-        a.nrows(),
-        a.nnz(),
-    );
+    let engines: Vec<Engine> = devices
+        .iter()
+        .map(|ctx| Engine::with_tuning(ctx.clone(), config.tuning))
+        .collect();
+    let variant = match opts.method {
+        Method::Cg => Variant::Pipelined,
+        _ => Variant::Classical,
+    };
+    let mut report = SolveReport::new(opts.method, variant, T::PRECISION, a.nrows(), a.nnz());
     report.device = DeviceInfo::gpu(&devices[0].summary);
     report.device_reason = format!("{k} devices (--devices)");
     report.b_norm = crate::cpu::norm2_f64(b);
     report.format = "csr".into();
     report.format_reason = "row blocks in CSR, one per device".into();
-    report.matrix_bytes = blocks
+    report.matrix_bytes = locals
         .iter()
-        .map(|blk| {
-            (blk.local.nnz() * (4 + std::mem::size_of::<T>()) + 4 * (blk.local.nloc() + 1)) as u64
-        })
+        .map(|l| (l.nnz() * (4 + std::mem::size_of::<T>()) + 4 * (l.nloc() + 1)) as u64)
         .sum();
-    report.preconditioner = None;
     if opts.precond == Precond::Jacobi {
         report
             .notes
-            .push("Jacobi on each block (D⁻¹ fused into the update)".into());
+            .push("Jacobi on each block (D⁻¹ fused into the kernels)".into());
     }
-    let mut solver = DistCg {
+    if opts.method == Method::Bicgstab && opts.variant == Variant::Pipelined {
+        report.notes.push(
+            "BiCGStab on several devices runs the classical recurrence (three phases per iteration)"
+                .into(),
+        );
+    }
+    let host = Host {
         a,
         b,
-        blocks,
         exchange,
-        dinv,
         threshold: opts.threshold(report.b_norm),
         wait: vec![0.0; k],
         exchange_seconds: 0.0,
+        products: 1,
     };
-    let x = solver.run(x0, opts, monitor, &mut report)?;
+    let (x, host, cores) = match opts.method {
+        Method::Cg => cg::solve(host, engines, locals, dinv, x0, opts, monitor, &mut report)?,
+        _ => bicgstab::solve(host, engines, locals, dinv, x0, opts, monitor, &mut report)?,
+    };
     report.seconds = start.elapsed().as_secs_f64();
-    report.devices = Some(solver.dist_report(&partition, &report));
+    crate::cpu::explain_f32_gap(&mut report);
+    let cores: Vec<&BlockCore<T>> = cores.iter().collect();
+    report.devices = Some(host.dist_report(&cores, &partition, &report));
     Ok(Solution { x, report })
 }
 
@@ -179,17 +182,24 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
             "a distributed solve needs at least one device".into(),
         ));
     }
-    if opts.method != Method::Cg || opts.variant != Variant::Pipelined {
-        return Err(KrylovError::Unsupported(format!(
-            "--devices runs pipelined CG only ({} {} on several devices is not built yet)",
-            opts.variant, opts.method
-        )));
+    match (opts.method, opts.variant) {
+        (Method::Cg, Variant::Pipelined) | (Method::Bicgstab, _) => {}
+        (method, variant) => {
+            return Err(KrylovError::Unsupported(format!(
+                "--devices runs pipelined CG and BiCGStab ({variant} {method} on several devices is not built yet)"
+            )));
+        }
     }
     if !matches!(opts.precond, Precond::None | Precond::Jacobi) {
         return Err(KrylovError::Unsupported(format!(
             "--devices takes --precond none or jacobi ({} on several devices is not built yet)",
             opts.precond
         )));
+    }
+    if opts.method == Method::Bicgstab && opts.side == crate::base::Side::Left {
+        return Err(KrylovError::Unsupported(
+            "--devices runs BiCGStab preconditioned on the right only".into(),
+        ));
     }
     Ok(())
 }
@@ -220,83 +230,38 @@ fn add_counts(total: &mut WorkCounts, more: &WorkCounts) {
     total.bytes_uploaded += more.bytes_uploaded;
 }
 
-/// The inner products of one iteration, summed over devices.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Sums {
-    rz: f64,
-    rr: f64,
-    pap: f64,
-    apdap: f64,
+/// What a method's `solve` gives back: x, the host (its timings) and the blocks' cores.
+type Solved<'a, T> = (Vec<T>, Host<'a, T>, Vec<BlockCore<T>>);
+
+/// One phase's launches on one device (see the module's diagram).
+#[derive(Default)]
+struct PhaseLaunches<'l> {
+    /// The vector update(s) of submit 1.
+    update: Vec<&'l Option<Launch>>,
+    /// The gather of the updated vector's sent entries, and the buffer whose halo the
+    /// exchange fills (`None`: no exchange this phase).
+    gather: Option<(&'l Option<Launch>, &'l wgpu::Buffer)>,
+    interior: Option<&'l Option<Launch>>,
+    boundary: Option<&'l Option<Launch>>,
 }
 
-/// The distributed pipelined CG solve.
-struct DistCg<'a, T> {
+/// The host's side of a distributed solve: A and b for the true residual, the exchange
+/// plan, and where the time went.
+struct Host<'a, T> {
     a: &'a Csr<T>,
     b: &'a [T],
-    blocks: Vec<DeviceBlock<T>>,
     exchange: Exchange,
-    dinv: Option<Vec<T>>,
     threshold: f64,
     /// Host time waiting on each device's reads.
     wait: Vec<f64>,
     exchange_seconds: f64,
+    /// Products (each with a halo exchange) per iteration: 1 for CG, 2 for BiCGStab.
+    products: usize,
 }
 
-impl<T: Scalar> DistCg<'_, T> {
-    fn has_halo(&self) -> bool {
-        !self.exchange.transfers.is_empty()
-    }
-
-    /// Sets x, r = b − Ax, p = D⁻¹r (with its halo) on every device from `x` (global, f64
-    /// arithmetic on the host) and returns ⟨r,z⟩, ⟨r,r⟩.
-    fn start_from(&self, x: &[T]) -> Result<(f64, f64)> {
-        let (rp, ci, va) = (self.a.row_ptr(), self.a.col_idx(), self.a.values());
-        let r: Vec<f64> = (0..self.a.nrows())
-            .into_par_iter()
-            .map(|i| {
-                let span = rp[i] as usize..rp[i + 1] as usize;
-                let ax: f64 = ci[span.clone()]
-                    .iter()
-                    .zip(&va[span])
-                    .map(|(&c, v)| v.as_f64() * x[c as usize].as_f64())
-                    .sum();
-                self.b[i].as_f64() - ax
-            })
-            .collect();
-        let r_t: Vec<T> = r.iter().map(|&v| T::from_f64(v)).collect();
-        let p_t: Vec<T> = match &self.dinv {
-            Some(d) => r_t.iter().zip(d).map(|(&ri, &di)| di * ri).collect(),
-            None => r_t.clone(),
-        };
-        let rz: f64 = r_t
-            .iter()
-            .zip(&p_t)
-            .map(|(a, b)| a.as_f64() * b.as_f64())
-            .sum();
-        let rr: f64 = r_t.iter().map(|v| v.as_f64() * v.as_f64()).sum();
-        for blk in &self.blocks {
-            let e = &blk.engine;
-            e.write(&blk.x, 0, &blk.local.gather(x));
-            e.write(&blk.r, 0, &blk.local.gather(&r_t));
-            e.write(&blk.p_ext, 0, &blk.local.extended(&p_t));
-        }
-        Ok((rz, rr))
-    }
-
-    /// x gathered from every device into global order.
-    fn read_x(&self) -> Result<Vec<T>> {
-        let mut x = vec![T::zero(); self.a.nrows()];
-        for blk in &self.blocks {
-            let xl: Vec<T> = blk.engine.read(&blk.x, 0, blk.local.nloc())?;
-            for (&g, v) in blk.local.order.iter().zip(xl) {
-                x[g as usize] = v;
-            }
-        }
-        Ok(x)
-    }
-
-    /// ‖b − Ax‖ in f64 on the host.
-    fn true_residual(&self, x: &[T]) -> f64 {
+impl<T: Scalar> Host<'_, T> {
+    /// b − Ax in f64.
+    fn residual(&self, x: &[T]) -> Vec<f64> {
         let (rp, ci, va) = (self.a.row_ptr(), self.a.col_idx(), self.a.values());
         (0..self.a.nrows())
             .into_par_iter()
@@ -307,41 +272,69 @@ impl<T: Scalar> DistCg<'_, T> {
                     .zip(&va[span])
                     .map(|(&c, v)| v.as_f64() * x[c as usize].as_f64())
                     .sum();
-                (self.b[i].as_f64() - ax).powi(2)
+                self.b[i].as_f64() - ax
             })
-            .sum::<f64>()
-            .sqrt()
+            .collect()
     }
 
-    /// One iteration's launches and exchange; `update` with α, β first unless this is the
-    /// first product after a (re)start. Returns the sums of the new r and p.
-    fn step(&mut self, update: Option<(f64, f64)>) -> Result<Sums> {
-        // Submit 1: the update and gather, with the halo values read back.
-        let mut reads: Vec<Option<PendingRead<'_, T>>> = Vec::with_capacity(self.blocks.len());
-        for blk in &self.blocks {
-            let mut batch = blk.engine.begin("dist update");
-            if let Some((alpha, beta)) = update {
-                blk.engine
-                    .write(&blk.coef, 0, &[T::from_f64(alpha), T::from_f64(beta)]);
-                blk.record_update(&mut batch);
+    /// ‖b − Ax‖/‖b‖ in f64.
+    fn true_relative(&self, x: &[T], b_norm: f64) -> f64 {
+        let r = self.residual(x);
+        r.par_iter().map(|v| v * v).sum::<f64>().sqrt() / if b_norm > 0.0 { b_norm } else { 1.0 }
+    }
+
+    /// x gathered from every device's `x` buffer into global order.
+    fn read_x(&self, cores: &[&BlockCore<T>], xs: &[&wgpu::Buffer]) -> Result<Vec<T>> {
+        let mut x = vec![T::zero(); self.a.nrows()];
+        for (core, buf) in cores.iter().zip(xs) {
+            let xl: Vec<T> = core.engine.read(buf, 0, core.local.nloc())?;
+            for (&g, v) in core.local.order.iter().zip(xl) {
+                x[g as usize] = v;
             }
-            if update.is_some() && blk.send_len > 0 {
-                reads.push(Some(batch.submit_read(&blk.send, 0, blk.send_len)?));
+        }
+        Ok(x)
+    }
+
+    /// Runs one phase on every device and returns each device's partials.
+    fn phase(
+        &mut self,
+        cores: &[&BlockCore<T>],
+        launches: &[PhaseLaunches<'_>],
+    ) -> Result<Vec<Vec<T>>> {
+        let exchanging =
+            launches.iter().any(|l| l.gather.is_some()) && !self.exchange.transfers.is_empty();
+        // Submit 1: the updates and the gather, the sent entries read back.
+        let mut reads: Vec<Option<PendingRead<'_, T>>> = Vec::with_capacity(cores.len());
+        for (core, l) in cores.iter().zip(launches) {
+            if l.update.is_empty() && l.gather.is_none() {
+                reads.push(None);
+                continue;
+            }
+            let mut batch = core.engine.begin("dist update");
+            for u in l.update.iter().copied().flatten() {
+                u.record(&mut batch);
+            }
+            let gather = l.gather.and_then(|(g, _)| g.as_ref());
+            if let Some(g) = gather {
+                g.record(&mut batch);
+            }
+            if exchanging && gather.is_some() {
+                reads.push(Some(batch.submit_read(&core.send, 0, core.send_len)?));
             } else {
-                if update.is_some() {
-                    batch.submit()?;
-                }
+                batch.submit()?;
                 reads.push(None);
             }
         }
         // Submit 2: the interior rows, overlapping the exchange.
-        for blk in &self.blocks {
-            let mut batch = blk.engine.begin("dist interior");
-            blk.record_interior(&mut batch);
-            batch.submit()?;
+        for (core, l) in cores.iter().zip(launches) {
+            if let Some(Some(i)) = l.interior {
+                let mut batch = core.engine.begin("dist interior");
+                i.record(&mut batch);
+                batch.submit()?;
+            }
         }
-        // The exchange: every owner's send buffer into its readers' halos.
-        let mut sent: Vec<Vec<T>> = Vec::with_capacity(self.blocks.len());
+        // The exchange: every owner's sent entries into its readers' halos.
+        let mut sent: Vec<Vec<T>> = Vec::with_capacity(cores.len());
         for (d, read) in reads.into_iter().enumerate() {
             let t = Instant::now();
             sent.push(match read {
@@ -350,12 +343,15 @@ impl<T: Scalar> DistCg<'_, T> {
             });
             self.wait[d] += t.elapsed().as_secs_f64();
         }
-        if update.is_some() && self.has_halo() {
+        if exchanging {
             let t = Instant::now();
             for tr in &self.exchange.transfers {
-                let to = &self.blocks[tr.to];
+                let to = cores[tr.to];
+                let Some((_, ext)) = launches[tr.to].gather else {
+                    continue;
+                };
                 to.engine.write(
-                    &to.p_ext,
+                    ext,
                     to.local.nloc() + tr.dst,
                     &sent[tr.from][tr.src..tr.src + tr.len],
                 );
@@ -363,163 +359,83 @@ impl<T: Scalar> DistCg<'_, T> {
             self.exchange_seconds += t.elapsed().as_secs_f64();
         }
         // Submit 3: the boundary rows, and every slot's partial sums read back.
-        let mut pending = Vec::with_capacity(self.blocks.len());
-        for blk in &self.blocks {
-            let mut batch = blk.engine.begin("dist boundary");
-            blk.record_boundary(&mut batch);
-            pending.push(batch.submit_read(&blk.partials, 0, 3 * 4 * blk.groups as usize)?);
+        let mut pending = Vec::with_capacity(cores.len());
+        for (core, l) in cores.iter().zip(launches) {
+            let mut batch = core.engine.begin("dist boundary");
+            if let Some(Some(bnd)) = l.boundary {
+                match l.interior {
+                    Some(Some(_)) => bnd.record_continuing(&mut batch),
+                    _ => bnd.record(&mut batch),
+                }
+            }
+            pending.push(batch.submit_read(&core.partials, 0, core.partials_len())?);
         }
-        let mut s = Sums::default();
-        for (d, (blk, read)) in self.blocks.iter().zip(pending).enumerate() {
+        let mut out = Vec::with_capacity(cores.len());
+        for (d, read) in pending.into_iter().enumerate() {
             let t = Instant::now();
-            let parts = read.wait()?;
+            out.push(read.wait()?);
             self.wait[d] += t.elapsed().as_secs_f64();
-            let u = blk.slot_sum(&parts, SLOT_UPDATE);
-            let i = blk.slot_sum(&parts, SLOT_INTERIOR);
-            let o = blk.slot_sum(&parts, SLOT_BOUNDARY);
-            s.rz += u[0];
-            s.rr += u[1];
-            s.pap += i[0] + o[0];
-            s.apdap += i[1] + o[1];
         }
-        Ok(s)
+        Ok(out)
     }
 
-    fn run(
-        &mut self,
-        x0: Option<&[T]>,
-        opts: &SolveOptions,
-        monitor: &mut dyn Monitor,
+    /// Fills the report's stop fields from the run, device 0's counts and kernel times.
+    #[allow(clippy::too_many_arguments)]
+    fn close(
+        &self,
+        core0: &BlockCore<T>,
+        mut run: Run<'_>,
         report: &mut SolveReport,
-    ) -> Result<Vec<T>> {
-        let n = self.a.nrows();
-        let mut x: Vec<T> = x0.map_or_else(|| vec![T::zero(); n], <[T]>::to_vec);
-        let b_norm = report.b_norm;
-        let rel_target = self.threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
-        let counts0 = self.blocks[0].engine.counters().snapshot();
-        let mut run = Run::new(monitor);
-        let (mut restarts, mut restart_log) = (0, Vec::new());
-        let mut loop_seconds = 0.0;
-        let mut loop_counts = WorkCounts::default();
-        let (reason, true_rel) = loop {
-            let (mut rz, mut rr) = self.start_from(&x)?;
-            run.push(rr.sqrt());
-            // The first product of p belongs to the (re)start, not to an iteration.
-            let mut prod =
-                if rr.is_finite() && rr.sqrt() > self.threshold && run.iterations() < opts.max_iter
-                {
-                    Some(self.step(None)?)
-                } else {
-                    None
-                };
-            run.monitor.on_loop_start();
-            let t = Instant::now();
-            let c0 = self.blocks[0].engine.counters().snapshot();
-            let end = loop {
-                if !rr.is_finite() || !rz.is_finite() {
-                    break Some(StopReason::NonFinite {
-                        quantity: "residual".into(),
-                    });
-                }
-                if rr.sqrt() <= self.threshold {
-                    break None;
-                }
-                if run.monitor.cancelled() {
-                    break Some(StopReason::Cancelled);
-                }
-                let Some(s) = prod.filter(|_| run.iterations() < opts.max_iter) else {
-                    break Some(StopReason::MaxIterations);
-                };
-                if !s.pap.is_finite() || !s.apdap.is_finite() {
-                    break Some(StopReason::NonFinite {
-                        quantity: "<p, Ap>".into(),
-                    });
-                }
-                if s.pap <= 0.0 {
-                    break Some(StopReason::NotSpd);
-                }
-                if rz == 0.0 {
-                    break Some(StopReason::Breakdown {
-                        quantity: "<r, z>".into(),
-                    });
-                }
-                // Paper 000, Alg. 2 (eq. 3): the α and β update_cg computes on one device.
-                let alpha = rz / s.pap;
-                let beta = alpha * alpha * s.apdap / rz - 1.0;
-                let next = self.step(Some((alpha, beta)))?;
-                rz = next.rz;
-                rr = next.rr;
-                run.recorded += 1;
-                run.push(rr.sqrt());
-                prod = Some(next);
-            };
-            add_counts(
-                &mut loop_counts,
-                &self.blocks[0].engine.counters().snapshot().since(&c0),
-            );
-            loop_seconds += t.elapsed().as_secs_f64();
-            x = self.read_x()?;
-            let true_rel = self.true_residual(&x) / if b_norm > 0.0 { b_norm } else { 1.0 };
-            match end {
-                None if true_rel <= rel_target * (1.0 + crate::cpu::TRUE_RESIDUAL_SLACK) => {
-                    break (StopReason::Converged, true_rel);
-                }
-                None if restarts < MAX_RESTARTS && run.iterations() < opts.max_iter => {
-                    restarts += 1;
-                    restart_log.push(crate::cpu::gap_restart_note(run.iterations(), true_rel));
-                    run.history.pop();
-                }
-                None => break (StopReason::ResidualGap, true_rel),
-                Some(reason) => break (reason, true_rel),
-            }
-        };
-        report.loop_seconds = loop_seconds;
-        let counts = self.blocks[0].engine.counters().snapshot().since(&counts0);
+        (reason, true_rel): (StopReason, f64),
+        loop_counts: WorkCounts,
+        counts0: &WorkCounts,
+        (restarts, replacements, restart_log): (usize, usize, Vec<String>),
+        k: usize,
+    ) {
+        let counts = core0.engine.counters().snapshot().since(counts0);
         run.loop_counts = loop_counts;
-        let detail = format!("{reason} at iteration {}", run.iterations());
         let detail = if reason == StopReason::Converged {
-            format!(
-                "converged at iteration {} on {} devices",
-                run.iterations(),
-                self.blocks.len()
-            )
+            format!("converged at iteration {} on {k} devices", run.iterations())
         } else {
-            detail
+            format!("{reason} at iteration {}", run.iterations())
         };
         run.close(report, reason, detail, true_rel, restarts);
-        report.replacements = restarts;
+        report.replacements = replacements;
         report.restart_log = restart_log;
         report.counts = counts;
         // GPU time per kernel on device 0 (with KRYLOV_PROFILE=1; empty otherwise).
-        report.kernel_times = self.blocks[0].engine.kernel_times();
-        Ok(x)
+        report.kernel_times = core0.engine.kernel_times();
     }
 
-    fn dist_report(&self, partition: &RowPartition, report: &SolveReport) -> DistReport {
+    fn dist_report(
+        &self,
+        cores: &[&BlockCore<T>],
+        partition: &RowPartition,
+        report: &SolveReport,
+    ) -> DistReport {
         let size = std::mem::size_of::<T>();
-        let devices = self
-            .blocks
+        let devices = cores
             .iter()
             .enumerate()
-            .map(|(d, blk)| DevicePart {
-                adapter: blk.engine.context().summary.name.clone(),
-                adapter_index: blk.engine.context().summary.index,
+            .map(|(d, c)| DevicePart {
+                adapter: c.engine.context().summary.name.clone(),
+                adapter_index: c.engine.context().summary.index,
                 first_row: partition.bounds[d],
-                rows: blk.local.nloc(),
-                interior_rows: blk.local.interior,
-                nnz: blk.local.nnz(),
-                halo: blk.local.halo.len(),
-                send: blk.send_len,
-                split_binding: blk.split,
+                rows: c.local.nloc(),
+                interior_rows: c.local.interior,
+                nnz: c.local.nnz(),
+                halo: c.local.halo.len(),
+                send: c.send_len,
+                split_binding: c.split(),
                 wait_seconds: self.wait[d],
             })
             .collect();
-        let k = self.blocks.len() as f64;
+        let k = cores.len() as f64;
         DistReport {
             partition: "contiguous row blocks balanced by non-zeros; rows reordered interior first within a block".into(),
             devices,
-            exchange_values_per_iteration: self.exchange.values(),
-            exchange_bytes_per_iteration: self.exchange.bytes(size),
+            exchange_values_per_iteration: self.products * self.exchange.values(),
+            exchange_bytes_per_iteration: self.products as u64 * self.exchange.bytes(size),
             exchange_seconds: self.exchange_seconds,
             exchange_share: if report.loop_seconds > 0.0 {
                 self.exchange_seconds / report.loop_seconds
