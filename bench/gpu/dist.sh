@@ -28,21 +28,26 @@ else
           poisson2d:7072:f64:one,d1,d2 poisson2d:10000:f64:one,d2"}
 fi
 for run in $RUNS; do
-    IFS=: read -r prob k prec modes <<<"$run"
+    # problem:k:precision:modes[:method] — modes: one (single-device solver, pipelined),
+    # onec (single-device, classical), dN (distributed on N devices)
+    IFS=: read -r prob k prec modes method <<<"$run"
+    method=${method:-cg}
     for mode in ${modes//,/ }; do
         case $mode in
             one) dev=(--device gpu --format csr) ;;
+            onec) dev=(--device gpu --format csr --variant classical) ;;
             d*) dev=(--devices "${mode#d}") ;;
         esac
         tag="$prob-$k-$prec-$mode"
+        [ "$method" != cg ] && tag="$method.$tag"
         /usr/bin/time -v timeout 200 "$BIN" solve --generate "$prob:$k" --precision "$prec" \
-            "${dev[@]}" --rtol 0 --atol 0 --max-iter $ITERS --json \
+            --method "$method" "${dev[@]}" --rtol 0 --atol 0 --max-iter $ITERS --json \
             >"$OUT/$tag.json" 2>"$OUT/$tag.err"
         echo "$tag rc=$? $(grep -h 'Elapsed' "$OUT/$tag.err")" >&2
     done
 done
 # One profiled run (KRYLOV_PROFILE=1: GPU timestamps per launch, device 0's kernel_times).
-if [ "$MODE" != small ]; then
+if [ "$MODE" = full ] && [ -z "${DIST_RUNS:-}" ]; then
     KRYLOV_PROFILE=1 timeout 200 "$BIN" solve --generate laplace3d:368 --precision f64 --devices 2 \
         --rtol 0 --atol 0 --max-iter 50 --json >"$OUT/profile-laplace3d-368-f64-d2.json" 2>>"$OUT/err.txt"
 fi

@@ -24,12 +24,15 @@ for path in glob.glob(os.path.join(out, "*.json")):
     if os.path.basename(path).startswith("profile-"):
         continue
     tag = os.path.basename(path)[:-5]
+    method = "cg"
+    if "." in tag:
+        method, tag = tag.split(".", 1)
     prob, k, prec, mode = tag.rsplit("-", 3)
     try:
         r = json.load(open(path))
     except (json.JSONDecodeError, OSError):
         continue
-    runs.setdefault((prob, int(k), prec), {})[mode] = r
+    runs.setdefault((method, prob, int(k), prec), {})[mode] = r
 
 
 def us(r):
@@ -37,9 +40,9 @@ def us(r):
 
 
 print(f"stream_triad bandwidth of one GPU: {bw:.0f} GB/s\n" if bw else "")
-print("| problem | n | nnz | prec | 1 GPU (µs/it) | roofline 1 GPU | dist 1 dev | dist 2 dev | speed-up 2 vs 1 GPU | exchange values/it | halo copy share | wait (s) | true rel. residual (2 dev) |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for (prob, k, prec), m in sorted(runs.items(), key=lambda e: (e[0][2], e[0][0], list(e[1].values())[0]["n"])):
+print("| method | problem | n | nnz | prec | 1 GPU (µs/it) | 1 GPU classical | roofline 1 GPU (CG) | dist 1 dev | dist 2 dev | speed-up 2 vs 1 GPU | exchange values/it | halo copy share | wait (s) | true rel. residual (2 dev) |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for (method, prob, k, prec), m in sorted(runs.items(), key=lambda e: (e[0][0], e[0][3], e[0][1], list(e[1].values())[0]["n"])):
     any_r = next(iter(m.values()))
     n, nnz = any_r["n"], any_r["nnz"]
     s = 8 if prec == "f64" else 4
@@ -47,9 +50,10 @@ for (prob, k, prec), m in sorted(runs.items(), key=lambda e: (e[0][2], e[0][0], 
     roof = need / (bw * 1e3) if bw else float("nan")
     one = us(m["one"]) if "one" in m else float("nan")
     d1 = us(m["d1"]) if "d1" in m else float("nan")
+    onec = us(m["onec"]) if "onec" in m else float("nan")
     d2 = us(m["d2"]) if "d2" in m else float("nan")
     ex = m.get("d2", {}).get("devices") or {}
-    print(f"| {prob}:{k} | {n:.3g} | {nnz:.3g} | {prec} | {one:.0f} | {roof:.0f} | {d1:.0f} | {d2:.0f} | "
+    print(f"| {method} | {prob}:{k} | {n:.3g} | {nnz:.3g} | {prec} | {one:.0f} | {onec:.0f} | {roof:.0f} | {d1:.0f} | {d2:.0f} | "
           f"{one / d2:.2f}× | {ex.get('exchange_values_per_iteration', '')} | "
           f"{100 * ex.get('exchange_share', float('nan')):.2f} % | {ex.get('wait_seconds', float('nan')):.2f} | "
           f"{m.get('d2', {}).get('relative_residual', float('nan')):.2e} |")
