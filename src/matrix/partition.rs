@@ -18,6 +18,8 @@
 
 use std::ops::Range;
 
+use rayon::prelude::*;
+
 use super::csr::Csr;
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
@@ -107,25 +109,22 @@ pub struct LocalPart<T> {
 }
 
 impl<T: Scalar> LocalPart<T> {
-    /// Builds part `p` of `partition` of `a`.
+    /// Builds part `p` of `partition` of `a` (in parallel over its rows: a block of 1e8 rows
+    /// is one pass over its entries per core).
     pub fn build(a: &Csr<T>, partition: &RowPartition, p: usize) -> Self {
+        const CHUNK: usize = 1 << 16;
         let rows = partition.rows(p);
         let nloc = rows.len();
         let (rp, ci, va) = (a.row_ptr(), a.col_idx(), a.values());
         let own = |c: u32| rows.contains(&(c as usize));
-        let is_boundary = |g: usize| {
-            ci[rp[g] as usize..rp[g + 1] as usize]
-                .iter()
-                .any(|&c| !own(c))
-        };
-        let (mut order, mut boundary): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-        for g in rows.clone() {
-            if is_boundary(g) {
-                boundary.push(g as u32);
-            } else {
-                order.push(g as u32);
-            }
-        }
+        let span = |g: usize| rp[g] as usize..rp[g + 1] as usize;
+        let is_boundary = |g: &u32| ci[span(*g as usize)].iter().any(|&c| !own(c));
+        // Interior rows then boundary rows, each ascending (rayon's partition keeps order).
+        let (boundary, mut order): (Vec<u32>, Vec<u32>) = rows
+            .clone()
+            .into_par_iter()
+            .map(|g| g as u32)
+            .partition(is_boundary);
         let interior = order.len();
         order.extend(boundary);
         // Global row of this part → local index.
@@ -133,33 +132,45 @@ impl<T: Scalar> LocalPart<T> {
         for (i, &g) in order.iter().enumerate() {
             local[g as usize - rows.start] = i as u32;
         }
-        let mut halo: Vec<u32> = order
-            .iter()
-            .flat_map(|&g| &ci[rp[g as usize] as usize..rp[g as usize + 1] as usize])
-            .copied()
-            .filter(|&c| !own(c))
+        let mut halo: Vec<u32> = order[interior..]
+            .par_iter()
+            .flat_map_iter(|&g| ci[span(g as usize)].iter().copied().filter(|&c| !own(c)))
             .collect();
-        halo.sort_unstable();
+        halo.par_sort_unstable();
         halo.dedup();
+        // Each row's entries in local numbering, kept in A's column order (each row sums its
+        // products in the order one device does), chunk by chunk in parallel.
+        let pieces: Vec<(Vec<u32>, Vec<u32>, Vec<T>)> = order
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut lens = Vec::with_capacity(chunk.len());
+                let (mut cols, mut vals) = (Vec::new(), Vec::new());
+                for &g in chunk {
+                    let sp = span(g as usize);
+                    lens.push(sp.len() as u32);
+                    cols.extend(ci[sp.clone()].iter().map(|&c| {
+                        if own(c) {
+                            local[c as usize - rows.start]
+                        } else {
+                            (nloc + halo.binary_search(&c).expect("halo holds c")) as u32
+                        }
+                    }));
+                    vals.extend_from_slice(&va[sp]);
+                }
+                (lens, cols, vals)
+            })
+            .collect();
+        let nnz: usize = pieces.iter().map(|p| p.1.len()).sum();
         let mut row_ptr = Vec::with_capacity(nloc + 1);
         row_ptr.push(0u32);
-        let (mut col_idx, mut values) = (Vec::new(), Vec::new());
-        let mut row: Vec<(u32, T)> = Vec::new();
-        for &g in &order {
-            let span = rp[g as usize] as usize..rp[g as usize + 1] as usize;
-            row.clear();
-            row.extend(ci[span.clone()].iter().zip(&va[span]).map(|(&c, &v)| {
-                let lc = if own(c) {
-                    local[c as usize - rows.start]
-                } else {
-                    (nloc + halo.binary_search(&c).expect("halo holds c")) as u32
-                };
-                (lc, v)
-            }));
-            // Kept in A's column order: each row sums its products in the order one device does.
-            col_idx.extend(row.iter().map(|e| e.0));
-            values.extend(row.iter().map(|e| e.1));
-            row_ptr.push(col_idx.len() as u32);
+        let (mut col_idx, mut values) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        for (lens, cols, vals) in pieces {
+            for l in lens {
+                let last = *row_ptr.last().expect("row_ptr starts at 0");
+                row_ptr.push(last + l);
+            }
+            col_idx.extend_from_slice(&cols);
+            values.extend_from_slice(&vals);
         }
         LocalPart {
             part: p,

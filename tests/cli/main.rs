@@ -10,6 +10,7 @@
 mod common;
 
 mod batch;
+mod devices;
 mod exit_codes;
 mod info_spmv;
 mod input_errors;

@@ -1,0 +1,99 @@
+//! `krylov solve --devices`: CG and BiCGStab over two logical devices on the first adapter
+//! (tests/gpu_dist.rs checks the solver against one device), and the refusals.
+
+use serde_json::Value;
+
+use super::common::cli::krylov;
+
+/// Whether a GPU adapter exists (with KRYLOV_REQUIRE_GPU=1 its absence fails).
+fn have_gpu() -> bool {
+    if super::common::context().is_some() {
+        return true;
+    }
+    eprintln!("no GPU adapter: the --devices runs do nothing here");
+    false
+}
+
+#[test]
+fn cg_and_bicgstab_on_two_logical_devices() {
+    if !have_gpu() {
+        return;
+    }
+    for (method, matrix) in [("cg", "poisson2d:24"), ("bicgstab", "convdiff2d:24")] {
+        let run = krylov(&[
+            "solve",
+            "--generate",
+            matrix,
+            "--method",
+            method,
+            "--precision",
+            "f32",
+            "--precond",
+            "jacobi",
+            "--rtol",
+            "1e-5",
+            "--devices",
+            "0,0",
+            "--json",
+        ]);
+        run.assert_code(0);
+        let r = run.json();
+        let ctx = run.context();
+        assert_eq!(r["converged"], Value::Bool(true), "{ctx}");
+        assert_eq!(r["method"], method, "{ctx}");
+        assert!(
+            r["relative_residual"].as_f64().unwrap() <= 1e-5 * 1.001,
+            "{ctx}"
+        );
+        let devices = r["devices"]["devices"].as_array().expect("devices");
+        assert_eq!(devices.len(), 2, "{ctx}");
+        let rows: u64 = devices.iter().map(|d| d["rows"].as_u64().unwrap()).sum();
+        assert_eq!(rows, 576, "{ctx}");
+        // A 24 × 24 grid in two blocks: each reads one grid line of the other per product.
+        let products = if method == "cg" { 1 } else { 2 };
+        assert_eq!(
+            r["devices"]["exchange_values_per_iteration"],
+            48 * products,
+            "{ctx}"
+        );
+        let err = r["solution_error"].as_f64().unwrap();
+        assert!(err < 1e-3, "{ctx}");
+    }
+    // The text summary names each device's block.
+    let run = krylov(&[
+        "solve",
+        "--generate",
+        "poisson2d:12",
+        "--precision",
+        "f32",
+        "--devices",
+        "0,0",
+    ]);
+    run.assert_code(0);
+    assert!(
+        run.stdout.contains("device 1:") && run.stdout.contains("exchange:"),
+        "{}",
+        run.context()
+    );
+}
+
+#[test]
+fn what_several_devices_do_not_run_is_one_clear_error() {
+    let base = ["solve", "--generate", "poisson2d:8", "--devices", "0,0"];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        krylov(&a)
+    };
+    with(&["--method", "gmres"]).assert_input_error(&["pipelined cg and bicgstab"]);
+    with(&["--precision", "mixed"]).assert_input_error(&["--devices", "mixed"]);
+    with(&["--device", "cpu"]).assert_input_error(&["--devices", "--device cpu"]);
+    with(&["--precond", "ilu0"]).assert_input_error(&["--precond none or jacobi"]);
+    // Not a count or a list: a usage error (exit 2).
+    krylov(&["solve", "--devices", "two"]).assert_code(2);
+    krylov(&["solve", "--devices", "0"]).assert_code(2);
+    if have_gpu() {
+        krylov(&["solve", "--generate", "poisson2d:8", "--devices", "64"])
+            .assert_input_error(&["--devices 64", "--devices 0,0"]);
+    }
+}
