@@ -26,6 +26,7 @@ use krylov_wgpu::solvers::{
 
 mod actions;
 mod counters;
+mod devices_table;
 mod events;
 mod exports;
 mod matrix_panel;
@@ -233,6 +234,8 @@ pub struct StartupArgs {
     pub side: Option<Side>,
     pub trisolve: Option<Trisolve>,
     pub profile: bool,
+    /// Split the rows over several devices (`--devices`): the Solver panel's "Devices" field.
+    pub devices: Option<krylov_wgpu::gpu::DeviceList>,
     /// The device to open first (`Auto` unless `--device` says otherwise).
     pub device: DeviceSelection,
     /// Where the 'predict' panel looks for device profiles (`None`: `$KRYLOV_PROFILE_DIR` or
@@ -277,6 +280,8 @@ pub struct StudioApp {
     basis: Basis,
     batch: usize,
     profile: bool,
+    /// The "Devices" field: empty for one device, else a count or adapter indices.
+    devices_text: String,
 
     // Runs.
     next_job: u64,
@@ -364,6 +369,15 @@ impl StudioApp {
             basis: args.basis.unwrap_or(defaults.basis),
             batch: 0,
             profile: args.profile,
+            devices_text: match &args.devices {
+                None => String::new(),
+                Some(krylov_wgpu::gpu::DeviceList::Count(k)) => k.to_string(),
+                Some(krylov_wgpu::gpu::DeviceList::Indices(v)) => v
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            },
             next_job: 1,
             running_job: None,
             cancel: Arc::new(AtomicBool::new(false)),

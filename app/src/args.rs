@@ -34,6 +34,8 @@ Options:
   --precision P         f32 | f64
   --device D            auto | gpu | cpu | N (an adapter index): auto takes a hardware GPU with
                         the features the solve needs, else the CPU; gpu any adapter, software too
+  --devices LIST        split the rows over several devices (pipelined CG and BiCGStab): N (the
+                        first N adapters) or adapter indices, 0,1; an index may repeat (0,0)
   --check-mode C        device | paper
   --precond P           none | jacobi | ilu0 | ic0
   --side S              left | right: the side of the preconditioner (GMRES, BiCGStab)
@@ -121,6 +123,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                 out.trisolve = Some(t);
             }
             "--profile" => out.profile = true,
+            "--devices" => {
+                out.devices = Some(
+                    value("--devices")?
+                        .parse::<krylov_wgpu::gpu::DeviceList>()
+                        .map_err(|e| format!("--devices: {e}"))?,
+                )
+            }
             s if s.starts_with('-') => return Err(format!("unknown option `{s}` (see --help)")),
             path => {
                 if out.file.is_some() {

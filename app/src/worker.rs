@@ -19,10 +19,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
-use krylov_wgpu::gpu::{ChosenDevice, Engine, GpuContext, Tuning};
+use krylov_wgpu::gpu::{ChosenDevice, DeviceList, Engine, GpuContext, Tuning, open_devices_on};
 use krylov_wgpu::matrix::Csr;
+use krylov_wgpu::solvers::dist::{DistConfig, solve_dist_with};
 use krylov_wgpu::solvers::{
-    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, on_gpu, solve_on,
+    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, Variant, on_gpu, solve_on,
 };
 use krylov_wgpu::{Precision, Scalar};
 
@@ -44,6 +45,9 @@ pub struct SolveJob {
     pub precision: Precision,
     /// Time every kernel with GPU timestamps.
     pub profile: bool,
+    /// Split the rows over these devices (pipelined CG and BiCGStab; other runs use the
+    /// open device and say so); `None`: the open device alone.
+    pub devices: Option<DeviceList>,
     pub cancel: Arc<AtomicBool>,
 }
 
@@ -162,11 +166,13 @@ impl Drop for Worker {
     }
 }
 
-/// The open device and its engines (built on first use).
+/// The open device and its engines (built on first use), and the devices of the last
+/// distributed job (kept while the list stays the same).
 struct Current {
     chosen: ChosenDevice,
     plain: Option<Engine>,
     profiled: Option<Engine>,
+    several: Option<(DeviceList, Vec<Arc<GpuContext>>)>,
 }
 
 impl Current {
@@ -175,7 +181,20 @@ impl Current {
             chosen: ChosenDevice::cpu("no device opened yet"),
             plain: None,
             profiled: None,
+            several: None,
         }
+    }
+
+    /// The devices of `list` (opened on first use, on the primary backends).
+    fn several(&mut self, list: &DeviceList) -> Result<Vec<Arc<GpuContext>>, String> {
+        if let Some((l, ctxs)) = &self.several
+            && l == list
+        {
+            return Ok(ctxs.clone());
+        }
+        let ctxs = open_devices_on(list, device::BACKENDS).map_err(|e| one_line(&e.to_string()))?;
+        self.several = Some((list.clone(), ctxs.clone()));
+        Ok(ctxs)
     }
 
     fn engine(&mut self, ctx: &Arc<GpuContext>, profile: bool) -> &Engine {
@@ -294,6 +313,42 @@ fn run_kinds<T: Scalar>(
         };
         // The chosen GPU runs the job unless it cannot: then the CPU reference, and the
         // report's device_reason (and the run's note) say why.
+        // Several devices: the runs the distributed solvers have; the others run on the open
+        // device and say so.
+        let split = job.devices.as_ref().filter(|_| {
+            matches!(
+                (opts.method, opts.variant),
+                (Method::Cg, Variant::Pipelined) | (Method::Bicgstab, _)
+            )
+        });
+        if let Some(list) = split {
+            let ctxs = current.several(list)?;
+            let note = format!("rows split over {} devices", ctxs.len());
+            send(WorkerEvent::RunStarted {
+                job: job.id,
+                kind,
+                device: "gpu",
+                note: Some(note),
+                b_norm,
+                progress: rx,
+            });
+            let config = DistConfig {
+                partition: None,
+                tuning: Tuning {
+                    profile: job.profile,
+                    ..Default::default()
+                },
+            };
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                solve_dist_with(&ctxs, a, &b, None, &opts, &config, &mut monitor)
+            }));
+            send(WorkerEvent::RunFinished {
+                job: job.id,
+                kind,
+                outcome: Box::new(outcome(result)),
+            });
+            continue;
+        }
         let ctx = current.chosen.context.clone();
         let (device, note) = match &ctx {
             Some(c) if !c.supports(T::PRECISION) => {
@@ -323,6 +378,13 @@ fn run_kinds<T: Scalar>(
             }
             _ => note,
         };
+        let note = match (&job.devices, note) {
+            (Some(_), None) => Some(format!(
+                "{} runs on one device (several devices run pipelined CG and BiCGStab)",
+                kind.title(opts.method)
+            )),
+            (_, note) => note,
+        };
         send(WorkerEvent::RunStarted {
             job: job.id,
             kind,
@@ -334,19 +396,25 @@ fn run_kinds<T: Scalar>(
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| {
             solve_on(&device, engine, a, &b, None, &opts, &mut monitor)
         }));
-        let outcome = match result {
-            Ok(Ok(sol)) => Ok(RunOutcome {
-                x: sol.x.iter().map(|v| v.as_f64()).collect(),
-                report: sol.report,
-            }),
-            Ok(Err(e)) => Err(one_line(&e.to_string())),
-            Err(p) => Err(format!("internal error: {}", panic_text(&p))),
-        };
         send(WorkerEvent::RunFinished {
             job: job.id,
             kind,
-            outcome: Box::new(outcome),
+            outcome: Box::new(outcome(result)),
         });
     }
     Ok(())
+}
+
+/// A run's outcome from what its solve returned (or how it panicked).
+fn outcome<T: Scalar>(
+    result: std::thread::Result<krylov_wgpu::Result<krylov_wgpu::solvers::Solution<T>>>,
+) -> Result<RunOutcome, String> {
+    match result {
+        Ok(Ok(sol)) => Ok(RunOutcome {
+            x: sol.x.iter().map(|v| v.as_f64()).collect(),
+            report: sol.report,
+        }),
+        Ok(Err(e)) => Err(one_line(&e.to_string())),
+        Err(p) => Err(format!("internal error: {}", panic_text(&p))),
+    }
 }

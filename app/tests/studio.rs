@@ -836,3 +836,53 @@ fn the_predict_panel_ranks_formats_beside_the_measured_time() {
     let expect = rep.loop_seconds / rep.iterations_recorded as f64 * 1e6;
     assert!((measured - expect).abs() <= 0.006, "{measured} vs {expect}");
 }
+
+#[test]
+fn several_devices_split_the_rows_and_the_table_shows_each_block() {
+    if krylov_wgpu::gpu::list_adapters_for(krylov_wgpu::wgpu::Backends::PRIMARY).is_empty() {
+        assert!(
+            !krylov_wgpu::gpu::gpu_required(),
+            "KRYLOV_REQUIRE_GPU=1 but no adapter"
+        );
+        return;
+    }
+    // Both variants of CG with "Devices" 0,0: pipelined CG runs over two logical devices on
+    // adapter 0, classical CG on the open device (its note says why).
+    let line = "--generate poisson2d:20 --run-both --devices 0,0 --precision f32";
+    let Ok(krylov_studio::args::Parsed::Run(args)) =
+        krylov_studio::args::parse(line.split_whitespace().map(String::from))
+    else {
+        panic!("`{line}` does not parse")
+    };
+    let mut h = harness_with(StartupArgs {
+        device: DeviceSelection::AnyGpu,
+        ..args
+    });
+    wait_idle(&mut h, "the solves");
+    assert_eq!(h.state().error(), None);
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 2);
+    let pipelined = runs.iter().find(|r| r.kind == RunKind::Pipelined).unwrap();
+    let rep = pipelined.report().expect("a report").clone();
+    assert!(rep.converged, "{}", rep.reason_detail);
+    let d = rep
+        .devices
+        .as_ref()
+        .expect("the pipelined run ran on several devices");
+    assert_eq!(d.devices.len(), 2);
+    assert_eq!(d.devices.iter().map(|p| p.rows).sum::<usize>(), 400);
+    assert_eq!(d.exchange_values_per_iteration, 40);
+    let classical = runs.iter().find(|r| r.kind == RunKind::Classical).unwrap();
+    assert!(classical.report().expect("a report").devices.is_none());
+    // The table beside the counters: a row per device, the exchange line.
+    h.get_by_label("device 1").scroll_to_me();
+    h.run();
+    assert!(h.query_by_label("device 0").is_some());
+    assert!(h.query_by_label_contains("exchange: 40 values").is_some());
+    // A list that is neither a count nor indices is an error on Solve, not a panic.
+    h.get_by_label("Devices").set_text_value_accesskit("two");
+    h.run();
+    h.get_by_label("Solve").click();
+    h.run();
+    assert!(h.state().error().is_some_and(|e| e.contains("Devices")));
+}

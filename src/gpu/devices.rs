@@ -41,7 +41,17 @@ impl std::str::FromStr for DeviceList {
 /// A count beyond the adapters present is an error that names them and says how to run
 /// several logical devices on one adapter.
 pub fn open_devices(list: &DeviceList) -> Result<Vec<Arc<GpuContext>>> {
-    let adapters = ranked_adapters(wgpu::Backends::all());
+    open_devices_on(list, wgpu::Backends::all())
+}
+
+/// [`open_devices`] among the adapters of `backends` (ranked and counted as
+/// [`super::list_adapters_for`] counts them; the studio passes the primary backends: no GL
+/// instance beside its window).
+pub fn open_devices_on(
+    list: &DeviceList,
+    backends: wgpu::Backends,
+) -> Result<Vec<Arc<GpuContext>>> {
+    let adapters = ranked_adapters(backends);
     if adapters.is_empty() {
         return Err(KrylovError::NoAdapter(String::new()));
     }

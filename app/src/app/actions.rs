@@ -184,6 +184,16 @@ impl StudioApp {
                 return;
             }
         };
+        let devices = match self.devices_text.trim() {
+            "" => None,
+            text => match text.parse::<krylov_wgpu::gpu::DeviceList>() {
+                Ok(list) => Some(list),
+                Err(e) => {
+                    self.error = Some(format!("Devices: {e}"));
+                    return;
+                }
+            },
+        };
         self.cancel = Arc::new(AtomicBool::new(false));
         let id = self.next_job;
         self.next_job += 1;
@@ -196,6 +206,7 @@ impl StudioApp {
             opts: opts.clone(),
             precision: self.precision(),
             profile: self.profile,
+            devices,
             cancel: self.cancel.clone(),
         };
         match self.worker.submit(job) {

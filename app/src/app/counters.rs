@@ -199,6 +199,7 @@ impl StudioApp {
     fn side_tables(&self, ui: &mut Ui) {
         self.precond_table(ui);
         self.ca_table(ui);
+        self.devices_table(ui);
         self.run_notes(ui);
         self.kernel_times(ui);
     }

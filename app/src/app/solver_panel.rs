@@ -237,6 +237,14 @@ impl StudioApp {
                 })
                 .on_hover_text("iterations per submit in device mode (0: adaptive)");
                 ui.end_row();
+                labelled(ui, "Devices", |ui| {
+                    ui.add(egui::TextEdit::singleline(&mut self.devices_text).desired_width(60.0))
+                })
+                .on_hover_text(
+                    "split the rows over several devices (pipelined CG and BiCGStab): a count N \
+                     or adapter indices like 0,1 (an index may repeat); empty: one device",
+                );
+                ui.end_row();
             });
             ui.checkbox(&mut self.profile, "GPU time per kernel (timestamps)");
         });
