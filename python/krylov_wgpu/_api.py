@@ -144,7 +144,10 @@ def solve(
     ``precond``: ``none``, ``jacobi``, ``ilu0`` or ``ic0``. More options, as the CLI's:
     ``side``, ``trisolve``, ``reorder``, ``equilibrate``, ``gs``, ``s_step``, ``tsqr``, ``basis``, ``check_mode``, ``batch``, ``reduction``,
     ``max_padding``, ``adapter``, ``no_f64``, ``allow_mixed``, ``inner_rtol``, ``max_outer``,
-    ``outer_precision``.
+    ``outer_precision``, and ``devices``: split A's rows over several GPUs (``method`` ``cg`` or
+    ``bicgstab``, ``precond`` ``none`` or ``jacobi``): a count, ``"0,1"`` or a list of adapter
+    indices (one may repeat: logical devices on one adapter); ``report.devices`` then has each
+    device's block and the halo exchange.
 
     ``callback(residual_norm)`` is called after every iteration. With ``check`` (the
     default) a solve that does not converge raises :class:`NotConvergedError` carrying the

@@ -7,7 +7,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine, Tuning};
+use krylov_wgpu::gpu::{
+    ChosenDevice, DeviceChoice, DeviceList, DevicePreference, Engine, Tuning, open_devices,
+};
+use krylov_wgpu::solvers::dist::{DistConfig, solve_dist_with};
 use krylov_wgpu::solvers::{
     self, KeptUploads, Method, OuterPrecision, RefineOptions, SolveOptions, SolveReport, mixed,
 };
@@ -164,6 +167,7 @@ const KNOWN: &[&str] = &[
     "max_outer",
     "outer_precision",
     "refinement",
+    "devices",
 ];
 
 /// Refuses an option name not in `known` (a typo), listing the known ones.
@@ -247,10 +251,20 @@ pub fn solve<'py>(
     callback: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, String)> {
     let (opts, refine, precision, key) = self::options(options, matrix.a64.nrows())?;
+    let devices = devices_option(options)?;
     let b = vector(b, "b")?;
     let x0 = x0.map(|x| vector(x, "x0")).transpose()?;
     let monitor = PyMonitor::new(callback);
-    let run = {
+    let run = if let Some(list) = devices {
+        let (monitor, b) = (monitor.clone(), &b);
+        py.detach(move || {
+            let watch = monitor.clone();
+            krylov_wgpu::cpu::cancellable(
+                move || watch.cancelled(),
+                || run_on_devices(matrix, b, x0.as_deref(), &opts, precision, &list, monitor),
+            )
+        })
+    } else {
         let (monitor, b) = (monitor.clone(), &b);
         py.detach(
             move || -> Result<(Vec<f64>, Option<Vec<f32>>, SolveReport)> {
@@ -359,6 +373,71 @@ fn run_solve(
                 .transpose()?;
             let sol =
                 solvers::solve_on(device, engine, a, &b32, x032.as_deref(), opts, &mut monitor)?;
+            let x64 = sol.x.iter().map(|&v| f64::from(v)).collect();
+            Ok((x64, Some(sol.x), sol.report))
+        }
+    }
+}
+
+/// The `devices` option: `None`, a count, a string (`"2"`, `"0,1"`) or a list of adapter
+/// indices.
+fn devices_option(options: &Bound<'_, PyDict>) -> PyResult<Option<DeviceList>> {
+    let Some(v) = options.get_item("devices")?.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let bad = |e: String| invalid_option(format!("devices: {e}"));
+    if let Ok(k) = v.extract::<usize>() {
+        return k.to_string().parse().map(Some).map_err(bad);
+    }
+    if let Ok(text) = v.extract::<String>() {
+        return text.parse().map(Some).map_err(bad);
+    }
+    match v.extract::<Vec<usize>>() {
+        Ok(list) if !list.is_empty() => Ok(Some(DeviceList::Indices(list))),
+        _ => Err(bad(
+            "a count, a string like \"0,1\" or a list of adapter indices".into(),
+        )),
+    }
+}
+
+/// A solve split over several devices (`devices=`): pipelined CG or BiCGStab, one row block
+/// per device.
+fn run_on_devices(
+    matrix: &NativeMatrix,
+    b: &[f64],
+    x0: Option<&[f64]>,
+    opts: &SolveOptions,
+    precision: SolvePrecision,
+    list: &DeviceList,
+    mut monitor: PyMonitor,
+) -> Result<(Vec<f64>, Option<Vec<f32>>, SolveReport)> {
+    let SolvePrecision::Plain(p) = precision else {
+        return Err(KrylovError::InvalidOption(
+            "devices= runs in f32 or f64, not precision=\"mixed\"".into(),
+        ));
+    };
+    let contexts = open_devices(list)?;
+    let config = DistConfig::default();
+    match p {
+        Precision::F64 => {
+            let sol = solve_dist_with(&contexts, &matrix.a64, b, x0, opts, &config, &mut monitor)?;
+            Ok((sol.x, None, sol.report))
+        }
+        Precision::F32 => {
+            let a = matrix.a32()?;
+            let b32 = cast(b, "right-hand side after conversion to f32")?;
+            let x032 = x0
+                .map(|x| cast(x, "x0 after conversion to f32"))
+                .transpose()?;
+            let sol = solve_dist_with(
+                &contexts,
+                a,
+                &b32,
+                x032.as_deref(),
+                opts,
+                &config,
+                &mut monitor,
+            )?;
             let x64 = sol.x.iter().map(|&v| f64::from(v)).collect();
             Ok((x64, Some(sol.x), sol.report))
         }
