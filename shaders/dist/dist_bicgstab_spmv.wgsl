@@ -4,40 +4,18 @@
 // with the first reduction stage of ⟨y, r̂⟩, ⟨y, y⟩ and ⟨y, v⟩ over those rows (v = p: α's
 // denominator and its breakdown norm; v = s: ω = ⟨As, s⟩/⟨As, As⟩). Launched over the interior
 // rows while the halo is in flight, then over the boundary rows.
-// Library: lib/dist.wgsl. CPU twin: matrix::partition::LocalPart::mul_ext.
+// Library: lib/dist.wgsl, lib/dist_rows.wgsl. CPU twin: matrix::partition::LocalPart::mul_ext.
 
-@group(0) @binding(5) var<storage, read> row_ptr: array<u32>;
-@group(0) @binding(6) var<storage, read> cols: array<u32>;
-@group(0) @binding(7) var<storage, read> vals: array<Real>;
-@group(0) @binding(11) var<storage, read> cols_hi: array<u32>;
-@group(0) @binding(12) var<storage, read> vals_hi: array<Real>;
 @group(0) @binding(8) var<storage, read> v_ext: array<Real>;
 @group(0) @binding(9) var<storage, read_write> y: array<Real>;
 @group(0) @binding(10) var<storage, read> dinv_ext: array<Real>;
 @group(0) @binding(19) var<storage, read> rhat: array<Real>;
 
-fn v_at(c: u32) -> Real {
+fn dist_x(c: u32) -> Real {
     if dist.jacobi != 0u {
         return dinv_ext[c] * v_ext[c];
     }
     return v_ext[c];
-}
-
-fn row_product(i: u32) -> Real {
-    let b = row_ptr[i];
-    let e = row_ptr[i + 1u];
-    let split = dist.split;
-    var s = Real(0.0);
-    let e_lo = min(e, split);
-    for (var k = b; k < e_lo; k = k + 1u) {
-        s = s + vals[k] * v_at(cols[k]);
-    }
-    if e > split {
-        for (var k = max(b, split); k < e; k = k + 1u) {
-            s = s + vals_hi[k - split] * v_at(cols_hi[k - split]);
-        }
-    }
-    return s;
 }
 
 @compute @workgroup_size(WG)
@@ -45,7 +23,7 @@ fn main(ids: Ids) {
     var acc = vec4<Real>(Real(0.0));
     let stride = ids.nwg.x * WG;
     for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
-        let s = row_product(i);
+        let s = dist_row(i);
         y[i] = s;
         acc = acc + vec4<Real>(s * rhat[i], s * s, s * v_ext[i], Real(0.0));
     }

@@ -76,11 +76,14 @@ pub enum Piece {
     /// `dist.wgsl`: the launch parameters of one device's row block in a distributed solve
     /// and the store of its per-workgroup partial sums (the `dist_*` kernels).
     Dist,
+    /// `dist_rows.wgsl` (on [`Piece::Dist`]): the row product of a device's block of A for the
+    /// distributed products; the kernel defines `dist_x(col)`.
+    DistRows,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 12] = [
+    pub const ALL: [Piece; 13] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -93,6 +96,7 @@ impl Piece {
         Piece::BatchCg,
         Piece::GmresPool,
         Piece::Dist,
+        Piece::DistRows,
     ];
 
     /// The piece's WGSL source.
@@ -127,6 +131,7 @@ impl Piece {
             Piece::BatchCg => lib_file!("batch_cg.wgsl"),
             Piece::GmresPool => lib_file!("gmres_pool.wgsl"),
             Piece::Dist => lib_file!("dist.wgsl"),
+            Piece::DistRows => lib_file!("dist_rows.wgsl"),
         }
     }
 }
@@ -341,10 +346,10 @@ pub const KERNELS: &[KernelSource] = &[
     // The Jacobi method.
     kernel!("jacobi", "jacobi_sweep", true, 1),
     // Distributed pipelined CG: one device's row block (src/solvers/dist/).
-    kernel!("dist", "dist_spmv_dot", true, 0, [Dist]),
+    kernel!("dist", "dist_spmv_dot", true, 0, [Dist, DistRows]),
     kernel!("dist", "dist_update_cg", true, 0, [Dist]),
     kernel!("dist", "dist_gather", true, 0, [Dist]),
-    kernel!("dist", "dist_bicgstab_spmv", true, 0, [Dist]),
+    kernel!("dist", "dist_bicgstab_spmv", true, 0, [Dist, DistRows]),
     kernel!("dist", "dist_bicgstab_s", true, 0, [Dist]),
     kernel!("dist", "dist_bicgstab_xr", true, 0, [Dist]),
     kernel!("dist", "dist_bicgstab_p", true, 0, [Dist]),

@@ -14,14 +14,13 @@
 use std::time::Instant;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
-use super::{Host, MAX_RESTARTS, PhaseLaunches, Run, Solved, add_counts};
+use super::{Host, MAX_RESTARTS, PhaseLaunches, Run, Setup, Solved, add_counts};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::base::{Monitor, SolveReport, StopReason, WorkCounts};
 use crate::cpu::is_breakdown;
 use crate::gpu::Engine;
 use crate::matrix::partition::LocalPart;
-use crate::solvers::SolveOptions;
 
 /// Partial-sum slots: Ap over interior and boundary rows, ⟨s, s⟩, As over interior and
 /// boundary rows, the x, r update.
@@ -175,33 +174,24 @@ impl<T: Scalar> Solver<'_, '_, T> {
 type End = Option<StopReason>;
 
 /// BiCGStab over `engines`; returns x, the host (its timings) and the blocks' cores.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn solve<'a, T: Scalar>(
     mut host: Host<'a, T>,
-    engines: Vec<Engine>,
-    locals: Vec<LocalPart<T>>,
-    dinv: Option<Vec<T>>,
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
+    mut setup: Setup<'_, T>,
     monitor: &mut dyn Monitor,
     report: &mut SolveReport,
 ) -> Result<Solved<'a, T>> {
     host.products = 2;
-    let blocks = locals
-        .into_iter()
-        .zip(engines)
-        .map(|(local, engine)| {
-            let d = dinv.as_ref().map(|d| local.extended(d));
-            let send = host.exchange.send[local.part].clone();
-            BicgstabBlock::new(engine, local, d, &send)
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let blocks = setup.blocks(&host.exchange, |engine, local, dinv, send| {
+        let d = dinv.map(|d| local.extended(d));
+        BicgstabBlock::new(engine, local, d, send)
+    })?;
+    let opts = setup.opts;
     let mut sv = Solver {
         host: &mut host,
         blocks,
     };
     let n = sv.host.a.nrows();
-    let mut x: Vec<T> = x0.map_or_else(|| vec![T::zero(); n], <[T]>::to_vec);
+    let mut x = setup.x0(n);
     let b_norm = report.b_norm;
     let threshold = sv.host.threshold;
     let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };

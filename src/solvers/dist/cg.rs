@@ -6,13 +6,12 @@
 use std::time::Instant;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
-use super::{Host, MAX_RESTARTS, PhaseLaunches, Run, Solved, add_counts};
+use super::{Host, MAX_RESTARTS, PhaseLaunches, Run, Setup, Solved, add_counts};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::base::{Monitor, SolveReport, StopReason, WorkCounts};
 use crate::gpu::Engine;
 use crate::matrix::partition::LocalPart;
-use crate::solvers::SolveOptions;
 
 const SLOT_UPDATE: u32 = 0;
 const SLOT_INTERIOR: u32 = 1;
@@ -139,28 +138,18 @@ fn step<T: Scalar>(
 }
 
 /// Pipelined CG over `engines`; returns x, the host (its timings) and the blocks' cores.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn solve<'a, T: Scalar>(
     mut host: Host<'a, T>,
-    engines: Vec<Engine>,
-    locals: Vec<LocalPart<T>>,
-    dinv: Option<Vec<T>>,
-    x0: Option<&[T]>,
-    opts: &SolveOptions,
+    mut setup: Setup<'_, T>,
     monitor: &mut dyn Monitor,
     report: &mut SolveReport,
 ) -> Result<Solved<'a, T>> {
-    let blocks = locals
-        .into_iter()
-        .zip(engines)
-        .map(|(local, engine)| {
-            let d = dinv.as_ref().map(|d| local.gather(d));
-            let send = host.exchange.send[local.part].clone();
-            CgBlock::new(engine, local, d, &send)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let n = host.a.nrows();
-    let mut x: Vec<T> = x0.map_or_else(|| vec![T::zero(); n], <[T]>::to_vec);
+    let blocks = setup.blocks(&host.exchange, |engine, local, dinv, send| {
+        let d = dinv.map(|d| local.gather(d));
+        CgBlock::new(engine, local, d, send)
+    })?;
+    let (dinv, opts) = (&setup.dinv, setup.opts);
+    let mut x = setup.x0(host.a.nrows());
     let b_norm = report.b_norm;
     let rel_target = host.threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
     let counts0 = blocks[0].core.engine.counters().snapshot();
@@ -169,7 +158,7 @@ pub(super) fn solve<'a, T: Scalar>(
     let mut loop_seconds = 0.0;
     let mut loop_counts = WorkCounts::default();
     let (reason, true_rel) = loop {
-        let (mut rz, mut rr) = start_from(&host, &blocks, &dinv, &x);
+        let (mut rz, mut rr) = start_from(&host, &blocks, dinv, &x);
         run.push(rr.sqrt());
         // The first product of p belongs to the (re)start, not to an iteration.
         let mut prod =

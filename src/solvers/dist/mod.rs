@@ -164,9 +164,16 @@ pub fn solve_dist_with<T: Scalar>(
         exchange_seconds: 0.0,
         products: 1,
     };
+    let setup = Setup {
+        engines,
+        locals,
+        dinv,
+        x0,
+        opts,
+    };
     let (x, host, cores) = match opts.method {
-        Method::Cg => cg::solve(host, engines, locals, dinv, x0, opts, monitor, &mut report)?,
-        _ => bicgstab::solve(host, engines, locals, dinv, x0, opts, monitor, &mut report)?,
+        Method::Cg => cg::solve(host, setup, monitor, &mut report)?,
+        _ => bicgstab::solve(host, setup, monitor, &mut report)?,
     };
     report.seconds = start.elapsed().as_secs_f64();
     crate::cpu::explain_f32_gap(&mut report);
@@ -228,6 +235,41 @@ fn add_counts(total: &mut WorkCounts, more: &WorkCounts) {
     total.uploads += more.uploads;
     total.bytes_read_back += more.bytes_read_back;
     total.bytes_uploaded += more.bytes_uploaded;
+}
+
+/// What a method's `solve` starts from: a device's engine and block of A each, D⁻¹ of A (in
+/// global order) for Jacobi, x₀ and the options.
+struct Setup<'s, T> {
+    engines: Vec<Engine>,
+    locals: Vec<LocalPart<T>>,
+    dinv: Option<Vec<T>>,
+    x0: Option<&'s [T]>,
+    opts: &'s SolveOptions,
+}
+
+impl<T: Scalar> Setup<'_, T> {
+    /// One solver block per device: `make(engine, block, D⁻¹ (global), send list)`.
+    fn blocks<B>(
+        &mut self,
+        exchange: &Exchange,
+        make: impl Fn(Engine, LocalPart<T>, Option<&[T]>, &[u32]) -> Result<B>,
+    ) -> Result<Vec<B>> {
+        let locals = std::mem::take(&mut self.locals);
+        let engines = std::mem::take(&mut self.engines);
+        locals
+            .into_iter()
+            .zip(engines)
+            .map(|(local, engine)| {
+                let send = exchange.send[local.part].clone();
+                make(engine, local, self.dinv.as_deref(), &send)
+            })
+            .collect()
+    }
+
+    /// x₀, or zero.
+    fn x0(&self, n: usize) -> Vec<T> {
+        self.x0.map_or_else(|| vec![T::zero(); n], <[T]>::to_vec)
+    }
 }
 
 /// What a method's `solve` gives back: x, the host (its timings) and the blocks' cores.
