@@ -23,7 +23,7 @@ use krylov_wgpu::gpu::{ChosenDevice, DeviceList, Engine, GpuContext, Tuning, ope
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::solvers::dist::{DistConfig, solve_dist_with};
 use krylov_wgpu::solvers::{
-    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, Variant, on_gpu, solve_on,
+    ChannelMonitor, Method, Progress, SolveOptions, SolveReport, on_gpu, solve_on,
 };
 use krylov_wgpu::{Precision, Scalar};
 
@@ -45,7 +45,7 @@ pub struct SolveJob {
     pub precision: Precision,
     /// Time every kernel with GPU timestamps.
     pub profile: bool,
-    /// Split the rows over these devices (pipelined CG and BiCGStab; other runs use the
+    /// Split the rows over these devices (CG and BiCGStab; other runs use the
     /// open device and say so); `None`: the open device alone.
     pub devices: Option<DeviceList>,
     pub cancel: Arc<AtomicBool>,
@@ -315,12 +315,10 @@ fn run_kinds<T: Scalar>(
         // report's device_reason (and the run's note) say why.
         // Several devices: the runs the distributed solvers have; the others run on the open
         // device and say so.
-        let split = job.devices.as_ref().filter(|_| {
-            matches!(
-                (opts.method, opts.variant),
-                (Method::Cg, Variant::Pipelined) | (Method::Bicgstab, _)
-            )
-        });
+        let split = job
+            .devices
+            .as_ref()
+            .filter(|_| matches!(opts.method, Method::Cg | Method::Bicgstab));
         if let Some(list) = split {
             let ctxs = current.several(list)?;
             let note = format!("rows split over {} devices", ctxs.len());
@@ -380,7 +378,7 @@ fn run_kinds<T: Scalar>(
         };
         let note = match (&job.devices, note) {
             (Some(_), None) => Some(format!(
-                "{} runs on one device (several devices run pipelined CG and BiCGStab)",
+                "{} runs on one device (several devices run CG and BiCGStab)",
                 kind.title(opts.method)
             )),
             (_, note) => note,

@@ -349,6 +349,8 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("dist", "dist_spmv_dot", true, 0, [Dist, DistRows]),
     kernel!("dist", "dist_update_cg", true, 0, [Dist]),
     kernel!("dist", "dist_gather", true, 0, [Dist]),
+    kernel!("dist", "dist_cg_xr", true, 0, [Dist]),
+    kernel!("dist", "dist_cg_p", true, 0, [Dist]),
     kernel!("dist", "dist_bicgstab_spmv", true, 0, [Dist, DistRows]),
     kernel!("dist", "dist_bicgstab_s", true, 0, [Dist]),
     kernel!("dist", "dist_bicgstab_xr", true, 0, [Dist]),
@@ -409,6 +411,10 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("dist_spmv_dot", 1),
     ("dist_update_cg", 1),
     ("dist_gather", 0),
+    // Classical CG: the x, r update starts ⟨r, z⟩, ⟨r, r⟩; the direction sums nothing (its
+    // product is dist_spmv_dot's).
+    ("dist_cg_xr", 1),
+    ("dist_cg_p", 0),
     // BiCGStab's products (⟨Ap, r̂⟩, ⟨Ap, Ap⟩ or ⟨As, s⟩, ⟨As, As⟩), half step (⟨s, s⟩) and
     // x, r update (⟨r, r⟩, ⟨r, r̂⟩) each start one; the direction update sums nothing.
     ("dist_bicgstab_spmv", 1),

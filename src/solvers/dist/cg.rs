@@ -1,7 +1,12 @@
-//! Pipelined CG on several devices (paper 000, Alg. 2): one phase per iteration — the update
-//! of x, r, p with ⟨r,z⟩, ⟨r,r⟩ (`dist_update_cg`), p's sent entries gathered, and
-//! Ap = A·p with ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩ (`dist_spmv_dot`); α and β on the host from the sums
-//! over devices, as `update_cg` computes them on one device.
+//! CG on several devices.
+//!
+//! * **Pipelined** (paper 000, Alg. 2): one phase per iteration — the update of x, r, p with
+//!   ⟨r,z⟩, ⟨r,r⟩ (`dist_update_cg`), p's sent entries gathered, and Ap = A·p with ⟨p,Ap⟩,
+//!   ⟨Ap,D⁻¹Ap⟩ (`dist_spmv_dot`); α and β on the host from the sums over devices, as
+//!   `update_cg` computes them on one device.
+//! * **Classical** (Alg. 1): two phases — x, r with ⟨r,z⟩, ⟨r,r⟩ (`dist_cg_xr`), then
+//!   p = z + βp (`dist_cg_p`), its sent entries and Ap with ⟨p,Ap⟩; β = ⟨r,z⟩new/⟨r,z⟩ from
+//!   the directly computed inner product (the recurrence that drifts least in f32).
 
 use std::time::Instant;
 
@@ -28,6 +33,9 @@ pub(super) struct CgBlock<T> {
     gather: Option<Launch>,
     interior: Option<Launch>,
     boundary: Option<Launch>,
+    /// Classical CG's x, r update and direction update.
+    xr: Option<Launch>,
+    direction: Option<Launch>,
 }
 
 impl<T: Scalar> CgBlock<T> {
@@ -45,10 +53,12 @@ impl<T: Scalar> CgBlock<T> {
         let p_ext = poisoned::<T>(e, "dist p_ext", nloc + core.local.halo.len())?;
         let ap = poisoned::<T>(e, "dist ap", nloc)?;
         let dinv = e.storage_from("dist dinv", &dinv.unwrap_or_else(|| vec![T::one()]))?;
-        let (k_spmv, k_update, k_gather) = (
+        let (k_spmv, k_update, k_gather, k_xr, k_p) = (
             core.kernel("dist_spmv_dot")?,
             core.kernel("dist_update_cg")?,
             core.kernel("dist_gather")?,
+            core.kernel("dist_cg_xr")?,
+            core.kernel("dist_cg_p")?,
         );
         let vecs = [(8, &p_ext), (9, &ap), (10, &dinv), (17, &x), (18, &r)];
         Ok(CgBlock {
@@ -56,6 +66,8 @@ impl<T: Scalar> CgBlock<T> {
             gather: core.launch(&k_gather, Rows::Send, None, &vecs),
             interior: core.launch(&k_spmv, Rows::Interior, Some(SLOT_INTERIOR), &vecs),
             boundary: core.launch(&k_spmv, Rows::Boundary, Some(SLOT_BOUNDARY), &vecs),
+            xr: core.launch(&k_xr, Rows::All, Some(SLOT_UPDATE), &vecs),
+            direction: core.launch(&k_p, Rows::All, None, &vecs),
             x,
             r,
             p_ext,
@@ -137,7 +149,62 @@ fn step<T: Scalar>(
     Ok(s)
 }
 
-/// Pipelined CG over `engines`; returns x, the host (its timings) and the blocks' cores.
+/// Classical CG's iteration (paper 000, Alg. 1) with α: x and r, then — unless r already meets
+/// `threshold` or is not finite — p = z + βp with β = ⟨r,z⟩new/`rz` and the product Ap.
+fn classical_step<T: Scalar>(
+    host: &mut Host<'_, T>,
+    blocks: &[CgBlock<T>],
+    alpha: f64,
+    rz: f64,
+) -> Result<Sums> {
+    let cores: Vec<&BlockCore<T>> = blocks.iter().map(|b| &b.core).collect();
+    for blk in blocks {
+        blk.core
+            .engine
+            .write(&blk.core.coef, 0, &[T::from_f64(alpha), T::zero()]);
+    }
+    let launches: Vec<PhaseLaunches<'_>> = blocks
+        .iter()
+        .map(|b| PhaseLaunches {
+            update: vec![&b.xr],
+            ..Default::default()
+        })
+        .collect();
+    let parts = host.phase(&cores, &launches)?;
+    let mut s = Sums::default();
+    for (b, p) in blocks.iter().zip(&parts) {
+        let u = b.core.sums(p, &[&b.xr]);
+        s.rz += u[0];
+        s.rr += u[1];
+    }
+    if !s.rr.is_finite() || !s.rz.is_finite() || s.rr.sqrt() <= host.threshold {
+        return Ok(s);
+    }
+    let beta = s.rz / rz;
+    for blk in blocks {
+        blk.core
+            .engine
+            .write(&blk.core.coef, 1, &[T::from_f64(beta)]);
+    }
+    let launches: Vec<PhaseLaunches<'_>> = blocks
+        .iter()
+        .map(|b| PhaseLaunches {
+            update: vec![&b.direction],
+            gather: Some((&b.gather, &b.p_ext)),
+            interior: Some(&b.interior),
+            boundary: Some(&b.boundary),
+        })
+        .collect();
+    let parts = host.phase(&cores, &launches)?;
+    for (b, p) in blocks.iter().zip(&parts) {
+        let q = b.core.sums(p, &[&b.interior, &b.boundary]);
+        s.pap += q[0];
+        s.apdap += q[1];
+    }
+    Ok(s)
+}
+
+/// CG (pipelined or classical, `opts.variant`) over `engines`; returns x, the host (its timings) and the blocks' cores.
 pub(super) fn solve<'a, T: Scalar>(
     mut host: Host<'a, T>,
     mut setup: Setup<'_, T>,
@@ -149,6 +216,7 @@ pub(super) fn solve<'a, T: Scalar>(
         CgBlock::new(engine, local, d, send)
     })?;
     let (dinv, opts) = (&setup.dinv, setup.opts);
+    let classical = opts.variant == crate::base::Variant::Classical;
     let mut x = setup.x0(host.a.nrows());
     let b_norm = report.b_norm;
     let rel_target = host.threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
@@ -198,10 +266,14 @@ pub(super) fn solve<'a, T: Scalar>(
                     quantity: "<r, z>".into(),
                 });
             }
-            // Paper 000, Alg. 2 (eq. 3): the α and β update_cg computes on one device.
             let alpha = rz / s.pap;
-            let beta = alpha * alpha * s.apdap / rz - 1.0;
-            let next = step(&mut host, &blocks, Some((alpha, beta)))?;
+            let next = if classical {
+                classical_step(&mut host, &blocks, alpha, rz)?
+            } else {
+                // Paper 000, Alg. 2 (eq. 3): the α and β update_cg computes on one device.
+                let beta = alpha * alpha * s.apdap / rz - 1.0;
+                step(&mut host, &blocks, Some((alpha, beta)))?
+            };
             rz = next.rz;
             rr = next.rr;
             run.recorded += 1;

@@ -3,9 +3,10 @@
 //! the halo of each block's product exchanged through the host ([`Exchange`]), and every inner
 //! product summed over the devices' partial sums on the host in f64.
 //!
-//! Methods: **pipelined CG** (paper 000, Alg. 2, the recurrence of
-//! [`super::cg::PipelinedCg`]) and **BiCGStab** (the classical recurrence of
-//! [`crate::cpu::bicgstab`], right-preconditioned), each with Jacobi or no preconditioner.
+//! Methods: **CG** — pipelined (paper 000, Alg. 2, the recurrence of
+//! [`super::cg::PipelinedCg`]) or classical (Alg. 1) — and **BiCGStab** (the classical
+//! recurrence of [`crate::cpu::bicgstab`], right-preconditioned), each with Jacobi or no
+//! preconditioner.
 //! Both are written as *phases* ([`Host::phase`]): one phase on every device is
 //!
 //! ```text
@@ -17,8 +18,8 @@
 //!            host: inner products summed over workgroups and devices in f64
 //! ```
 //!
-//! A CG iteration is one phase (update of x, r, p; product Ap): two host round trips with a
-//! halo, one without. A BiCGStab iteration is three (p and Ap; s and As; x and r): five
+//! A pipelined CG iteration is one phase (update of x, r, p; product Ap): two host round trips
+//! with a halo, one without; a classical one two (x and r; p and Ap): three round trips. A BiCGStab iteration is three (p and Ap; s and As; x and r): five
 //! round trips with a halo, three without. After the loop x comes back to the host and the
 //! true residual ‖b − Ax‖ is recomputed there in f64; a convergence it contradicts restarts
 //! from x (residual replacement, at most [`MAX_RESTARTS`] times) before the solve reports a
@@ -131,7 +132,7 @@ pub fn solve_dist_with<T: Scalar>(
         .map(|ctx| Engine::with_tuning(ctx.clone(), config.tuning))
         .collect();
     let variant = match opts.method {
-        Method::Cg => Variant::Pipelined,
+        Method::Cg => opts.variant,
         _ => Variant::Classical,
     };
     let mut report = SolveReport::new(opts.method, variant, T::PRECISION, a.nrows(), a.nnz());
@@ -190,10 +191,10 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
         ));
     }
     match (opts.method, opts.variant) {
-        (Method::Cg, Variant::Pipelined) | (Method::Bicgstab, _) => {}
+        (Method::Cg | Method::Bicgstab, _) => {}
         (method, variant) => {
             return Err(KrylovError::Unsupported(format!(
-                "--devices runs pipelined CG and BiCGStab ({variant} {method} on several devices is not built yet)"
+                "--devices runs CG and BiCGStab ({variant} {method} on several devices is not built yet)"
             )));
         }
     }
