@@ -876,10 +876,20 @@ fn several_devices_split_the_rows_and_the_table_shows_each_block() {
     assert!(rep.converged, "{}", rep.reason_detail);
     assert_eq!(rep.devices.as_ref().map(|d| d.devices.len()), Some(2));
     // The table beside the counters: a row per device, the exchange line.
-    h.get_all_by_label("device 1").next().unwrap().scroll_to_me();
+    h.get_all_by_label("device 1")
+        .next()
+        .unwrap()
+        .scroll_to_me();
     h.run();
-    assert_eq!(h.query_all_by_label("device 0").count(), 2, "a table per run");
-    assert_eq!(h.query_all_by_label_contains("exchange: 40 values").count(), 2);
+    assert_eq!(
+        h.query_all_by_label("device 0").count(),
+        2,
+        "a table per run"
+    );
+    assert_eq!(
+        h.query_all_by_label_contains("exchange: 40 values").count(),
+        2
+    );
     // A list that is neither a count nor indices is an error on Solve, not a panic.
     h.get_by_label("Devices").set_text_value_accesskit("two");
     h.run();
