@@ -586,3 +586,50 @@ fn classical_cg_on_devices_matches_one_device_and_counts_are_exact() {
     assert_eq!(r.loop_counts.readbacks, 3 * n - 2);
     assert_eq!(r.loop_counts.reductions, 2 * n - 1);
 }
+
+#[test]
+fn profiling_gives_every_device_its_kernel_times() {
+    let Some(devs) = devices(2) else { return };
+    if !devs[0].has_timestamps() {
+        return;
+    }
+    let a = poisson_2d_fd::<f32>(16);
+    let b = rhs(&a);
+    let config = DistConfig {
+        partition: None,
+        tuning: Tuning {
+            profile: true,
+            ..Tuning::default()
+        },
+    };
+    let sol = solve_dist_with(
+        &devs,
+        &a,
+        &b,
+        None,
+        &cg(Precond::None, 1e-5),
+        &config,
+        &mut (),
+    )
+    .unwrap();
+    let r = &sol.report;
+    assert!(r.converged && r.restarts == 0, "{}", r.reason_detail);
+    for (i, d) in r.devices.as_ref().unwrap().devices.iter().enumerate() {
+        let calls = |name: &str| {
+            d.kernel_times
+                .iter()
+                .find(|k| k.name == name)
+                .map_or(0, |k| k.calls)
+        };
+        // One update and gather per iteration; the product's two halves once more (the
+        // restart's first product).
+        assert_eq!(calls("dist_update_cg") as usize, r.iterations, "device {i}");
+        assert_eq!(calls("dist_gather") as usize, r.iterations, "device {i}");
+        assert_eq!(
+            calls("dist_spmv_dot") as usize,
+            2 * (r.iterations + 1),
+            "device {i}"
+        );
+        assert!(d.kernel_times.iter().all(|k| k.seconds >= 0.0));
+    }
+}

@@ -23,6 +23,9 @@ pub struct DevicePart {
     pub split_binding: bool,
     /// Host time spent waiting for this device's reads in the loop.
     pub wait_seconds: f64,
+    /// GPU time per kernel on this device (timestamps, with `KRYLOV_PROFILE=1` or
+    /// `Tuning::profile`; empty otherwise).
+    pub kernel_times: Vec<super::KernelTime>,
 }
 
 /// The distributed solve: partition, exchange and where the loop's time went.

@@ -79,7 +79,7 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
     if let Some(d) = &report.devices {
         for (i, p) in d.devices.iter().enumerate() {
             println!(
-                "device {i}: {} (adapter {}): rows {}..{} ({} interior), {} non-zeros, halo {}, sends {}{}",
+                "device {i}: {} (adapter {}): rows {}..{} ({} interior), {} non-zeros, halo {}, sends {}{}{}",
                 p.adapter,
                 p.adapter_index,
                 p.first_row,
@@ -92,6 +92,12 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
                     ", matrix over two bindings"
                 } else {
                     ""
+                },
+                if p.kernel_times.is_empty() {
+                    String::new()
+                } else {
+                    let gpu: f64 = p.kernel_times.iter().map(|k| k.seconds).sum();
+                    format!(", {gpu:.4} s in kernels")
                 }
             );
         }

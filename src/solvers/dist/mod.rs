@@ -471,6 +471,7 @@ impl<T: Scalar> Host<'_, T> {
                 send: c.send_len,
                 split_binding: c.split(),
                 wait_seconds: self.wait[d],
+                kernel_times: c.engine.kernel_times(),
             })
             .collect();
         let k = cores.len() as f64;
