@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
-use super::{Host, MAX_RESTARTS, PhaseLaunches, Run, Setup, Solved, add_counts};
+use super::{Host, PhaseLaunches, Restarts, Run, Setup, Solved, add_counts};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::base::{Monitor, SolveReport, StopReason, WorkCounts};
@@ -197,8 +197,7 @@ pub(super) fn solve<'a, T: Scalar>(
     let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
     let counts0 = sv.blocks[0].core.engine.counters().snapshot();
     let mut run = Run::new(monitor);
-    let (mut restarts, mut gaps, mut breakdowns, mut restart_log) = (0, 0, 0, Vec::new());
-    let mut restarted_at: Option<usize> = None;
+    let mut restarts = Restarts::default();
     let mut loop_seconds = 0.0;
     let mut loop_counts = WorkCounts::default();
     let (reason, true_rel) = loop {
@@ -313,27 +312,10 @@ pub(super) fn solve<'a, T: Scalar>(
         x = sv.host.read_x(&sv.cores(), &xs)?;
         let true_rel = sv.host.true_relative(&x, b_norm);
         let it = run.iterations();
-        match end {
-            None if true_rel <= rel_target * (1.0 + crate::cpu::TRUE_RESIDUAL_SLACK) => {
-                break (StopReason::Converged, true_rel);
-            }
-            None if gaps < MAX_RESTARTS && it < opts.max_iter => {
-                gaps += 1;
-                restart_log.push(crate::cpu::gap_restart_note(it, true_rel));
-            }
-            None => break (StopReason::ResidualGap, true_rel),
-            Some(StopReason::Breakdown { quantity })
-                if breakdowns < crate::cpu::MAX_BREAKDOWN_RESTARTS
-                    && it > restarted_at.unwrap_or(0)
-                    && it < opts.max_iter =>
-            {
-                breakdowns += 1;
-                restart_log.push(crate::cpu::breakdown_restart_note(&quantity, it));
-            }
-            Some(reason) => break (reason, true_rel),
+        if let Some(stop) = restarts.decide(end, (true_rel, rel_target), (it, opts.max_iter), true)
+        {
+            break stop;
         }
-        restarts += 1;
-        restarted_at = Some(it);
         run.history.pop();
     };
     report.loop_seconds = loop_seconds;
@@ -346,7 +328,7 @@ pub(super) fn solve<'a, T: Scalar>(
         (reason, true_rel),
         loop_counts,
         &counts0,
-        (restarts, gaps, restart_log),
+        restarts,
         k,
     );
     Ok((x, host, blocks.into_iter().map(|b| b.core).collect()))

@@ -66,7 +66,6 @@ pub(super) struct BlockCore<T> {
     vals_hi: wgpu::Buffer,
     split_at: usize,
     pub(super) partials: wgpu::Buffer,
-    pub(super) slots: u32,
     /// Partials entries per slot.
     pub(super) groups: u32,
     /// The host's scalars for the kernels (α, β, ω, …).
@@ -146,7 +145,6 @@ impl<T: Scalar> BlockCore<T> {
             vals_hi,
             split_at,
             partials,
-            slots,
             groups,
             coef,
             send_idx,
@@ -227,27 +225,40 @@ impl<T: Scalar> BlockCore<T> {
     }
 
     /// Components 0–2 of the sums the launches left in their slots, added over workgroups and
-    /// launches in f64.
-    pub(super) fn sums(&self, partials: &[T], launches: &[&Option<Launch>]) -> [f64; 3] {
+    /// launches in f64, from `partials` (slots `first..` as a phase reads them).
+    pub(super) fn sums(&self, partials: &Partials<T>, launches: &[&Option<Launch>]) -> [f64; 3] {
         let mut s = [0.0; 3];
         for launch in launches {
             let Some(slot) = launch.as_ref().and_then(|l| l.slot) else {
                 continue;
             };
-            let base = (slot * self.groups) as usize;
+            let base = ((slot - partials.first) * self.groups) as usize;
             for g in 0..Self::used_groups(launch) {
                 for (c, v) in s.iter_mut().enumerate() {
-                    *v += partials[4 * (base + g) + c].as_f64();
+                    *v += partials.data[4 * (base + g) + c].as_f64();
                 }
             }
         }
         s
     }
 
-    /// The partials of every slot, as the host reads them.
-    pub(super) fn partials_len(&self) -> usize {
-        (4 * self.slots * self.groups) as usize
+    /// The slots `launches` write, as the range a phase reads back (one slot when none does:
+    /// the read is the phase's synchronisation all the same).
+    pub(super) fn slot_range(launches: &[&Option<Launch>]) -> std::ops::Range<u32> {
+        let slots = launches
+            .iter()
+            .filter_map(|l| l.as_ref().and_then(|l| l.slot));
+        match (slots.clone().min(), slots.max()) {
+            (Some(lo), Some(hi)) => lo..hi + 1,
+            _ => 0..1,
+        }
     }
+}
+
+/// Partial sums read back by a phase: slots `first..` of a block's partials buffer.
+pub(super) struct Partials<T> {
+    pub(super) first: u32,
+    pub(super) data: Vec<T>,
 }
 
 /// A vector of `len` entries (at least one) poisoned with NaN: an entry the solve never writes

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
-use super::{Host, MAX_RESTARTS, PhaseLaunches, Run, Setup, Solved, add_counts};
+use super::{Host, PhaseLaunches, Restarts, Run, Setup, Solved, add_counts};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::base::{Monitor, SolveReport, StopReason, WorkCounts};
@@ -139,7 +139,11 @@ fn step<T: Scalar>(
     let parts = host.phase(&cores, &launches)?;
     let mut s = Sums::default();
     for (b, p) in blocks.iter().zip(&parts) {
-        let u = b.core.sums(p, &[&b.update]);
+        // The update's slot was read only if it ran.
+        let u = match update {
+            Some(_) => b.core.sums(p, &[&b.update]),
+            None => [0.0; 3],
+        };
         let q = b.core.sums(p, &[&b.interior, &b.boundary]);
         s.rz += u[0];
         s.rr += u[1];
@@ -222,7 +226,7 @@ pub(super) fn solve<'a, T: Scalar>(
     let rel_target = host.threshold / if b_norm > 0.0 { b_norm } else { 1.0 };
     let counts0 = blocks[0].core.engine.counters().snapshot();
     let mut run = Run::new(monitor);
-    let (mut restarts, mut restart_log) = (0, Vec::new());
+    let mut restarts = Restarts::default();
     let mut loop_seconds = 0.0;
     let mut loop_counts = WorkCounts::default();
     let (reason, true_rel) = loop {
@@ -289,18 +293,12 @@ pub(super) fn solve<'a, T: Scalar>(
         let xs: Vec<&wgpu::Buffer> = blocks.iter().map(|b| &b.x).collect();
         x = host.read_x(&cores, &xs)?;
         let true_rel = host.true_relative(&x, b_norm);
-        match end {
-            None if true_rel <= rel_target * (1.0 + crate::cpu::TRUE_RESIDUAL_SLACK) => {
-                break (StopReason::Converged, true_rel);
-            }
-            None if restarts < MAX_RESTARTS && run.iterations() < opts.max_iter => {
-                restarts += 1;
-                restart_log.push(crate::cpu::gap_restart_note(run.iterations(), true_rel));
-                run.history.pop();
-            }
-            None => break (StopReason::ResidualGap, true_rel),
-            Some(reason) => break (reason, true_rel),
+        let it = run.iterations();
+        if let Some(stop) = restarts.decide(end, (true_rel, rel_target), (it, opts.max_iter), false)
+        {
+            break stop;
         }
+        run.history.pop();
     };
     report.loop_seconds = loop_seconds;
     let k = blocks.len();
@@ -311,7 +309,7 @@ pub(super) fn solve<'a, T: Scalar>(
         (reason, true_rel),
         loop_counts,
         &counts0,
-        (restarts, restarts, restart_log),
+        restarts,
         k,
     );
     Ok((x, host, blocks.into_iter().map(|b| b.core).collect()))

@@ -47,7 +47,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use self::block::{BlockCore, Launch};
+use self::block::{BlockCore, Launch, Partials};
 use super::driver::{MAX_RESTARTS, Run};
 use crate::base::dist::{DevicePart, DistReport};
 use crate::base::error::{KrylovError, Result};
@@ -276,6 +276,57 @@ impl<T: Scalar> Setup<'_, T> {
 /// What a method's `solve` gives back: x, the host (its timings) and the blocks' cores.
 type Solved<'a, T> = (Vec<T>, Host<'a, T>, Vec<BlockCore<T>>);
 
+/// The restarts of a distributed solve and the rule that decides them (the one-device
+/// driver's): a convergence the true residual contradicts restarts from x (residual
+/// replacement, at most [`MAX_RESTARTS`] times); a breakdown, for methods that allow it,
+/// restarts from x with fresh shadow vectors if the solve made progress since the last restart.
+#[derive(Default)]
+struct Restarts {
+    total: usize,
+    gaps: usize,
+    breakdowns: usize,
+    at: Option<usize>,
+    log: Vec<String>,
+}
+
+impl Restarts {
+    /// After an inner loop that ended with `end` (`None`: the recurrence converged) at
+    /// iteration `it` with true relative residual `true_rel`: the final stop, or `None` to
+    /// restart from x (logged).
+    fn decide(
+        &mut self,
+        end: Option<StopReason>,
+        (true_rel, rel_target): (f64, f64),
+        (it, max_iter): (usize, usize),
+        breakdown_restarts: bool,
+    ) -> Option<(StopReason, f64)> {
+        match end {
+            None if true_rel <= rel_target * (1.0 + crate::cpu::TRUE_RESIDUAL_SLACK) => {
+                return Some((StopReason::Converged, true_rel));
+            }
+            None if self.gaps < MAX_RESTARTS && it < max_iter => {
+                self.gaps += 1;
+                self.log.push(crate::cpu::gap_restart_note(it, true_rel));
+            }
+            None => return Some((StopReason::ResidualGap, true_rel)),
+            Some(StopReason::Breakdown { quantity })
+                if breakdown_restarts
+                    && self.breakdowns < crate::cpu::MAX_BREAKDOWN_RESTARTS
+                    && it > self.at.unwrap_or(0)
+                    && it < max_iter =>
+            {
+                self.breakdowns += 1;
+                self.log
+                    .push(crate::cpu::breakdown_restart_note(&quantity, it));
+            }
+            Some(reason) => return Some((reason, true_rel)),
+        }
+        self.total += 1;
+        self.at = Some(it);
+        None
+    }
+}
+
 /// One phase's launches on one device (see the module's diagram).
 #[derive(Default)]
 struct PhaseLaunches<'l> {
@@ -343,7 +394,7 @@ impl<T: Scalar> Host<'_, T> {
         &mut self,
         cores: &[&BlockCore<T>],
         launches: &[PhaseLaunches<'_>],
-    ) -> Result<Vec<Vec<T>>> {
+    ) -> Result<Vec<Partials<T>>> {
         let exchanging =
             launches.iter().any(|l| l.gather.is_some()) && !self.exchange.transfers.is_empty();
         // Submit 1: the updates and the gather, the sent entries read back.
@@ -411,12 +462,25 @@ impl<T: Scalar> Host<'_, T> {
                     _ => bnd.record(&mut batch),
                 }
             }
-            pending.push(batch.submit_read(&core.partials, 0, core.partials_len())?);
+            // Only the slots this phase's launches wrote.
+            let mut used: Vec<&Option<Launch>> = l.update.clone();
+            used.extend(l.interior.iter().chain(l.boundary.iter()).copied());
+            let slots = BlockCore::<T>::slot_range(&used);
+            let per_slot = 4 * core.groups as usize;
+            let read = batch.submit_read(
+                &core.partials,
+                slots.start as usize * per_slot,
+                slots.len() * per_slot,
+            )?;
+            pending.push((slots.start, read));
         }
         let mut out = Vec::with_capacity(cores.len());
-        for (d, read) in pending.into_iter().enumerate() {
+        for (d, (first, read)) in pending.into_iter().enumerate() {
             let t = Instant::now();
-            out.push(read.wait()?);
+            out.push(Partials {
+                first,
+                data: read.wait()?,
+            });
             self.wait[d] += t.elapsed().as_secs_f64();
         }
         Ok(out)
@@ -432,7 +496,7 @@ impl<T: Scalar> Host<'_, T> {
         (reason, true_rel): (StopReason, f64),
         loop_counts: WorkCounts,
         counts0: &WorkCounts,
-        (restarts, replacements, restart_log): (usize, usize, Vec<String>),
+        restarts: Restarts,
         k: usize,
     ) {
         let counts = core0.engine.counters().snapshot().since(counts0);
@@ -442,9 +506,9 @@ impl<T: Scalar> Host<'_, T> {
         } else {
             format!("{reason} at iteration {}", run.iterations())
         };
-        run.close(report, reason, detail, true_rel, restarts);
-        report.replacements = replacements;
-        report.restart_log = restart_log;
+        run.close(report, reason, detail, true_rel, restarts.total);
+        report.replacements = restarts.gaps;
+        report.restart_log = restarts.log;
         report.counts = counts;
         // GPU time per kernel on device 0 (with KRYLOV_PROFILE=1; empty otherwise).
         report.kernel_times = core0.engine.kernel_times();
