@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{TIMEOUT, enter_and_click, solve, wait_idle};
+use common::{TIMEOUT, enter_and_click, harness_with, solve, wait_idle};
 
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable, by};
@@ -29,23 +29,6 @@ fn harness() -> Harness<'static, StudioApp> {
         device: DeviceSelection::AnyGpu,
         ..Default::default()
     })
-}
-
-/// The app started with `args`, rendering on the test adapter, once its device is open.
-/// Device profiles are looked up in an empty directory unless `args` names one, so a profile
-/// in the user's cache never changes what the snapshots show.
-fn harness_with(mut args: StartupArgs) -> Harness<'static, StudioApp> {
-    if args.profile_dir.is_none() {
-        let dir = std::env::temp_dir().join(format!("studio-no-profiles-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        args.profile_dir = Some(dir);
-    }
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .wgpu()
-        .build_eframe(move |cc| StudioApp::new(&cc.egui_ctx, args));
-    wait_idle(&mut h, "the device");
-    h
 }
 
 /// Snapshot tolerance for a software rasteriser: a slightly looser per-pixel colour threshold
@@ -835,65 +818,4 @@ fn the_predict_panel_ranks_formats_beside_the_measured_time() {
     let measured: f64 = cells[1].parse().expect("a measured time");
     let expect = rep.loop_seconds / rep.iterations_recorded as f64 * 1e6;
     assert!((measured - expect).abs() <= 0.006, "{measured} vs {expect}");
-}
-
-#[test]
-fn several_devices_split_the_rows_and_the_table_shows_each_block() {
-    if krylov_wgpu::gpu::list_adapters_for(krylov_wgpu::wgpu::Backends::PRIMARY).is_empty() {
-        assert!(
-            !krylov_wgpu::gpu::gpu_required(),
-            "KRYLOV_REQUIRE_GPU=1 but no adapter"
-        );
-        return;
-    }
-    // Both variants of CG with "Devices" 0,0: each runs over two logical devices on adapter 0.
-    let line = "--generate poisson2d:20 --run-both --devices 0,0 --precision f32";
-    let Ok(krylov_studio::args::Parsed::Run(args)) =
-        krylov_studio::args::parse(line.split_whitespace().map(String::from))
-    else {
-        panic!("`{line}` does not parse")
-    };
-    let mut h = harness_with(StartupArgs {
-        device: DeviceSelection::AnyGpu,
-        ..args
-    });
-    wait_idle(&mut h, "the solves");
-    assert_eq!(h.state().error(), None);
-    let runs = h.state().runs();
-    assert_eq!(runs.len(), 2);
-    let pipelined = runs.iter().find(|r| r.kind == RunKind::Pipelined).unwrap();
-    let rep = pipelined.report().expect("a report").clone();
-    assert!(rep.converged, "{}", rep.reason_detail);
-    let d = rep
-        .devices
-        .as_ref()
-        .expect("the pipelined run ran on several devices");
-    assert_eq!(d.devices.len(), 2);
-    assert_eq!(d.devices.iter().map(|p| p.rows).sum::<usize>(), 400);
-    assert_eq!(d.exchange_values_per_iteration, 40);
-    let classical = runs.iter().find(|r| r.kind == RunKind::Classical).unwrap();
-    let rep = classical.report().expect("a report");
-    assert!(rep.converged, "{}", rep.reason_detail);
-    assert_eq!(rep.devices.as_ref().map(|d| d.devices.len()), Some(2));
-    // The table beside the counters: a row per device, the exchange line.
-    h.get_all_by_label("device 1")
-        .next()
-        .unwrap()
-        .scroll_to_me();
-    h.run();
-    assert_eq!(
-        h.query_all_by_label("device 0").count(),
-        2,
-        "a table per run"
-    );
-    assert_eq!(
-        h.query_all_by_label_contains("exchange: 40 values").count(),
-        2
-    );
-    // A list that is neither a count nor indices is an error on Solve, not a panic.
-    h.get_by_label("Devices").set_text_value_accesskit("two");
-    h.run();
-    h.get_by_label("Solve").click();
-    h.run();
-    assert!(h.state().error().is_some_and(|e| e.contains("Devices")));
 }

@@ -1,10 +1,11 @@
 //! Helpers shared by the app's test files.
+#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use krylov_studio::{DeviceState, StudioApp};
+use krylov_studio::{DeviceState, StartupArgs, StudioApp};
 
 /// Longest wait for a load or a solve on a software rasteriser.
 pub const TIMEOUT: Duration = Duration::from_secs(240);
@@ -43,4 +44,21 @@ pub fn solve(h: &mut Harness<'_, StudioApp>) {
     h.step();
     wait_idle(h, "the solve");
     assert_eq!(h.state().error(), None);
+}
+
+/// The app started with `args`, rendering on the test adapter, once its device is open.
+/// Device profiles are looked up in an empty directory unless `args` names one, so a profile
+/// in the user's cache never changes what the snapshots show.
+pub fn harness_with(mut args: StartupArgs) -> Harness<'static, StudioApp> {
+    if args.profile_dir.is_none() {
+        let dir = std::env::temp_dir().join(format!("studio-no-profiles-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        args.profile_dir = Some(dir);
+    }
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .wgpu()
+        .build_eframe(move |cc| StudioApp::new(&cc.egui_ctx, args));
+    wait_idle(&mut h, "the device");
+    h
 }
