@@ -45,7 +45,7 @@ pub struct SolveJob {
     pub precision: Precision,
     /// Time every kernel with GPU timestamps.
     pub profile: bool,
-    /// Split the rows over these devices (CG and BiCGStab; other runs use the
+    /// Split the rows over these devices (CG, BiCGStab and GMRES; other runs use the
     /// open device and say so); `None`: the open device alone.
     pub devices: Option<DeviceList>,
     pub cancel: Arc<AtomicBool>,
@@ -318,7 +318,7 @@ fn run_kinds<T: Scalar>(
         let split = job
             .devices
             .as_ref()
-            .filter(|_| matches!(opts.method, Method::Cg | Method::Bicgstab));
+            .filter(|_| matches!(opts.method, Method::Cg | Method::Bicgstab | Method::Gmres));
         if let Some(list) = split {
             let ctxs = current.several(list)?;
             let note = format!("rows split over {} devices", ctxs.len());
@@ -378,7 +378,7 @@ fn run_kinds<T: Scalar>(
         };
         let note = match (&job.devices, note) {
             (Some(_), None) => Some(format!(
-                "{} runs on one device (several devices run CG and BiCGStab)",
+                "{} runs on one device (several devices run CG, BiCGStab and GMRES)",
                 kind.title(opts.method)
             )),
             (_, note) => note,

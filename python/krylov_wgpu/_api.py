@@ -144,8 +144,8 @@ def solve(
     ``precond``: ``none``, ``jacobi``, ``ilu0`` or ``ic0``. More options, as the CLI's:
     ``side``, ``trisolve``, ``reorder``, ``equilibrate``, ``gs``, ``s_step``, ``tsqr``, ``basis``, ``check_mode``, ``batch``, ``reduction``,
     ``max_padding``, ``adapter``, ``no_f64``, ``allow_mixed``, ``inner_rtol``, ``max_outer``,
-    ``outer_precision``, and ``devices``: split A's rows over several GPUs (``method`` ``cg`` or
-    ``bicgstab``, ``precond`` ``none`` or ``jacobi``): a count, ``"0,1"`` or a list of adapter
+    ``outer_precision``, and ``devices``: split A's rows over several GPUs (``method`` ``cg``,
+    ``bicgstab`` or ``gmres``, ``precond`` ``none`` or ``jacobi``): a count, ``"0,1"`` or a list of adapter
     indices (one may repeat: logical devices on one adapter); ``report.devices`` then has each
     device's block and the halo exchange.
 

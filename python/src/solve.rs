@@ -400,8 +400,8 @@ fn devices_option(options: &Bound<'_, PyDict>) -> PyResult<Option<DeviceList>> {
     }
 }
 
-/// A solve split over several devices (`devices=`): pipelined CG or BiCGStab, one row block
-/// per device.
+/// A solve split over several devices (`devices=`): CG, BiCGStab or GMRES, one row block per
+/// device.
 fn run_on_devices(
     matrix: &NativeMatrix,
     b: &[f64],

@@ -16,7 +16,8 @@ struct Dist {
     split: u32,
     // Entries of the send list (dist_gather).
     count: u32,
-    zero: u32,
+    // Slots between successive quads of a launch writing several (lib/dist_basis.wgsl).
+    quad_stride: u32,
 }
 
 @group(0) @binding(15) var<uniform> dist: Dist;

@@ -79,11 +79,15 @@ pub enum Piece {
     /// `dist_rows.wgsl` (on [`Piece::Dist`]): the row product of a device's block of A for the
     /// distributed products; the kernel defines `dist_x(col)`.
     DistRows,
+    /// `dist_basis.wgsl` (on [`Piece::Dist`]): distributed GMRES's Krylov basis on a row
+    /// block, its Gram–Schmidt combination and inner products; the kernel declares `basis`
+    /// (and `w` for the inner products).
+    DistBasis,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 13] = [
+    pub const ALL: [Piece; 14] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -97,6 +101,7 @@ impl Piece {
         Piece::GmresPool,
         Piece::Dist,
         Piece::DistRows,
+        Piece::DistBasis,
     ];
 
     /// The piece's WGSL source.
@@ -132,6 +137,7 @@ impl Piece {
             Piece::GmresPool => lib_file!("gmres_pool.wgsl"),
             Piece::Dist => lib_file!("dist.wgsl"),
             Piece::DistRows => lib_file!("dist_rows.wgsl"),
+            Piece::DistBasis => lib_file!("dist_basis.wgsl"),
         }
     }
 }
@@ -355,6 +361,17 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("dist", "dist_bicgstab_s", true, 0, [Dist]),
     kernel!("dist", "dist_bicgstab_xr", true, 0, [Dist]),
     kernel!("dist", "dist_bicgstab_p", true, 0, [Dist]),
+    kernel!(
+        "dist",
+        "dist_gmres_spmv_dots",
+        true,
+        0,
+        [Dist, DistRows, DistBasis]
+    ),
+    kernel!("dist", "dist_gmres_orth", true, 0, [Dist, DistBasis]),
+    kernel!("dist", "dist_gmres_prepare", true, 0, [Dist, DistBasis]),
+    kernel!("dist", "dist_gmres_update_x", true, 0, [Dist, DistBasis]),
+    kernel!("dist", "dist_gmres_residual", true, 0, [Dist, DistRows]),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
     // primitives applied elementwise (tests/gpu_ds.rs).
     kernel!("ds", "fma_probe", false, 0, [Ds]),
@@ -421,6 +438,15 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("dist_bicgstab_s", 1),
     ("dist_bicgstab_xr", 1),
     ("dist_bicgstab_p", 0),
+    // GMRES: the product with the first Gram–Schmidt pass's inner products (all of them, one
+    // reduction however many slots), the orthogonalisation with the second pass's, and the
+    // restart residual's ‖r‖² each start one; the next basis vector and the update of x sum
+    // nothing.
+    ("dist_gmres_spmv_dots", 1),
+    ("dist_gmres_orth", 1),
+    ("dist_gmres_prepare", 0),
+    ("dist_gmres_update_x", 0),
+    ("dist_gmres_residual", 1),
     // precond: elementwise scaling and triangular solves, no sums.
     ("diag_scale", 0),
     ("trisolve_levels", 0),

@@ -1,5 +1,5 @@
-//! `krylov solve --devices`: CG and BiCGStab over two logical devices on the first adapter
-//! (tests/gpu_dist.rs checks the solver against one device), and the refusals.
+//! `krylov solve --devices`: CG, BiCGStab and GMRES over two logical devices on the first adapter
+//! (tests/gpu_dist/ checks the solver against one device), and the refusals.
 
 use serde_json::Value;
 
@@ -15,11 +15,15 @@ fn have_gpu() -> bool {
 }
 
 #[test]
-fn cg_and_bicgstab_on_two_logical_devices() {
+fn cg_bicgstab_and_gmres_on_two_logical_devices() {
     if !have_gpu() {
         return;
     }
-    for (method, matrix) in [("cg", "poisson2d:24"), ("bicgstab", "convdiff2d:24")] {
+    for (method, matrix) in [
+        ("cg", "poisson2d:24"),
+        ("bicgstab", "convdiff2d:24"),
+        ("gmres", "convdiff2d:24"),
+    ] {
         let run = krylov(&[
             "solve",
             "--generate",
@@ -50,7 +54,7 @@ fn cg_and_bicgstab_on_two_logical_devices() {
         let rows: u64 = devices.iter().map(|d| d["rows"].as_u64().unwrap()).sum();
         assert_eq!(rows, 576, "{ctx}");
         // A 24 × 24 grid in two blocks: each reads one grid line of the other per product.
-        let products = if method == "cg" { 1 } else { 2 };
+        let products = if method == "bicgstab" { 2 } else { 1 };
         assert_eq!(
             r["devices"]["exchange_values_per_iteration"],
             48 * products,
@@ -85,7 +89,7 @@ fn what_several_devices_do_not_run_is_one_clear_error() {
         a.extend_from_slice(extra);
         krylov(&a)
     };
-    with(&["--method", "gmres"]).assert_input_error(&["cg and bicgstab"]);
+    with(&["--method", "cagmres"]).assert_input_error(&["cg, bicgstab and gmres"]);
     with(&["--precision", "mixed"]).assert_input_error(&["--devices", "mixed"]);
     with(&["--device", "cpu"]).assert_input_error(&["--devices", "--device cpu"]);
     with(&["--precond", "ilu0"]).assert_input_error(&["--precond none or jacobi"]);

@@ -20,7 +20,7 @@ struct DistParams {
     jacobi: u32,
     split: u32,
     count: u32,
-    zero: u32,
+    quad_stride: u32,
 }
 
 /// A launch over a row range: its kernel, bind group and workgroup count.
@@ -28,8 +28,13 @@ pub(super) struct Launch {
     kernel: Kernel,
     bind: wgpu::BindGroup,
     groups: u32,
-    /// The partials slot it writes (`None`: no sums).
+    /// The partials slot it writes (`None`: no sums): its first, when it writes several.
     slot: Option<u32>,
+    /// Slots between successive quads of sums (lib/dist_basis.wgsl's `dist.quad_stride`).
+    quad_stride: u32,
+    /// Quads of sums it writes this phase (distributed GMRES: as many as the step's inner
+    /// products need).
+    quads: std::cell::Cell<u32>,
 }
 
 impl Launch {
@@ -42,6 +47,17 @@ impl Launch {
     /// the same inner products: one global reduction, counted once).
     pub(super) fn record_continuing(&self, batch: &mut Batch<'_>) {
         batch.dispatch(&self.kernel.without_reduction(), &self.bind, self.groups);
+    }
+
+    /// Sets the quads of sums the launch writes from now on.
+    pub(super) fn set_quads(&self, quads: u32) {
+        self.quads.set(quads.max(1));
+    }
+
+    /// The slots it writes: its first, then every `quad_stride`-th, `quads` in all.
+    fn last_slot(&self) -> Option<u32> {
+        self.slot
+            .map(|s| s + self.quad_stride * (self.quads.get() - 1))
     }
 }
 
@@ -175,6 +191,19 @@ impl<T: Scalar> BlockCore<T> {
         slot: Option<u32>,
         vectors: &[(u32, &wgpu::Buffer)],
     ) -> Option<Launch> {
+        self.launch_quads(kernel, rows, slot, 1, vectors)
+    }
+
+    /// [`Self::launch`] for a kernel that writes several quads of sums, quad q to slot
+    /// `slot + q · quad_stride` ([`Launch::set_quads`] says how many).
+    pub(super) fn launch_quads(
+        &self,
+        kernel: &Kernel,
+        rows: Rows,
+        slot: Option<u32>,
+        quad_stride: u32,
+        vectors: &[(u32, &wgpu::Buffer)],
+    ) -> Option<Launch> {
         let nloc = self.local.nloc();
         let (begin, end, count) = match rows {
             Rows::All => (0, nloc, 0),
@@ -194,7 +223,7 @@ impl<T: Scalar> BlockCore<T> {
             jacobi: self.jacobi as u32,
             split: self.split_at as u32,
             count: count as u32,
-            zero: 0,
+            quad_stride,
         };
         let uniform = self.engine.uniform_from("dist params", &params);
         let mut entries: Vec<(u32, &wgpu::Buffer)> = vec![
@@ -216,12 +245,32 @@ impl<T: Scalar> BlockCore<T> {
             bind,
             groups: (items.div_ceil(self.wg) as u32).clamp(1, self.groups),
             slot,
+            quad_stride,
+            quads: std::cell::Cell::new(1),
         })
     }
 
     /// Workgroups whose sums `launch` leaves in its slot.
     fn used_groups(launch: &Option<Launch>) -> usize {
         launch.as_ref().map_or(0, |l| l.groups as usize)
+    }
+
+    /// Every quad of sums `launch` left in its slots (4 values per quad), added over
+    /// workgroups in f64, from `partials`; empty when it did not run.
+    pub(super) fn sums_wide(&self, partials: &Partials<T>, launch: &Option<Launch>) -> Vec<f64> {
+        let Some((l, slot)) = launch.as_ref().and_then(|l| l.slot.map(|s| (l, s))) else {
+            return Vec::new();
+        };
+        let mut s = vec![0.0; 4 * l.quads.get() as usize];
+        for q in 0..l.quads.get() {
+            let base = ((slot + q * l.quad_stride - partials.first) * self.groups) as usize;
+            for g in 0..l.groups as usize {
+                for c in 0..4 {
+                    s[4 * q as usize + c] += partials.data[4 * (base + g) + c].as_f64();
+                }
+            }
+        }
+        s
     }
 
     /// Components 0–2 of the sums the launches left in their slots, added over workgroups and
@@ -245,10 +294,13 @@ impl<T: Scalar> BlockCore<T> {
     /// The slots `launches` write, as the range a phase reads back (one slot when none does:
     /// the read is the phase's synchronisation all the same).
     pub(super) fn slot_range(launches: &[&Option<Launch>]) -> std::ops::Range<u32> {
-        let slots = launches
+        let first = launches
             .iter()
             .filter_map(|l| l.as_ref().and_then(|l| l.slot));
-        match (slots.clone().min(), slots.max()) {
+        let last = launches
+            .iter()
+            .filter_map(|l| l.as_ref().and_then(Launch::last_slot));
+        match (first.min(), last.max()) {
             (Some(lo), Some(hi)) => lo..hi + 1,
             _ => 0..1,
         }

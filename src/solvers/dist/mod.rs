@@ -4,10 +4,11 @@
 //! product summed over the devices' partial sums on the host in f64.
 //!
 //! Methods: **CG** — pipelined (paper 000, Alg. 2, the recurrence of
-//! [`super::cg::PipelinedCg`]) or classical (Alg. 1) — and **BiCGStab** (the classical
-//! recurrence of [`crate::cpu::bicgstab`], right-preconditioned), each with Jacobi or no
-//! preconditioner.
-//! Both are written as *phases* ([`Host::phase`]): one phase on every device is
+//! [`super::cg::PipelinedCg`]) or classical (Alg. 1) —, **BiCGStab** (the classical
+//! recurrence of [`crate::cpu::bicgstab`], right-preconditioned) and **GMRES(m)** (the simpler
+//! GMRES of [`crate::cpu::gmres`] with classical Gram–Schmidt twice, right-preconditioned), each
+//! with Jacobi or no preconditioner.
+//! All are written as *phases* ([`Host::phase`]): one phase on every device is
 //!
 //! ```text
 //!  submit 1: the phase's vector update (+ first stage of its inner products),
@@ -19,11 +20,14 @@
 //! ```
 //!
 //! A pipelined CG iteration is one phase (update of x, r, p; product Ap): two host round trips
-//! with a halo, one without; a classical one two (x and r; p and Ap): three round trips. A BiCGStab iteration is three (p and Ap; s and As; x and r): five
-//! round trips with a halo, three without. After the loop x comes back to the host and the
-//! true residual ‖b − Ax‖ is recomputed there in f64; a convergence it contradicts restarts
-//! from x (residual replacement, at most [`MAX_RESTARTS`] times) before the solve reports a
-//! residual gap; a BiCGStab breakdown restarts from x with r̂ = r.
+//! with a halo, one without; a classical one two (x and r; p and Ap): three round trips. A
+//! BiCGStab iteration is three (p and Ap; s and As; x and r): five round trips with a halo,
+//! three without; a GMRES step two (basis vector and product; first Gram–Schmidt pass):
+//! three round trips, and each GMRES cycle one more phase (x and the restart residual). After
+//! the loop x comes back to the host and the true residual ‖b − Ax‖ is recomputed there in
+//! f64; a convergence it contradicts restarts from x (residual replacement, at most
+//! [`MAX_RESTARTS`] times) before the solve reports a residual gap; a BiCGStab breakdown
+//! restarts from x with r̂ = r.
 //!
 //! ```no_run
 //! use krylov_wgpu::gpu::{DeviceList, open_devices};
@@ -41,6 +45,7 @@
 mod bicgstab;
 mod block;
 mod cg;
+mod gmres;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -61,7 +66,7 @@ use crate::matrix::partition::{Exchange, LocalPart, RowPartition};
 use crate::solvers::SolveOptions;
 
 /// Solves A x = b over `devices` (one row block each), A split by
-/// [`RowPartition::balanced`], with the method of `opts` (CG or BiCGStab).
+/// [`RowPartition::balanced`], with the method of `opts` (CG, BiCGStab or GMRES).
 pub fn solve_dist<T: Scalar>(
     devices: &[Arc<GpuContext>],
     a: &Csr<T>,
@@ -156,6 +161,17 @@ pub fn solve_dist_with<T: Scalar>(
                 .into(),
         );
     }
+    if opts.method == Method::Gmres {
+        report.notes.push(format!(
+            "GMRES({}) on several devices: simpler GMRES with classical Gram–Schmidt twice, the first pass fused into the product (two phases per step){}",
+            opts.restart.min(a.nrows()).max(1),
+            if opts.variant == Variant::Pipelined || opts.gs != crate::base::GramSchmidt::Cgs2 {
+                format!(" — the requested {} {} is not what runs", opts.variant, opts.gs)
+            } else {
+                String::new()
+            }
+        ));
+    }
     let host = Host {
         a,
         b,
@@ -174,6 +190,7 @@ pub fn solve_dist_with<T: Scalar>(
     };
     let (x, host, cores) = match opts.method {
         Method::Cg => cg::solve(host, setup, monitor, &mut report)?,
+        Method::Gmres => gmres::solve(host, setup, monitor, &mut report)?,
         _ => bicgstab::solve(host, setup, monitor, &mut report)?,
     };
     report.seconds = start.elapsed().as_secs_f64();
@@ -191,10 +208,10 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
         ));
     }
     match (opts.method, opts.variant) {
-        (Method::Cg | Method::Bicgstab, _) => {}
+        (Method::Cg | Method::Bicgstab | Method::Gmres, _) => {}
         (method, variant) => {
             return Err(KrylovError::Unsupported(format!(
-                "--devices runs CG and BiCGStab ({variant} {method} on several devices is not built yet)"
+                "--devices runs CG, BiCGStab and GMRES ({variant} {method} on several devices is not built yet)"
             )));
         }
     }
@@ -204,10 +221,14 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
             opts.precond
         )));
     }
-    if opts.method == Method::Bicgstab && opts.side == crate::base::Side::Left {
-        return Err(KrylovError::Unsupported(
-            "--devices runs BiCGStab preconditioned on the right only".into(),
-        ));
+    if matches!(opts.method, Method::Bicgstab | Method::Gmres)
+        && opts.side == crate::base::Side::Left
+        && opts.precond != Precond::None
+    {
+        return Err(KrylovError::Unsupported(format!(
+            "--devices runs {} preconditioned on the right only",
+            opts.method
+        )));
     }
     Ok(())
 }

@@ -1,0 +1,68 @@
+// dist_basis.wgsl: GMRES's Krylov basis on one device's row block (issue #19; host side
+// `src/solvers/dist/gmres.rs`), on lib/dist.wgsl. Basis vector v_k of the block is
+// basis[k · gm.n + i]; the kernel declares `basis` (read or read_write) and, for
+// `dist_basis_dots`, `w`. The host writes `gm` and `hcoef` before each phase.
+
+struct DistGm {
+    // Rows of the block: the basis stride.
+    n: u32,
+    // Inner products ⟨v_k, w⟩ for k < count, beside ⟨w, w⟩ (dist_basis_dots); basis vectors
+    // v_0 .. v_{count−1} of the update (dist_gmres_update_x).
+    count: u32,
+    // The basis vector dist_gmres_prepare finalises.
+    dest: u32,
+    // Basis vectors v_1 .. v_nsub subtracted with the coefficients hcoef[1 ..= nsub].
+    nsub: u32,
+}
+
+@group(0) @binding(22) var<uniform> gm: DistGm;
+// hcoef[0]: a scale (dist_gmres_prepare: 1/R_ii); hcoef[k], k ≥ 1: the coefficient of v_k
+// (Gram–Schmidt) or of v_{k−1} (the update of x).
+@group(0) @binding(21) var<storage, read> hcoef: array<Real>;
+
+// Σ_{k=1..nsub} hcoef[k] · v_k[i]: the projection classical Gram–Schmidt removes.
+fn dist_basis_combo(i: u32) -> Real {
+    var s = Real(0.0);
+    for (var k = 1u; k <= gm.nsub; k = k + 1u) {
+        s = s + hcoef[k] * basis[k * gm.n + i];
+    }
+    return s;
+}
+
+// Value q of a row's inner-product terms: ⟨w, w⟩'s for q = 0, ⟨v_{q−1}, w⟩'s for
+// 1 ≤ q ≤ gm.count, 0 beyond.
+fn dist_basis_factor(q: u32, i: u32, wi: Real) -> Real {
+    if q == 0u {
+        return wi;
+    }
+    if q <= gm.count {
+        return basis[(q - 1u) * gm.n + i];
+    }
+    return Real(0.0);
+}
+
+// The first reduction stage of ⟨w, w⟩ and ⟨v_k, w⟩ (k < gm.count) over rows
+// dist.begin..dist.end: value q (0: ⟨w, w⟩, 1 + k: ⟨v_k, w⟩) goes to component q % 4 of slot
+// dist.slot + (q / 4) · dist.quad_stride. Reads w[i] at the rows this thread visits (and may
+// have written: the same grid-stride walk). Call from uniform control flow.
+fn dist_basis_dots(ids: Ids) {
+    let stride = ids.nwg.x * WG;
+    let quads = (gm.count + 4u) / 4u;
+    for (var q = 0u; q < quads; q = q + 1u) {
+        var acc = vec4<Real>(Real(0.0));
+        for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
+            let wi = w[i];
+            let f = vec4<Real>(
+                dist_basis_factor(4u * q, i, wi),
+                dist_basis_factor(4u * q + 1u, i, wi),
+                dist_basis_factor(4u * q + 2u, i, wi),
+                dist_basis_factor(4u * q + 3u, i, wi),
+            );
+            acc = acc + f * wi;
+        }
+        let total = workgroup_sum(acc, ids);
+        if ids.lid == 0u {
+            partials[(dist.slot + q * dist.quad_stride) * dist.groups + ids.wid.x] = total;
+        }
+    }
+}
