@@ -44,6 +44,11 @@ pub fn open_devices(list: &DeviceList) -> Result<Vec<Arc<GpuContext>>> {
     open_devices_on(list, wgpu::Backends::all())
 }
 
+/// The adapters of `backends` [`open_devices_on`] counts (its `--devices N` limit).
+pub fn adapter_count(backends: wgpu::Backends) -> usize {
+    ranked_adapters(backends).len()
+}
+
 /// [`open_devices`] among the adapters of `backends` (ranked and counted as
 /// [`super::list_adapters_for`] counts them; the studio passes the primary backends: no GL
 /// instance beside its window).

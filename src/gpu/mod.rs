@@ -25,7 +25,7 @@ pub use device::{
     AdapterSummary, DeviceRequest, GpuContext, WANTED_FEATURES, is_software, list_adapters,
     list_adapters_for,
 };
-pub use devices::{DeviceList, open_devices, open_devices_on};
+pub use devices::{DeviceList, adapter_count, open_devices, open_devices_on};
 pub use engine::{Engine, Kernel, SegmentWriter, Tuning};
 pub use format::{FormatChoice, GpuMatrix, choose_format};
 pub use operator::GpuOperator;

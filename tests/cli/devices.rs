@@ -93,6 +93,20 @@ fn what_several_devices_do_not_run_is_one_clear_error() {
     with(&["--precision", "mixed"]).assert_input_error(&["--devices", "mixed"]);
     with(&["--device", "cpu"]).assert_input_error(&["--devices", "--device cpu"]);
     with(&["--precond", "ilu0"]).assert_input_error(&["--precond none or jacobi"]);
+    // --mpi in a build without the `mpi` feature says how to get one; beside --devices it
+    // is a usage error.
+    #[cfg(not(feature = "mpi"))]
+    krylov(&["solve", "--generate", "poisson2d:8", "--mpi"])
+        .assert_input_error(&["--features mpi", "mpirun -np 2"]);
+    krylov(&[
+        "solve",
+        "--generate",
+        "poisson2d:8",
+        "--mpi",
+        "--devices",
+        "2",
+    ])
+    .assert_code(2);
     // Not a count or a list: a usage error (exit 2).
     krylov(&["solve", "--devices", "two"]).assert_code(2);
     krylov(&["solve", "--devices", "0"]).assert_code(2);

@@ -147,12 +147,17 @@ pub struct SolveArgs {
     /// Write the residual history as CSV (iteration,residual,relative_residual).
     #[arg(long)]
     history: Option<PathBuf>,
-    /// Solve on several GPUs (pipelined CG, --precond none|jacobi): a count N (the first N
+    /// Solve on several GPUs (CG, BiCGStab or GMRES; --precond none|jacobi): a count N (the first N
     /// adapters of `krylov info`) or adapter indices, `0,1`; an index may repeat (`0,0`: two
     /// logical devices on one adapter). A's rows are split in blocks balanced by non-zeros;
     /// the JSON report's `devices` has each block and the halo exchange.
     #[arg(long)]
     devices: Option<krylov_wgpu::gpu::DeviceList>,
+    /// Solve with one row block per MPI rank: `mpirun -np N krylov solve --mpi …` (every rank
+    /// reads or generates the system, drives the GPU of its rank on its machine, and rank 0
+    /// prints the report). Needs a krylov built with `--features mpi`.
+    #[arg(long, conflicts_with = "devices")]
+    mpi: bool,
     /// Print one JSON object (the full report) instead of a summary.
     #[arg(long)]
     json: bool,
@@ -180,6 +185,9 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     }
     if let Some(list) = &args.devices {
         return solve_on_devices(args, list, (&a, &b), &name, exact_known);
+    }
+    if args.mpi {
+        return solve_with_mpi(args, (&a, &b), &name, exact_known);
     }
     let (device, mixed_because) = choose_device(args)?;
     let auto = AutoRequest {
@@ -272,7 +280,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     finish_solve(args, &name, (&a, &b), run)
 }
 
-/// `--devices`: pipelined CG over several devices, one row block each.
+/// `--devices`: CG, BiCGStab or GMRES over several devices, one row block each.
 fn solve_on_devices(
     args: &SolveArgs,
     list: &krylov_wgpu::gpu::DeviceList,
@@ -280,33 +288,10 @@ fn solve_on_devices(
     name: &str,
     exact_known: bool,
 ) -> Result<ExitCode> {
-    let PrecisionArg::Plain(precision) = args.matrix.precision else {
-        return Err(KrylovError::InvalidOption(
-            "--devices runs in f32 or f64, not --precision mixed".into(),
-        ));
-    };
-    if args.device == DevicePreference::Cpu || args.matrix.adapter.is_some() {
-        return Err(KrylovError::InvalidOption(
-            "--devices picks the adapters itself: drop --device cpu / --adapter".into(),
-        ));
-    }
-    let VariantArg::Fixed(variant) = args.variant else {
-        return Err(KrylovError::InvalidOption(
-            "--devices runs the pipelined variant: drop --variant auto".into(),
-        ));
-    };
-    let opts = SolveOptions {
-        method: args.method,
-        variant,
-        rtol: args.rtol,
-        atol: args.atol,
-        max_iter: args.max_iter,
-        precond: args.precond,
-        ..SolveOptions::default()
-    };
+    let (opts, precision) = dist_options(args, "--devices")?;
     let contexts = krylov_wgpu::gpu::open_devices(list)?;
     let task = RunDist {
-        contexts: &contexts,
+        on: DistOn::Devices(&contexts),
         b,
         opts: &opts,
     };
@@ -320,9 +305,111 @@ fn solve_on_devices(
     finish_solve(args, name, (a, b), run)
 }
 
+/// The options of a distributed solve (`--devices` or `--mpi`, named by `flag`), and its
+/// precision; what it does not take is refused.
+fn dist_options(args: &SolveArgs, flag: &str) -> Result<(SolveOptions, Precision)> {
+    let PrecisionArg::Plain(precision) = args.matrix.precision else {
+        return Err(KrylovError::InvalidOption(format!(
+            "{flag} runs in f32 or f64, not --precision mixed"
+        )));
+    };
+    if args.device == DevicePreference::Cpu || args.matrix.adapter.is_some() {
+        return Err(KrylovError::InvalidOption(format!(
+            "{flag} picks the adapters itself: drop --device cpu / --adapter"
+        )));
+    }
+    let VariantArg::Fixed(variant) = args.variant else {
+        return Err(KrylovError::InvalidOption(format!(
+            "{flag} runs the pipelined variant: drop --variant auto"
+        )));
+    };
+    let opts = SolveOptions {
+        method: args.method,
+        variant,
+        rtol: args.rtol,
+        atol: args.atol,
+        max_iter: args.max_iter,
+        precond: args.precond,
+        restart: args.restart,
+        side: args.side,
+        gs: args.gs,
+        ..SolveOptions::default()
+    };
+    Ok((opts, precision))
+}
+
+/// `--mpi` in a krylov built without MPI: what to install and how to build.
+#[cfg(not(feature = "mpi"))]
+fn solve_with_mpi(_: &SolveArgs, _: (&Csr<f64>, &[f64]), _: &str, _: bool) -> Result<ExitCode> {
+    Err(KrylovError::Unsupported(
+        "--mpi: this krylov was built without MPI; install Open MPI and libclang \
+         (apt-get install libopenmpi-dev openmpi-bin libclang-dev) and build with \
+         `cargo build --release --features mpi`, then run `mpirun -np 2 krylov solve --mpi …`"
+            .into(),
+    ))
+}
+
+/// `--mpi`: this rank's block of the distributed solve; rank 0 prints the report, every
+/// rank exits with the same code.
+#[cfg(feature = "mpi")]
+fn solve_with_mpi(
+    args: &SolveArgs,
+    (a, b): (&Csr<f64>, &[f64]),
+    name: &str,
+    exact_known: bool,
+) -> Result<ExitCode> {
+    use mpi::traits::Communicator;
+    let (opts, precision) = dist_options(args, "--mpi")?;
+    let universe = mpi::initialize()
+        .ok_or_else(|| KrylovError::Unsupported("--mpi: MPI was already initialised".into()))?;
+    let world = universe.world();
+    let adapter = krylov_wgpu::solvers::dist::mpi::local_adapter()?;
+    let list = krylov_wgpu::gpu::DeviceList::Indices(vec![adapter]);
+    let device = krylov_wgpu::gpu::open_devices_on(&list, wgpu::Backends::PRIMARY)?.remove(0);
+    let task = RunDist {
+        on: DistOn::Mpi(&world, device),
+        b,
+        opts: &opts,
+    };
+    // An error on one rank would leave the others waiting in a collective: it ends them all.
+    let (x, report) = match run_in(precision, a, task) {
+        Ok(out) => out,
+        Err(e) => {
+            eprintln!("error: MPI rank {}: {e}", world.rank());
+            world.abort(1)
+        }
+    };
+    if world.rank() != 0 {
+        return Ok(if report.converged {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(3)
+        });
+    }
+    let run = Run {
+        x: &x,
+        report,
+        exact_known,
+        decision: None,
+    };
+    finish_solve(args, name, (a, b), run)
+}
+
+/// Where a distributed solve's blocks run.
+enum DistOn<'a> {
+    /// One per device, in this process.
+    Devices(&'a [std::sync::Arc<krylov_wgpu::gpu::GpuContext>]),
+    /// This rank's, on this device.
+    #[cfg(feature = "mpi")]
+    Mpi(
+        &'a mpi::topology::SimpleCommunicator,
+        std::sync::Arc<krylov_wgpu::gpu::GpuContext>,
+    ),
+}
+
 /// The distributed solve in `T`.
 struct RunDist<'a> {
-    contexts: &'a [std::sync::Arc<krylov_wgpu::gpu::GpuContext>],
+    on: DistOn<'a>,
     b: &'a [f64],
     opts: &'a SolveOptions,
 }
@@ -332,7 +419,21 @@ impl MatrixTask for RunDist<'_> {
 
     fn run<T: Scalar>(self, a: &Csr<T>) -> Result<Self::Output> {
         let b: Vec<T> = self.b.iter().map(|&v| T::from_f64(v)).collect();
-        let sol = krylov_wgpu::solvers::dist::solve_dist(self.contexts, a, &b, None, self.opts)?;
+        let sol = match self.on {
+            DistOn::Devices(contexts) => {
+                krylov_wgpu::solvers::dist::solve_dist(contexts, a, &b, None, self.opts)?
+            }
+            #[cfg(feature = "mpi")]
+            DistOn::Mpi(world, device) => krylov_wgpu::solvers::dist::mpi::solve_mpi(
+                world,
+                device,
+                a,
+                &b,
+                None,
+                self.opts,
+                &mut (),
+            )?,
+        };
         Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
     }
 }

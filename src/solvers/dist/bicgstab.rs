@@ -166,6 +166,11 @@ impl<T: Scalar> Solver<'_, '_, T> {
                 }
             }
         }
+        let mut flat: Vec<f64> = out.iter().flatten().copied().collect();
+        self.host.sum(&mut flat);
+        for (o, v) in out.iter_mut().zip(flat.chunks(3)) {
+            o.copy_from_slice(v);
+        }
         Ok(out)
     }
 }

@@ -150,7 +150,14 @@ fn step<T: Scalar>(
         s.pap += q[0];
         s.apdap += q[1];
     }
-    Ok(s)
+    let mut v = [s.rz, s.rr, s.pap, s.apdap];
+    host.sum(&mut v);
+    Ok(Sums {
+        rz: v[0],
+        rr: v[1],
+        pap: v[2],
+        apdap: v[3],
+    })
 }
 
 /// Classical CG's iteration (paper 000, Alg. 1) with α: x and r, then — unless r already meets
@@ -181,6 +188,9 @@ fn classical_step<T: Scalar>(
         s.rz += u[0];
         s.rr += u[1];
     }
+    let mut v = [s.rz, s.rr];
+    host.sum(&mut v);
+    [s.rz, s.rr] = v;
     if !s.rr.is_finite() || !s.rz.is_finite() || s.rr.sqrt() <= host.threshold {
         return Ok(s);
     }
@@ -205,6 +215,9 @@ fn classical_step<T: Scalar>(
         s.pap += q[0];
         s.apdap += q[1];
     }
+    let mut v = [s.pap, s.apdap];
+    host.sum(&mut v);
+    [s.pap, s.apdap] = v;
     Ok(s)
 }
 

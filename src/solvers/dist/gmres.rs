@@ -195,6 +195,7 @@ fn product<T: Scalar>(
             add_into(&mut s, &b.core.sums_wide(p, l));
         }
     }
+    host.sum(&mut s);
     Ok(s)
 }
 
@@ -225,6 +226,7 @@ fn orthogonalize<T: Scalar>(
     for (b, p) in blocks.iter().zip(&parts) {
         add_into(&mut s, &b.core.sums_wide(p, &b.orth));
     }
+    host.sum(&mut s);
     Ok(s)
 }
 
@@ -262,7 +264,9 @@ fn restart_residual<T: Scalar>(
             .core
             .sums(p, &[&b.residual_interior, &b.residual_boundary])[0];
     }
-    Ok(rr.sqrt())
+    let mut v = [rr];
+    host.sum(&mut v);
+    Ok(v[0].sqrt())
 }
 
 fn add_into(total: &mut [f64], more: &[f64]) {

@@ -45,7 +45,12 @@
 mod bicgstab;
 mod block;
 mod cg;
+mod comm;
 mod gmres;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
+pub(crate) use self::comm::Comm;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -106,11 +111,35 @@ pub fn solve_dist_with<T: Scalar>(
     config: &DistConfig,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
+    let k = devices.len();
+    solve_blocks(devices, Comm::Local, k, a, b, x0, opts, config, monitor)
+}
+
+/// The distributed solve of `k` blocks, those of `comm.parts(k)` on `devices` (one each).
+#[allow(clippy::too_many_arguments)]
+fn solve_blocks<T: Scalar>(
+    devices: &[Arc<GpuContext>],
+    comm: Comm,
+    k: usize,
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+    config: &DistConfig,
+    monitor: &mut dyn Monitor,
+) -> Result<Solution<T>> {
     let start = Instant::now();
     check_supported(devices, opts)?;
     crate::solvers::validate_system(a, b, opts)?;
     crate::matrix::check_initial_guess(x0, a.ncols())?;
-    let k = devices.len();
+    let here = comm.parts(k);
+    if here.len() != devices.len() {
+        return Err(KrylovError::InvalidOption(format!(
+            "{} devices for the {} blocks of this process",
+            devices.len(),
+            here.len()
+        )));
+    }
     let partition = match config.partition.clone() {
         Some(p) if p.parts() != k || *p.bounds.last().expect("bounds") != a.nrows() => {
             return Err(KrylovError::InvalidOption(format!(
@@ -132,6 +161,16 @@ pub fn solve_dist_with<T: Scalar>(
         .map(|p| LocalPart::build(a, &partition, p))
         .collect();
     let exchange = Exchange::plan(&partition, &locals);
+    let orders: Vec<Vec<u32>> = locals.iter().map(|l| l.order.clone()).collect();
+    let summaries: Vec<[usize; 4]> = locals
+        .iter()
+        .map(|l| [l.nloc(), l.interior, l.nnz(), l.halo.len()])
+        .collect();
+    // Only this process's blocks go to devices.
+    let locals: Vec<LocalPart<T>> = locals
+        .into_iter()
+        .filter(|l| here.contains(&l.part))
+        .collect();
     let engines: Vec<Engine> = devices
         .iter()
         .map(|ctx| Engine::with_tuning(ctx.clone(), config.tuning))
@@ -142,7 +181,11 @@ pub fn solve_dist_with<T: Scalar>(
     };
     let mut report = SolveReport::new(opts.method, variant, T::PRECISION, a.nrows(), a.nnz());
     report.device = DeviceInfo::gpu(&devices[0].summary);
-    report.device_reason = format!("{k} devices (--devices)");
+    report.device_reason = if comm.is_mpi() {
+        format!("{k} MPI ranks, one device each (--mpi)")
+    } else {
+        format!("{k} devices (--devices)")
+    };
     report.b_norm = crate::cpu::norm2_f64(b);
     report.format = "csr".into();
     report.format_reason = "row blocks in CSR, one per device".into();
@@ -177,9 +220,14 @@ pub fn solve_dist_with<T: Scalar>(
         b,
         exchange,
         threshold: opts.threshold(report.b_norm),
-        wait: vec![0.0; k],
+        wait: vec![0.0; here.len()],
         exchange_seconds: 0.0,
         products: 1,
+        rows: partition.bounds[here.start]..partition.bounds[here.end],
+        here,
+        orders,
+        summaries,
+        comm,
     };
     let setup = Setup {
         engines,
@@ -372,6 +420,14 @@ struct Host<'a, T> {
     exchange_seconds: f64,
     /// Products (each with a halo exchange) per iteration: 1 for CG, 2 for BiCGStab.
     products: usize,
+    /// The parts whose blocks live in this process (`cores[p − here.start]`) and their rows.
+    here: std::ops::Range<usize>,
+    rows: std::ops::Range<usize>,
+    /// Every part's rows in its local order (global row of local row i), and its rows,
+    /// interior rows, non-zeros and halo.
+    orders: Vec<Vec<u32>>,
+    summaries: Vec<[usize; 4]>,
+    comm: Comm,
 }
 
 impl<T: Scalar> Host<'_, T> {
@@ -392,19 +448,44 @@ impl<T: Scalar> Host<'_, T> {
             .collect()
     }
 
-    /// ‖b − Ax‖/‖b‖ in f64.
+    /// ‖b − Ax‖/‖b‖ in f64 (over MPI: every rank adds its rows', then the sum over ranks:
+    /// every rank gets the same value, and so takes the same decision).
     fn true_relative(&self, x: &[T], b_norm: f64) -> f64 {
         let r = self.residual(x);
-        r.par_iter().map(|v| v * v).sum::<f64>().sqrt() / if b_norm > 0.0 { b_norm } else { 1.0 }
+        let mut rr = [if self.comm.is_mpi() {
+            r[self.rows.clone()].iter().map(|v| v * v).sum::<f64>()
+        } else {
+            r.par_iter().map(|v| v * v).sum::<f64>()
+        }];
+        self.comm.sum(&mut rr);
+        rr[0].sqrt() / if b_norm > 0.0 { b_norm } else { 1.0 }
+    }
+
+    /// Adds `v` over the processes (see [`Comm::sum`]).
+    fn sum(&self, v: &mut [f64]) {
+        self.comm.sum(v);
     }
 
     /// x gathered from every device's `x` buffer into global order.
     fn read_x(&self, cores: &[&BlockCore<T>], xs: &[&wgpu::Buffer]) -> Result<Vec<T>> {
-        let mut x = vec![T::zero(); self.a.nrows()];
+        let mut mine = Vec::new();
         for (core, buf) in cores.iter().zip(xs) {
-            let xl: Vec<T> = core.engine.read(buf, 0, core.local.nloc())?;
-            for (&g, v) in core.local.order.iter().zip(xl) {
-                x[g as usize] = v;
+            mine.extend(core.engine.read::<T>(buf, 0, core.local.nloc())?);
+        }
+        // Over MPI every rank gets every block's x (the true residual needs all of it).
+        let counts: Vec<usize> = self.orders.iter().map(Vec::len).collect();
+        let all = self.comm.gather(mine, &counts);
+        let parts = if self.comm.is_mpi() {
+            0..self.orders.len()
+        } else {
+            self.here.clone()
+        };
+        let mut x = vec![T::zero(); self.a.nrows()];
+        let mut at = 0;
+        for p in parts {
+            for &g in &self.orders[p] {
+                x[g as usize] = all[at];
+                at += 1;
             }
         }
         Ok(x)
@@ -460,17 +541,18 @@ impl<T: Scalar> Host<'_, T> {
         }
         if exchanging {
             let t = Instant::now();
-            for tr in &self.exchange.transfers {
-                let to = cores[tr.to];
-                let Some((_, ext)) = launches[tr.to].gather else {
-                    continue;
-                };
-                to.engine.write(
-                    ext,
-                    to.local.nloc() + tr.dst,
-                    &sent[tr.from][tr.src..tr.src + tr.len],
-                );
-            }
+            let first = self.here.start;
+            self.comm.exchange(
+                &self.exchange,
+                self.here.clone(),
+                &sent,
+                |to, dst, values| {
+                    let core = cores[to - first];
+                    if let Some((_, ext)) = launches[to - first].gather {
+                        core.engine.write(ext, core.local.nloc() + dst, values);
+                    }
+                },
+            );
             self.exchange_seconds += t.elapsed().as_secs_f64();
         }
         // Submit 3: the boundary rows, and every slot's partial sums read back.
@@ -542,21 +624,47 @@ impl<T: Scalar> Host<'_, T> {
         report: &SolveReport,
     ) -> DistReport {
         let size = std::mem::size_of::<T>();
-        let devices = cores
-            .iter()
-            .enumerate()
-            .map(|(d, c)| DevicePart {
-                adapter: c.engine.context().summary.name.clone(),
-                adapter_index: c.engine.context().summary.index,
-                first_row: partition.bounds[d],
-                rows: c.local.nloc(),
-                interior_rows: c.local.interior,
-                nnz: c.local.nnz(),
-                halo: c.local.halo.len(),
-                send: c.send_len,
-                split_binding: c.split(),
-                wait_seconds: self.wait[d],
-                kernel_times: c.engine.kernel_times(),
+        // Every part: this process's blocks from their devices, the other ranks' (MPI) from
+        // the partition every rank built (their wait and kernel times stay on those ranks).
+        let devices = (0..self.orders.len())
+            .map(|p| {
+                match p
+                    .checked_sub(self.here.start)
+                    .filter(|_| self.here.contains(&p))
+                {
+                    Some(d) => {
+                        let c = cores[d];
+                        DevicePart {
+                            adapter: c.engine.context().summary.name.clone(),
+                            adapter_index: c.engine.context().summary.index,
+                            first_row: partition.bounds[p],
+                            rows: c.local.nloc(),
+                            interior_rows: c.local.interior,
+                            nnz: c.local.nnz(),
+                            halo: c.local.halo.len(),
+                            send: c.send_len,
+                            split_binding: c.split(),
+                            wait_seconds: self.wait[d],
+                            kernel_times: c.engine.kernel_times(),
+                        }
+                    }
+                    None => {
+                        let [rows, interior_rows, nnz, halo] = self.summaries[p];
+                        DevicePart {
+                            adapter: format!("MPI rank {p}"),
+                            adapter_index: p,
+                            first_row: partition.bounds[p],
+                            rows,
+                            interior_rows,
+                            nnz,
+                            halo,
+                            send: self.exchange.send[p].len(),
+                            split_binding: false,
+                            wait_seconds: 0.0,
+                            kernel_times: Vec::new(),
+                        }
+                    }
+                }
             })
             .collect();
         let k = cores.len() as f64;
