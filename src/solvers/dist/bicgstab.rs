@@ -14,10 +14,10 @@
 use std::time::Instant;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
-use super::{Host, PhaseLaunches, Restarts, Run, Setup, Solved, add_counts};
+use super::{Host, LoopTotals, PhaseLaunches, Restarts, Run, Setup, Solved};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
-use crate::base::{Monitor, SolveReport, StopReason, WorkCounts};
+use crate::base::{Monitor, SolveReport, StopReason};
 use crate::cpu::is_breakdown;
 use crate::gpu::Engine;
 use crate::matrix::partition::LocalPart;
@@ -203,8 +203,7 @@ pub(super) fn solve<'a, T: Scalar>(
     let counts0 = sv.blocks[0].core.engine.counters().snapshot();
     let mut run = Run::new(monitor);
     let mut restarts = Restarts::default();
-    let mut loop_seconds = 0.0;
-    let mut loop_counts = WorkCounts::default();
+    let mut totals = LoopTotals::default();
     let (reason, true_rel) = loop {
         let (mut rho, mut res) = sv.start_from(&x);
         let rstar_norm = res;
@@ -308,14 +307,11 @@ pub(super) fn solve<'a, T: Scalar>(
             rho = rho_new;
             last = Some((beta, omega));
         };
-        add_counts(
-            &mut loop_counts,
-            &sv.blocks[0].core.engine.counters().snapshot().since(&c0),
-        );
-        loop_seconds += t.elapsed().as_secs_f64();
         let xs: Vec<&wgpu::Buffer> = sv.blocks.iter().map(|b| &b.x).collect();
-        x = sv.host.read_x(&sv.cores(), &xs)?;
-        let true_rel = sv.host.true_relative(&x, b_norm);
+        let (xn, true_rel) = sv
+            .host
+            .end_loop(&sv.cores(), &xs, (&c0, t), &mut totals, b_norm)?;
+        x = xn;
         let it = run.iterations();
         if let Some(stop) = restarts.decide(end, (true_rel, rel_target), (it, opts.max_iter), true)
         {
@@ -323,7 +319,7 @@ pub(super) fn solve<'a, T: Scalar>(
         }
         run.history.pop();
     };
-    report.loop_seconds = loop_seconds;
+    report.loop_seconds = totals.seconds;
     let k = sv.blocks.len();
     let blocks = sv.blocks;
     host.close(
@@ -331,7 +327,7 @@ pub(super) fn solve<'a, T: Scalar>(
         run,
         report,
         (reason, true_rel),
-        loop_counts,
+        totals.counts,
         &counts0,
         restarts,
         k,

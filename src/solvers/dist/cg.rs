@@ -11,10 +11,10 @@
 use std::time::Instant;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
-use super::{Host, PhaseLaunches, Restarts, Run, Setup, Solved, add_counts};
+use super::{Host, LoopTotals, PhaseLaunches, Restarts, Run, Setup, Solved};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
-use crate::base::{Monitor, SolveReport, StopReason, WorkCounts};
+use crate::base::{Monitor, SolveReport, StopReason};
 use crate::gpu::Engine;
 use crate::matrix::partition::LocalPart;
 
@@ -240,8 +240,7 @@ pub(super) fn solve<'a, T: Scalar>(
     let counts0 = blocks[0].core.engine.counters().snapshot();
     let mut run = Run::new(monitor);
     let mut restarts = Restarts::default();
-    let mut loop_seconds = 0.0;
-    let mut loop_counts = WorkCounts::default();
+    let mut totals = LoopTotals::default();
     let (reason, true_rel) = loop {
         let (mut rz, mut rr) = start_from(&host, &blocks, dinv, &x);
         run.push(rr.sqrt());
@@ -297,15 +296,10 @@ pub(super) fn solve<'a, T: Scalar>(
             run.push(rr.sqrt());
             prod = Some(next);
         };
-        add_counts(
-            &mut loop_counts,
-            &blocks[0].core.engine.counters().snapshot().since(&c0),
-        );
-        loop_seconds += t.elapsed().as_secs_f64();
         let cores: Vec<&BlockCore<T>> = blocks.iter().map(|b| &b.core).collect();
         let xs: Vec<&wgpu::Buffer> = blocks.iter().map(|b| &b.x).collect();
-        x = host.read_x(&cores, &xs)?;
-        let true_rel = host.true_relative(&x, b_norm);
+        let (xn, true_rel) = host.end_loop(&cores, &xs, (&c0, t), &mut totals, b_norm)?;
+        x = xn;
         let it = run.iterations();
         if let Some(stop) = restarts.decide(end, (true_rel, rel_target), (it, opts.max_iter), false)
         {
@@ -313,14 +307,14 @@ pub(super) fn solve<'a, T: Scalar>(
         }
         run.history.pop();
     };
-    report.loop_seconds = loop_seconds;
+    report.loop_seconds = totals.seconds;
     let k = blocks.len();
     host.close(
         &blocks[0].core,
         run,
         report,
         (reason, true_rel),
-        loop_counts,
+        totals.counts,
         &counts0,
         restarts,
         k,

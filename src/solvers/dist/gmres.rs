@@ -27,10 +27,10 @@
 use std::time::Instant;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
-use super::{Host, PhaseLaunches, Restarts, Run, Setup, Solved, add_counts};
+use super::{Host, LoopTotals, PhaseLaunches, Restarts, Run, Setup, Solved};
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
-use crate::base::{Monitor, SolveReport, StopReason, WorkCounts};
+use crate::base::{Monitor, SolveReport, StopReason};
 use crate::cpu::gmres::{MAX_GAP_RESTARTS, STAGNATION_CYCLES, is_stagnant, stagnation_detail};
 use crate::gpu::Engine;
 use crate::matrix::partition::LocalPart;
@@ -495,8 +495,7 @@ pub(super) fn solve<'a, T: Scalar>(
     let counts0 = blocks[0].core.engine.counters().snapshot();
     let mut run = Run::new(monitor);
     let mut restarts = Restarts::default();
-    let mut loop_seconds = 0.0;
-    let mut loop_counts = WorkCounts::default();
+    let mut totals = LoopTotals::default();
     let mut stagnation = None;
     let (reason, true_rel) = loop {
         upload_x(&blocks, &x);
@@ -504,15 +503,10 @@ pub(super) fn solve<'a, T: Scalar>(
         let t = Instant::now();
         let c0 = blocks[0].core.engine.counters().snapshot();
         let end = cycles(&mut host, &blocks, &mut run, m, opts.max_iter)?;
-        add_counts(
-            &mut loop_counts,
-            &blocks[0].core.engine.counters().snapshot().since(&c0),
-        );
-        loop_seconds += t.elapsed().as_secs_f64();
         let cores: Vec<&BlockCore<T>> = blocks.iter().map(|b| &b.core).collect();
         let xs: Vec<&wgpu::Buffer> = blocks.iter().map(|b| &b.x_ext).collect();
-        x = host.read_x(&cores, &xs)?;
-        let true_rel = host.true_relative(&x, b_norm);
+        let (xn, true_rel) = host.end_loop(&cores, &xs, (&c0, t), &mut totals, b_norm)?;
+        x = xn;
         let it = run.iterations();
         let end = end.map(|(reason, detail)| {
             stagnation = detail;
@@ -523,14 +517,14 @@ pub(super) fn solve<'a, T: Scalar>(
             break stop;
         }
     };
-    report.loop_seconds = loop_seconds;
+    report.loop_seconds = totals.seconds;
     let k = blocks.len();
     host.close(
         &blocks[0].core,
         run,
         report,
         (reason, true_rel),
-        loop_counts,
+        totals.counts,
         &counts0,
         restarts,
         k,

@@ -296,6 +296,13 @@ fn jacobi_inverse<T: Scalar>(a: &Csr<T>) -> Result<Vec<T>> {
         .collect()
 }
 
+/// Time and device 0's counts over a solve's inner loops.
+#[derive(Default)]
+struct LoopTotals {
+    seconds: f64,
+    counts: WorkCounts,
+}
+
 /// `total += more`, field by field.
 fn add_counts(total: &mut WorkCounts, more: &WorkCounts) {
     total.dispatches += more.dispatches;
@@ -459,6 +466,24 @@ impl<T: Scalar> Host<'_, T> {
         }];
         self.comm.sum(&mut rr);
         rr[0].sqrt() / if b_norm > 0.0 { b_norm } else { 1.0 }
+    }
+
+    /// The end of an inner loop started at `started` with device 0's counts at `c0`: its time
+    /// and counts added to `totals`, x gathered from `xs`, and its true relative residual.
+    fn end_loop(
+        &self,
+        cores: &[&BlockCore<T>],
+        xs: &[&wgpu::Buffer],
+        (c0, started): (&WorkCounts, Instant),
+        totals: &mut LoopTotals,
+        b_norm: f64,
+    ) -> Result<(Vec<T>, f64)> {
+        let counts = cores[0].engine.counters().snapshot().since(c0);
+        add_counts(&mut totals.counts, &counts);
+        totals.seconds += started.elapsed().as_secs_f64();
+        let x = self.read_x(cores, xs)?;
+        let true_rel = self.true_relative(&x, b_norm);
+        Ok((x, true_rel))
     }
 
     /// Adds `v` over the processes (see [`Comm::sum`]).
