@@ -229,3 +229,12 @@ fn device_gpu_request_is_one_line() {
         _ => run.assert_input_error(&[]),
     }
 }
+
+/// `krylov bench`'s launch flags are applied (they were once parsed and ignored), so a value
+/// the kernels cannot take is an input error before any adapter is opened.
+#[test]
+fn bench_launch_flags_are_checked() {
+    krylov(&["bench", "--workgroup-size", "100"]).assert_input_error(&["--workgroup-size 100"]);
+    krylov(&["bench", "--max-groups", "0"]).assert_input_error(&["--max-groups"]);
+    krylov(&["bench", "--subgroups", "maybe"]).assert_input_error(&["--subgroups maybe"]);
+}

@@ -48,12 +48,13 @@ pub struct BenchArgs {
     /// GPU time per kernel from timestamps (adds an uncounted readback per submit).
     #[arg(long)]
     profile: bool,
-    /// Threads per workgroup of the solver kernels.
-    #[arg(long, default_value_t = 256)]
-    workgroup_size: u32,
-    /// Most workgroups of a reducing kernel (partial sums per inner product).
-    #[arg(long, default_value_t = 1024)]
-    max_groups: u32,
+    /// Threads per workgroup of the solver kernels (default 256, or KRYLOV_WORKGROUP_SIZE).
+    #[arg(long)]
+    workgroup_size: Option<u32>,
+    /// Most workgroups of a reducing kernel (partial sums per inner product; default 1024,
+    /// or KRYLOV_MAX_GROUPS).
+    #[arg(long)]
+    max_groups: Option<u32>,
     /// Reduce with subgroup operations: auto, on or off.
     #[arg(long, default_value = "auto")]
     subgroups: String,
@@ -102,10 +103,7 @@ pub struct BenchArgs {
 }
 
 pub fn bench(args: &BenchArgs) -> Result<ExitCode> {
-    let tuning = Tuning {
-        profile: args.profile,
-        ..Default::default()
-    };
+    let tuning = bench_tuning(args)?;
     let engine = Engine::with_tuning(GpuContext::new(&device_request(&args.adapter))?, tuning);
     let sizes = parse_sizes(&args.sizes)?;
     let heater = if args.no_heat || engine.context().summary.device_type == "Cpu" {
@@ -166,6 +164,41 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The launch configuration of `krylov bench`: the `KRYLOV_*` environment of
+/// [`Tuning::from_env`], then the command's launch flags.
+fn bench_tuning(args: &BenchArgs) -> Result<Tuning> {
+    let mut t = Tuning::from_env();
+    if let Some(wg) = args.workgroup_size {
+        if !wg.is_power_of_two() || !(32..=1024).contains(&wg) {
+            return Err(KrylovError::InvalidOption(format!(
+                "--workgroup-size {wg}: a power of two from 32 to 1024"
+            )));
+        }
+        t.workgroup_size = wg;
+    }
+    if let Some(g) = args.max_groups {
+        if g == 0 {
+            return Err(KrylovError::InvalidOption(
+                "--max-groups must be at least 1".into(),
+            ));
+        }
+        t.max_groups = g;
+    }
+    t.subgroups = match args.subgroups.as_str() {
+        "auto" => t.subgroups,
+        "on" => Some(true),
+        "off" => Some(false),
+        other => {
+            return Err(KrylovError::InvalidOption(format!(
+                "--subgroups {other}: auto, on or off"
+            )));
+        }
+    };
+    t.profile |= args.profile;
+    t.unchecked |= args.unchecked;
+    Ok(t)
 }
 
 /// `--sizes`: positive numbers, `1e3` notation allowed, rounded to integers.
