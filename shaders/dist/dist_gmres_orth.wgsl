@@ -10,9 +10,20 @@
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
+    // Two rows a grid stride apart per trip, loads before stores (w is read_write: a store
+    // holds back the loads after it); past the block's end, row i again, not stored.
     let stride = ids.nwg.x * WG;
-    for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
-        w[i] = w[i] - dist_basis_combo(i);
+    for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + 2u * stride) {
+        let i1 = i + stride;
+        let ok1 = i1 < dist.end;
+        let j = select(i, i1, ok1);
+        let s = dist_basis_combo2(i, j);
+        let w0 = w[i];
+        let w1 = w[j];
+        w[i] = w0 - s.x;
+        if ok1 {
+            w[j] = w1 - s.y;
+        }
     }
     dist_basis_dots(ids);
 }

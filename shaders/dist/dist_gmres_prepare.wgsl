@@ -15,13 +15,26 @@ fn main(ids: Ids) {
     let scale = hcoef[0];
     let base = gm.dest * gm.n;
     let stride = ids.nwg.x * WG;
-    for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
-        let v = (w[i] - dist_basis_combo(i)) * scale;
-        basis[base + i] = v;
-        var z = v;
+    // Two rows a grid stride apart per trip, loads before stores (basis is read_write);
+    // past the block's end, row i again, not stored.
+    for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + 2u * stride) {
+        let i1 = i + stride;
+        let ok1 = i1 < dist.end;
+        let j = select(i, i1, ok1);
+        let s = dist_basis_combo2(i, j);
+        let v0 = (w[i] - s.x) * scale;
+        let v1 = (w[j] - s.y) * scale;
+        var z0 = v0;
+        var z1 = v1;
         if dist.jacobi != 0u {
-            z = dinv[i] * v;
+            z0 = dinv[i] * v0;
+            z1 = dinv[j] * v1;
         }
-        z_ext[i] = z;
+        basis[base + i] = v0;
+        z_ext[i] = z0;
+        if ok1 {
+            basis[base + j] = v1;
+            z_ext[j] = z1;
+        }
     }
 }

@@ -20,13 +20,21 @@ struct DistGm {
 // (Gram–Schmidt) or of v_{k−1} (the update of x).
 @group(0) @binding(21) var<storage, read> hcoef: array<Real>;
 
-// Σ_{k=1..nsub} hcoef[k] · v_k[i]: the projection classical Gram–Schmidt removes.
-fn dist_basis_combo(i: u32) -> Real {
-    var s = Real(0.0);
+// Σ_{k=1..nsub} hcoef[k] · v_k at rows i and j: the projection classical Gram–Schmidt
+// removes, for two rows at once so that both rows' loads of each v_k are in flight before
+// their products (one row per call kept one load in flight; each row's sum is added in the
+// same order either way).
+fn dist_basis_combo2(i: u32, j: u32) -> vec2<Real> {
+    var s0 = Real(0.0);
+    var s1 = Real(0.0);
     for (var k = 1u; k <= gm.nsub; k = k + 1u) {
-        s = s + hcoef[k] * basis[k * gm.n + i];
+        let c = hcoef[k];
+        let a = basis[k * gm.n + i];
+        let b = basis[k * gm.n + j];
+        s0 = s0 + c * a;
+        s1 = s1 + c * b;
     }
-    return s;
+    return vec2<Real>(s0, s1);
 }
 
 // Value q of a row's inner-product terms: ⟨w, w⟩'s for q = 0, ⟨v_{q−1}, w⟩'s for
@@ -48,8 +56,12 @@ fn dist_basis_factor(q: u32, i: u32, wi: Real) -> Real {
 fn dist_basis_dots(ids: Ids) {
     let stride = ids.nwg.x * WG;
     let quads = (gm.count + 4u) / 4u;
-    for (var q = 0u; q < quads; q = q + 1u) {
+    // Two quads per pass over the rows (w read half as often); each quad's terms are added
+    // in the same order as with one quad per pass.
+    for (var q = 0u; q < quads; q = q + 2u) {
+        let two = q + 1u < quads;
         var acc = vec4<Real>(Real(0.0));
+        var acc2 = vec4<Real>(Real(0.0));
         for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
             let wi = w[i];
             let f = vec4<Real>(
@@ -59,10 +71,25 @@ fn dist_basis_dots(ids: Ids) {
                 dist_basis_factor(4u * q + 3u, i, wi),
             );
             acc = acc + f * wi;
+            if two {
+                let f2 = vec4<Real>(
+                    dist_basis_factor(4u * q + 4u, i, wi),
+                    dist_basis_factor(4u * q + 5u, i, wi),
+                    dist_basis_factor(4u * q + 6u, i, wi),
+                    dist_basis_factor(4u * q + 7u, i, wi),
+                );
+                acc2 = acc2 + f2 * wi;
+            }
         }
         let total = workgroup_sum(acc, ids);
         if ids.lid == 0u {
             partials[(dist.slot + q * dist.quad_stride) * dist.groups + ids.wid.x] = total;
+        }
+        if two {
+            let total2 = workgroup_sum(acc2, ids);
+            if ids.lid == 0u {
+                partials[(dist.slot + (q + 1u) * dist.quad_stride) * dist.groups + ids.wid.x] = total2;
+            }
         }
     }
 }
