@@ -155,6 +155,12 @@ pub fn krylov(args: &[&str]) -> Run {
 /// [`krylov`] with extra environment variables (`KRYLOV_PROFILE_DIR` among them overrides
 /// the empty profile directory).
 pub fn krylov_env(args: &[&str], envs: &[(&str, &str)]) -> Run {
+    krylov_env_within(args, envs, 120)
+}
+
+/// [`krylov_env`] killed after `seconds` (not 120): for commands whose work is long by
+/// design on a 2-core lavapipe machine, such as `krylov calibrate --quick`.
+pub fn krylov_env_within(args: &[&str], envs: &[(&str, &str)], seconds: u64) -> Run {
     let mut cmd = assert_cmd::Command::cargo_bin("krylov").expect("the krylov binary is built");
     cmd.env("KRYLOV_PROFILE_DIR", no_profiles_dir());
     for (k, v) in envs {
@@ -163,7 +169,7 @@ pub fn krylov_env(args: &[&str], envs: &[(&str, &str)]) -> Run {
     let output = cmd
         .args(args)
         .env("XDG_RUNTIME_DIR", runtime_dir())
-        .timeout(std::time::Duration::from_secs(120))
+        .timeout(std::time::Duration::from_secs(seconds))
         .output()
         .expect("run krylov");
     Run {
