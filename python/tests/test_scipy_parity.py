@@ -65,9 +65,11 @@ def test_converges_where_scipy_does(name, method, scipy_converges, device):
 
 # f64 CG iterations against SciPy's: the classical variant is SciPy's algorithm and stays
 # within 5 %; the pipelined one computes its scalars from other recurrences (paper 000,
-# eq. 3), which round differently on ill-conditioned matrices: up to 11 % more on bcsstk01
-# (148 against 134) — 12 % allowed. On well-conditioned matrices the counts are equal.
-CG_TOLERANCE = {"classical": 0.05, "pipelined": 0.12}
+# eq. 3), which round differently on ill-conditioned matrices: up to 15 % more on bcsstk01
+# (148–149 against 130; SciPy took 134 before, with the NumPy of 2026-11-26 — the same
+# SciPy versions 1.15–1.17 now count 130 while our count did not change) — 15 % allowed.
+# On well-conditioned matrices the counts are equal.
+CG_TOLERANCE = {"classical": 0.05, "pipelined": 0.15}
 
 
 @pytest.mark.parametrize("variant", ["classical", "pipelined"])
