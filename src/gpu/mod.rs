@@ -15,6 +15,7 @@ pub mod format;
 pub mod kernels;
 pub mod operator;
 pub mod shader;
+mod shader_dir;
 mod spmv;
 
 pub use crate::base::{DeviceInfo, DeviceKind};
