@@ -93,6 +93,48 @@ fn bind_pair<T: Scalar>(
     Ok(ApplyStep::new(launches))
 }
 
+/// One of M's two applies alone on a device, of a factorisation computed once on the host:
+/// M⁻¹ (L then U) or M⁻ᵀ (Uᵀ then Lᵀ; IC(0): M⁻¹ again, M being symmetric). BiCG on two
+/// devices (paper 004 §3.1, `solvers::dist`) keeps M⁻¹ beside A on one device and M⁻ᵀ
+/// beside Aᵀ on the other, so neither device holds the other's pair; the same factors, the
+/// same strategy and the same operations per row as [`Ilu`]'s `bind_apply` and
+/// `bind_apply_transposed`.
+pub struct IluSide {
+    first: GpuTriangular,
+    second: GpuTriangular,
+    how: Trisolve,
+}
+
+impl IluSide {
+    /// Uploads M⁻¹'s pair (`transposed` false) or M⁻ᵀ's (true) of `host` to `engine`.
+    pub fn upload<T: Scalar>(engine: &Engine, host: &HostIlu<T>, transposed: bool) -> Result<Self> {
+        let ic0 = crate::cpu::precond::CpuPreconditioner::info(host)
+            .is_some_and(|i| i.kind == Precond::Ic0);
+        let (first, second) = match transposed && !ic0 {
+            true => {
+                let (ut, lt) = host.triangular_transposed();
+                (ut, lt)
+            }
+            false => host.triangular(),
+        };
+        Ok(IluSide {
+            first: GpuTriangular::upload(engine, first)?,
+            second: GpuTriangular::upload(engine, second)?,
+            how: host.trisolve(),
+        })
+    }
+
+    /// Launches of one apply.
+    pub fn dispatches(&self) -> usize {
+        self.first.dispatches(self.how) + self.second.dispatches(self.how)
+    }
+
+    /// z = M⁻¹r (or M⁻ᵀr) as a recorded step.
+    pub fn bind<T: Scalar>(&self, at: &ApplySite<'_>, r: &Buffer, z: &Buffer) -> Result<ApplyStep> {
+        bind_pair::<T>(at, self.how, (&self.first, &self.second), r, z)
+    }
+}
+
 /// ILU(0)/IC(0) for BiCG's concurrent variant: M⁻¹ and M⁻ᵀ applied together to a stacked
 /// vector [r; r̃] of 2n entries, [z; z̃] = [M⁻¹r; M⁻ᵀr̃], by one solve with diag(L, Uᵀ) then
 /// one with diag(U, Lᵀ) (IC(0): diag(L, L), diag(U, U)) — both triangular solves of both

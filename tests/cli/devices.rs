@@ -1,5 +1,6 @@
 //! `krylov solve --devices`: CG, BiCGStab and GMRES over two logical devices on the first adapter
-//! (tests/gpu_dist/ checks the solver against one device), and the refusals.
+//! and BiCG with its two recurrences on two (tests/gpu_dist/ checks the solvers against one
+//! device), and the refusals.
 
 use serde_json::Value;
 
@@ -82,6 +83,45 @@ fn cg_bicgstab_and_gmres_on_two_logical_devices() {
 }
 
 #[test]
+fn bicg_with_ilu_on_two_logical_devices() {
+    if !have_gpu() {
+        return;
+    }
+    let run = krylov(&[
+        "solve",
+        "--generate",
+        "convdiff3d:8:circular",
+        "--method",
+        "bicg",
+        "--precision",
+        "f32",
+        "--precond",
+        "ilu0",
+        "--trisolve",
+        "sweeps:3",
+        "--rtol",
+        "1e-5",
+        "--devices",
+        "0,0",
+        "--json",
+    ]);
+    run.assert_code(0);
+    let r = run.json();
+    let ctx = run.context();
+    assert_eq!(r["converged"], Value::Bool(true), "{ctx}");
+    assert_eq!(r["method"], "bicg", "{ctx}");
+    assert_eq!(r["preconditioner"]["kind"], "ilu0", "{ctx}");
+    // Both devices hold all 512 rows; p~ and r~ cross each iteration.
+    let devices = r["devices"]["devices"].as_array().expect("devices");
+    assert_eq!(devices.len(), 2, "{ctx}");
+    assert!(devices.iter().all(|d| d["rows"] == 512), "{ctx}");
+    assert_eq!(r["devices"]["exchange_values_per_iteration"], 1024, "{ctx}");
+    // sweeps:3 on both sides: 14 + 6 + 6 launches per iteration, two fewer on the first.
+    let j = r["iterations"].as_u64().unwrap();
+    assert_eq!(r["loop_counts"]["dispatches"], 26 * j - 2, "{ctx}");
+}
+
+#[test]
 fn what_several_devices_do_not_run_is_one_clear_error() {
     let base = ["solve", "--generate", "poisson2d:8", "--devices", "0,0"];
     let with = |extra: &[&str]| {
@@ -111,6 +151,17 @@ fn what_several_devices_do_not_run_is_one_clear_error() {
     krylov(&["solve", "--devices", "two"]).assert_code(2);
     krylov(&["solve", "--devices", "0"]).assert_code(2);
     if have_gpu() {
+        // BiCG's two recurrences need exactly two devices.
+        krylov(&[
+            "solve",
+            "--generate",
+            "poisson2d:8",
+            "--method",
+            "bicg",
+            "--devices",
+            "0,0,0",
+        ])
+        .assert_input_error(&["two devices"]);
         krylov(&["solve", "--generate", "poisson2d:8", "--devices", "64"])
             .assert_input_error(&["--devices 64", "--devices 0,0"]);
     }

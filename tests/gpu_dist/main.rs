@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod bicg;
 mod bicgstab;
 mod gmres;
 

@@ -280,7 +280,8 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     finish_solve(args, &name, (&a, &b), run)
 }
 
-/// `--devices`: CG, BiCGStab or GMRES over several devices, one row block each.
+/// `--devices`: CG, BiCGStab or GMRES over several devices, one row block each, or BiCG
+/// with its two recurrences on two devices.
 fn solve_on_devices(
     args: &SolveArgs,
     list: &krylov_wgpu::gpu::DeviceList,
@@ -333,6 +334,7 @@ fn dist_options(args: &SolveArgs, flag: &str) -> Result<(SolveOptions, Precision
         restart: args.restart,
         side: args.side,
         gs: args.gs,
+        trisolve: args.trisolve,
         ..SolveOptions::default()
     };
     Ok((opts, precision))

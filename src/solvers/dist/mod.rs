@@ -42,6 +42,7 @@
 //! # Ok::<(), krylov_wgpu::KrylovError>(())
 //! ```
 
+mod bicg_pair;
 mod bicgstab;
 mod block;
 mod cg;
@@ -112,6 +113,10 @@ pub fn solve_dist_with<T: Scalar>(
     config: &DistConfig,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
+    if opts.method == Method::Bicg {
+        // Not row blocks: the two recurrences on two devices (paper 004).
+        return bicg_pair::solve(devices, a, b, x0, opts, config.tuning, monitor);
+    }
     let k = devices.len();
     solve_blocks(devices, Comm::Local, k, a, b, x0, opts, config, monitor)
 }
@@ -260,7 +265,12 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
         (Method::Cg | Method::Bicgstab | Method::Gmres, _) => {}
         (method, variant) => {
             return Err(KrylovError::Unsupported(format!(
-                "--devices runs CG, BiCGStab and GMRES ({variant} {method} on several devices is not built yet)"
+                "--devices runs CG, BiCGStab and GMRES over row blocks, and BiCG on two devices in one process ({variant} {method} {} is not built yet)",
+                if method == Method::Bicg {
+                    "over MPI ranks"
+                } else {
+                    "on several devices"
+                }
             )));
         }
     }
