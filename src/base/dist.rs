@@ -48,4 +48,7 @@ pub struct DistReport {
     /// Host round trips per iteration summed over devices divided by devices: 2 with a halo
     /// (halo, then inner products), 1 without.
     pub syncs_per_iteration_per_device: f64,
+    /// Host time recording and submitting the loop's batches (every device, one thread):
+    /// with `wait_seconds` (per device) and `exchange_seconds`, where the host's loop goes.
+    pub submit_seconds: f64,
 }

@@ -38,6 +38,8 @@ pub(super) struct Host<'a, T> {
     /// Host time waiting on each device's reads.
     pub(super) wait: Vec<f64>,
     pub(super) exchange_seconds: f64,
+    /// Host time recording and submitting batches.
+    pub(super) submit_seconds: f64,
     /// Products (each with a halo exchange) per iteration: 1 for CG, 2 for BiCGStab.
     pub(super) products: usize,
     /// The parts whose blocks live in this process (`cores[p − here.start]`) and their rows.
@@ -142,6 +144,7 @@ impl<T: Scalar> Host<'_, T> {
     ) -> Result<Vec<Partials<T>>> {
         let exchanging =
             launches.iter().any(|l| l.gather.is_some()) && !self.exchange.transfers.is_empty();
+        let t = Instant::now();
         // Submit 1: the updates and the gather, the sent entries read back.
         let mut reads: Vec<Option<PendingRead<'_, T>>> = Vec::with_capacity(cores.len());
         for (core, l) in cores.iter().zip(launches) {
@@ -172,6 +175,7 @@ impl<T: Scalar> Host<'_, T> {
                 batch.submit()?;
             }
         }
+        self.submit_seconds += t.elapsed().as_secs_f64();
         // The exchange: every owner's sent entries into its readers' halos.
         let mut sent: Vec<Vec<T>> = Vec::with_capacity(cores.len());
         for (d, read) in reads.into_iter().enumerate() {
@@ -199,6 +203,7 @@ impl<T: Scalar> Host<'_, T> {
             self.exchange_seconds += t.elapsed().as_secs_f64();
         }
         // Submit 3: the boundary rows, and every slot's partial sums read back.
+        let t = Instant::now();
         let mut pending = Vec::with_capacity(cores.len());
         for (core, l) in cores.iter().zip(launches) {
             let mut batch = core.engine.begin("dist boundary");
@@ -208,19 +213,37 @@ impl<T: Scalar> Host<'_, T> {
                     _ => bnd.record(&mut batch),
                 }
             }
-            // Only the slots this phase's launches wrote.
-            let mut used: Vec<&Option<Launch>> = l.update.clone();
-            used.extend(l.interior.iter().chain(l.boundary.iter()).copied());
-            let slots = BlockCore::<T>::slot_range(&used);
-            let per_slot = 4 * core.groups as usize;
-            let read = batch.submit_read(
-                &core.partials,
-                slots.start as usize * per_slot,
-                slots.len() * per_slot,
-            )?;
-            pending.push((slots.start, read));
+            pending.push(Self::read_partials(core, l, batch)?);
         }
-        let mut out = Vec::with_capacity(cores.len());
+        self.submit_seconds += t.elapsed().as_secs_f64();
+        self.wait_partials(pending)
+    }
+
+    /// Submits `batch` with a read of the partial-sum slots the phase's launches wrote.
+    fn read_partials<'e>(
+        core: &'e BlockCore<T>,
+        l: &PhaseLaunches<'_>,
+        batch: crate::gpu::Batch<'e>,
+    ) -> Result<(u32, PendingRead<'e, T>)> {
+        // Only the slots this phase's launches wrote.
+        let mut used: Vec<&Option<Launch>> = l.update.clone();
+        used.extend(l.interior.iter().chain(l.boundary.iter()).copied());
+        let slots = BlockCore::<T>::slot_range(&used);
+        let per_slot = 4 * core.groups as usize;
+        let read = batch.submit_read(
+            &core.partials,
+            slots.start as usize * per_slot,
+            slots.len() * per_slot,
+        )?;
+        Ok((slots.start, read))
+    }
+
+    /// Waits for every device's partial sums (the waits timed per device).
+    fn wait_partials(
+        &mut self,
+        pending: Vec<(u32, PendingRead<'_, T>)>,
+    ) -> Result<Vec<Partials<T>>> {
+        let mut out = Vec::with_capacity(pending.len());
         for (d, (first, read)) in pending.into_iter().enumerate() {
             let t = Instant::now();
             out.push(Partials {
@@ -324,6 +347,7 @@ impl<T: Scalar> Host<'_, T> {
             },
             wait_seconds: self.wait.iter().sum::<f64>() / k,
             syncs_per_iteration_per_device: report.syncs_per_iteration,
+            submit_seconds: self.submit_seconds,
         }
     }
 }

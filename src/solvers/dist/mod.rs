@@ -228,6 +228,7 @@ fn solve_blocks<T: Scalar>(
         threshold: opts.threshold(report.b_norm),
         wait: vec![0.0; here.len()],
         exchange_seconds: 0.0,
+        submit_seconds: 0.0,
         products: 1,
         rows: partition.bounds[here.start]..partition.bounds[here.end],
         here,

@@ -80,6 +80,9 @@ struct Pair<'a, T> {
     /// Host time waiting on device 0's sums and on device 1's vectors.
     wait: [Cell<f64>; 2],
     exchange_seconds: Cell<f64>,
+    /// Host time in the loop's steps outside the waits and the exchange: recording and
+    /// submitting batches (and adding up four sums).
+    submit_seconds: Cell<f64>,
 }
 
 /// ⟨p̃,q⟩ with ‖p̃‖², ‖q‖²; or ρ = ⟨z,r̃⟩ with ‖z‖², ‖r̃‖², ‖r‖².
@@ -192,6 +195,19 @@ impl<T: Scalar> Pair<'_, T> {
         self.owner
             .record_dots(&mut batch, &self.owner.bg_rho, own.bufs.groups);
         self.read_sums(batch, SLOT_RHO, 4)
+    }
+
+    /// Runs a step, adding its host time outside the waits and the exchange to
+    /// `submit_seconds`.
+    fn timed(&self, step: impl FnOnce(&Self) -> Result<Sums>) -> Result<Sums> {
+        let t = Instant::now();
+        let before = self.wait[0].get() + self.wait[1].get() + self.exchange_seconds.get();
+        let out = step(self);
+        let after = self.wait[0].get() + self.wait[1].get() + self.exchange_seconds.get();
+        let outside = t.elapsed().as_secs_f64() - (after - before);
+        self.submit_seconds
+            .set(self.submit_seconds.get() + outside.max(0.0));
+        out
     }
 
     /// The scalars at `at` on both devices.
@@ -316,6 +332,7 @@ pub(super) fn solve<T: Scalar>(
         shadow,
         wait: Default::default(),
         exchange_seconds: Cell::new(0.0),
+        submit_seconds: Cell::new(0.0),
     };
     let b_norm = report.b_norm;
     let threshold = opts.threshold(b_norm);
@@ -353,14 +370,14 @@ pub(super) fn solve<T: Scalar>(
             if run.iterations() >= opts.max_iter {
                 break Some(StopReason::MaxIterations);
             }
-            let ptq = pair.products(first)?;
+            let ptq = pair.timed(|p| p.products(first))?;
             first = false;
             run.recorded += 1;
             if let Some(stop) = ptq_stop::<T>(ptq, rho) {
                 break Some(stop);
             }
             pair.write_scalars(S_PTQ, &[ptq[0]]);
-            sums = pair.updates()?;
+            sums = pair.timed(Pair::updates)?;
             run.push(sums[3].sqrt());
             // β = ρ/ρ_old for the next directions.
             pair.write_scalars(S_RHO, &[sums[0], rho]);
@@ -433,5 +450,6 @@ fn pair_report<T: Scalar>(pair: &Pair<'_, T>, report: &SolveReport) -> DistRepor
         },
         wait_seconds: (pair.wait[0].get() + pair.wait[1].get()) / 2.0,
         syncs_per_iteration_per_device: report.syncs_per_iteration / 2.0,
+        submit_seconds: pair.submit_seconds.get(),
     }
 }
