@@ -45,8 +45,9 @@ pub struct SolveJob {
     pub precision: Precision,
     /// Time every kernel with GPU timestamps.
     pub profile: bool,
-    /// Split the rows over these devices (CG, BiCGStab and GMRES; other runs use the
-    /// open device and say so); `None`: the open device alone.
+    /// Split the rows over these devices (CG, BiCGStab and GMRES; BiCG puts its two
+    /// recurrences on two; other runs use the open device and say so); `None`: the open
+    /// device alone.
     pub devices: Option<DeviceList>,
     pub cancel: Arc<AtomicBool>,
 }
@@ -315,13 +316,19 @@ fn run_kinds<T: Scalar>(
         // report's device_reason (and the run's note) say why.
         // Several devices: the runs the distributed solvers have; the others run on the open
         // device and say so.
-        let split = job
-            .devices
-            .as_ref()
-            .filter(|_| matches!(opts.method, Method::Cg | Method::Bicgstab | Method::Gmres));
+        let split = job.devices.as_ref().filter(|_| {
+            matches!(
+                opts.method,
+                Method::Cg | Method::Bicgstab | Method::Gmres | Method::Bicg
+            )
+        });
         if let Some(list) = split {
             let ctxs = current.several(list)?;
-            let note = format!("rows split over {} devices", ctxs.len());
+            let note = if opts.method == Method::Bicg {
+                "the A- and A^T-recurrences on two devices (paper 004)".to_string()
+            } else {
+                format!("rows split over {} devices", ctxs.len())
+            };
             send(WorkerEvent::RunStarted {
                 job: job.id,
                 kind,
@@ -378,7 +385,7 @@ fn run_kinds<T: Scalar>(
         };
         let note = match (&job.devices, note) {
             (Some(_), None) => Some(format!(
-                "{} runs on one device (several devices run CG, BiCGStab and GMRES)",
+                "{} runs on one device (several devices run CG, BiCGStab, GMRES and BiCG)",
                 kind.title(opts.method)
             )),
             (_, note) => note,

@@ -68,3 +68,40 @@ fn several_devices_split_the_rows_and_the_table_shows_each_block() {
     h.run();
     assert!(h.state().error().is_some_and(|e| e.contains("Devices")));
 }
+
+#[test]
+fn bicg_with_devices_puts_its_two_recurrences_on_two_devices() {
+    if krylov_wgpu::gpu::list_adapters_for(krylov_wgpu::wgpu::Backends::PRIMARY).is_empty() {
+        assert!(
+            !krylov_wgpu::gpu::gpu_required(),
+            "KRYLOV_REQUIRE_GPU=1 but no adapter"
+        );
+        return;
+    }
+    let line = "--generate convdiff3d:8:circular --method bicg --precond ilu0 --devices 0,0 --precision f32 --run";
+    let Ok(krylov_studio::args::Parsed::Run(args)) =
+        krylov_studio::args::parse(line.split_whitespace().map(String::from))
+    else {
+        panic!("`{line}` does not parse")
+    };
+    let mut h = harness_with(StartupArgs {
+        device: DeviceSelection::AnyGpu,
+        ..args
+    });
+    wait_idle(&mut h, "the solve");
+    assert_eq!(h.state().error(), None);
+    let runs = h.state().runs();
+    assert_eq!(runs.len(), 1);
+    let rep = runs[0].report().expect("a report");
+    assert!(rep.converged, "{}", rep.reason_detail);
+    let d = rep.devices.as_ref().expect("BiCG ran on two devices");
+    // Both devices hold all 512 rows; p~ and r~ cross to the first each iteration.
+    assert_eq!(d.devices.len(), 2);
+    assert!(d.devices.iter().all(|p| p.rows == 512));
+    assert_eq!(d.exchange_values_per_iteration, 1024);
+    assert!(
+        rep.notes[0].contains("BiCG on two devices"),
+        "{:?}",
+        rep.notes
+    );
+}

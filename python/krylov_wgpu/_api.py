@@ -145,9 +145,10 @@ def solve(
     ``side``, ``trisolve``, ``reorder``, ``equilibrate``, ``gs``, ``s_step``, ``tsqr``, ``basis``, ``check_mode``, ``batch``, ``reduction``,
     ``max_padding``, ``adapter``, ``no_f64``, ``allow_mixed``, ``inner_rtol``, ``max_outer``,
     ``outer_precision``, and ``devices``: split A's rows over several GPUs (``method`` ``cg``,
-    ``bicgstab`` or ``gmres``, ``precond`` ``none`` or ``jacobi``): a count, ``"0,1"`` or a list of adapter
-    indices (one may repeat: logical devices on one adapter); ``report.devices`` then has each
-    device's block and the halo exchange.
+    ``bicgstab`` or ``gmres``, ``precond`` ``none`` or ``jacobi``; ``method="bicg"`` with two
+    devices puts its A- and Aᵀ-recurrences on one each, with any ``precond``): a count, ``"0,1"``
+    or a list of adapter indices (one may repeat: logical devices on one adapter);
+    ``report.devices`` then has each device's block and the exchange.
 
     ``callback(residual_norm)`` is called after every iteration. With ``check`` (the
     default) a solve that does not converge raises :class:`NotConvergedError` carrying the

@@ -1,5 +1,5 @@
-"""devices=: CG, BiCGStab and GMRES split over two logical GPUs (the first adapter twice), against
-SciPy's solution, and the refusals."""
+"""devices=: CG, BiCGStab and GMRES split over two logical GPUs (the first adapter twice), BiCG's
+two recurrences on two, against SciPy's solution, and the refusals."""
 
 import os
 
@@ -35,6 +35,21 @@ def test_two_devices_solve_as_scipy_does(gpu, method, name):
     assert len(devices) == 2
     assert sum(d["rows"] for d in devices) == A.shape[0]
     assert rep.devices["exchange_values_per_iteration"] > 0
+
+
+def test_bicg_puts_its_two_recurrences_on_two_devices(gpu):
+    A, b = load("sherman4")
+    rep = kw.solve(A, b, method="bicg", precond="ilu0", rtol=1e-8, devices=[0, 0])
+    assert rep.converged
+    assert true_relres(A, b, rep.x) <= 1e-8 * 1.001
+    reference = spla.spsolve(sp.csc_array(A), b)
+    assert np.linalg.norm(rep.x - reference) <= 1e-3 * np.linalg.norm(reference)
+    # Both devices hold every row; p~ and r~ cross once per iteration each.
+    devices = rep.devices["devices"]
+    assert [d["rows"] for d in devices] == [A.shape[0], A.shape[0]]
+    assert rep.devices["exchange_values_per_iteration"] == 2 * A.shape[0]
+    with pytest.raises(kw.KrylovError, match="two devices"):
+        kw.solve(A, b, method="bicg", devices=[0, 0, 0])
 
 
 def test_float32_and_a_string_list(gpu):

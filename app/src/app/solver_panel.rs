@@ -241,8 +241,9 @@ impl StudioApp {
                     ui.add(egui::TextEdit::singleline(&mut self.devices_text).desired_width(60.0))
                 })
                 .on_hover_text(
-                    "split the rows over several devices (CG, BiCGStab and GMRES): a count N \
-                     or adapter indices like 0,1 (an index may repeat); empty: one device",
+                    "split the rows over several devices (CG, BiCGStab and GMRES; BiCG puts its \
+                     A- and A^T-recurrences on two): a count N or adapter indices like 0,1 \
+                     (an index may repeat); empty: one device",
                 );
                 ui.end_row();
             });
