@@ -61,6 +61,7 @@ fn the_layouts_bytes_are_those_of_the_gpu_uploads_in_every_format() {
                     assert_eq!(m.bytes(), l.matrix_bytes(4), "{name} {format}");
                     assert_eq!(m.stored_elements(), l.stored, "{name} {format}");
                     assert_eq!(m.index_bytes(), l.index_bytes, "{name} {format}");
+                    assert_eq!(u64::from(m.passes()), l.passes, "{name} {format}");
                     uploaded += 1;
                 }
                 Err(KrylovError::FormatRefused { .. }) => {
@@ -174,7 +175,133 @@ fn synthetic_profile(device: DeviceIdentity) -> Profile {
         round_trip_seconds: 100e-6,
         kernels,
         constants,
+        gather_weights: BTreeMap::new(),
     }
+}
+
+/// 64 rows, two entries each, of 4160 columns: `(i, i)` and `(i, far(i))`.
+fn two_per_row(far: impl Fn(usize) -> usize) -> Csr<f64> {
+    let mut cols = Vec::new();
+    for i in 0..64 {
+        let mut r = [i as u32, far(i) as u32];
+        r.sort_unstable();
+        cols.extend(r);
+    }
+    let ptr = (0..=64).map(|i| 2 * i as u32).collect();
+    Csr::new(64, 4160, ptr, cols, vec![1.0; 128]).unwrap()
+}
+
+#[test]
+fn the_gather_excess_matches_a_hand_count() {
+    let params = LayoutParams {
+        workgroup_size: 256,
+        sell_c: 32,
+        max_padding: DEFAULT_PADDING_BUDGET,
+    };
+    // One workgroup of 256 threads takes all 64 rows: one group.
+    // Scattered: row i also reads column 64·(i + 1) + 32, each in its own sector and none
+    // among the diagonal's columns 0 … 63. The diagonal's
+    // 64 columns are 8 f32 sectors (16 of f64), the far ones 64 more: f32 72·32 = 2304
+    // bytes touched − 128 entries · 4 = 1792; f64 80·32 − 128·8 = 1536.
+    let scattered = two_per_row(|i| 64 * (i + 1) + 32);
+    // Banded: (i, i + 1) reads columns 0 … 64: 9 f32 sectors (288 bytes, under the 512 of
+    // the per-entry count) or 17 of f64 (544 < 1024): no excess.
+    let banded = two_per_row(|i| i + 1);
+    for format in [Format::Csr, Format::Ell, Format::Sell, Format::Bcsr1] {
+        let l = spmv_layout(&scattered, format, &params).unwrap();
+        assert_eq!(l.gather_excess, [1792, 1536], "{format}");
+        assert_eq!(l.gather_excess_bytes(4), 1792);
+        let b = spmv_layout(&banded, format, &params).unwrap();
+        assert_eq!(b.gather_excess, [0, 0], "{format}");
+    }
+    // Paper 003's count is the same for both: the excess is all that tells them apart.
+    let csr = |a: &Csr<f64>| spmv_layout(a, Format::Csr, &params).unwrap().spmv_bytes(4);
+    assert_eq!(csr(&scattered), csr(&banded));
+    // Two groups of 32 rows (a 32-thread workgroup) count each group's sectors: the
+    // diagonal's 4 f32 sectors per group + 32 far ones: 2 · (36·32 − 64·4) = 1792 again,
+    // but the banded matrix's 5 sectors per group still stay under 64·4 bytes.
+    let small = LayoutParams {
+        workgroup_size: 32,
+        ..params
+    };
+    let l = spmv_layout(&scattered, Format::Csr, &small).unwrap();
+    assert_eq!(l.gather_excess, [2 * (36 * 32 - 256), 2 * (40 * 32 - 512)]);
+    assert_eq!(
+        spmv_layout(&banded, Format::Csr, &small)
+            .unwrap()
+            .gather_excess,
+        [0, 0]
+    );
+    // DIA reads contiguous diagonals: never an excess.
+    let d = spmv_layout(&banded, Format::Dia, &params);
+    assert!(d.is_err() || d.unwrap().gather_excess == [0, 0]);
+}
+
+#[test]
+fn a_scattered_matrix_is_predicted_slower_than_a_banded_one_of_the_same_size() {
+    // 2^16 rows, 5 entries each: a band of offsets −2…2 (wrapping around at the ends, so
+    // that every row has 5) against the diagonal and four columns far apart.
+    let n = 1usize << 16;
+    let five = |cols: Vec<u32>| {
+        let ptr = (0..=n).map(|i| 5 * i as u32).collect();
+        Csr::new(n, n, ptr, cols, vec![1.0; 5 * n]).unwrap()
+    };
+    let mut band = Vec::new();
+    for i in 0..n {
+        let mut r: Vec<u32> = (0..5).map(|k| ((i + n + k - 2) % n) as u32).collect();
+        r.sort_unstable();
+        band.extend(r);
+    }
+    let banded = five(band);
+    let mut cols = Vec::new();
+    for i in 0..n {
+        let mut r: Vec<u32> = (0..5u64)
+            .map(|k| ((i as u64 * 2_654_435_761 + k * 40_503) % n as u64) as u32)
+            .collect();
+        r[0] = i as u32;
+        r.sort_unstable();
+        r.dedup();
+        // Rare collisions: fill up with the next free columns after the diagonal.
+        let mut next = i as u32;
+        while r.len() < 5 {
+            next = (next + 1) % n as u32;
+            if !r.contains(&next) {
+                r.push(next);
+            }
+        }
+        r.sort_unstable();
+        cols.extend(r);
+    }
+    let scattered = five(cols);
+    assert_eq!(scattered.nnz(), banded.nnz());
+    let profile = synthetic_profile(DeviceIdentity {
+        name: "test".into(),
+        vendor: 0,
+        device: 0,
+        backend: "Vulkan".into(),
+        driver: String::new(),
+        driver_info: String::new(),
+    });
+    let req = PredictRequest {
+        formats: vec![Format::Csr],
+        precisions: vec![Precision::F32],
+        ..PredictRequest::all(Some(Method::Cg), CheckMode::Device, DEFAULT_PADDING_BUDGET)
+    };
+    let t = |a: &Csr<f64>| {
+        let p = predict(&profile, a, &req);
+        (
+            p[0].seconds_per_iteration,
+            p[0].gather_excess_bytes,
+            p[0].spmv_bytes,
+        )
+    };
+    let (tb, eb, bb) = t(&banded);
+    let (ts, es, bs) = t(&scattered);
+    assert_eq!(bb, bs, "paper 003's count does not see the difference");
+    assert_eq!(eb, 0);
+    // Four scattered columns a row: about 4 sectors of 32 bytes beyond 5 · 4 bytes a row.
+    assert!(es as f64 > 3.0 * 32.0 * n as f64, "{es}");
+    assert!(ts > 1.5 * tb, "scattered {ts:e} s, banded {tb:e} s");
 }
 
 /// A profile directory holding `profile` under this device's default file name.

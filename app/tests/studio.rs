@@ -791,6 +791,7 @@ fn synthetic_profile(gpu: &krylov_wgpu::gpu::AdapterSummary) -> krylov_wgpu::mod
         round_trip_seconds: 100e-6,
         kernels,
         constants,
+        gather_weights: Default::default(),
     }
 }
 

@@ -17,13 +17,17 @@
 //!   ([`subtract_overhead`]) and `t_d` = 0; a positive one is the dispatch gap `t_d` a solver
 //!   loop sees between launches (the walls and the probes of `t_rt` come from an untimed
 //!   engine on the same device);
-//! * finishing kernels: the median GPU time per launch, less `t_ts`.
+//! * finishing kernels: the median GPU time per launch, less `t_ts`;
+//! * gather weights γ ([`super::gather`]): the full calibration also times random-column
+//!   SPD matrices ([`GATHER_MATRICES`]), kept out of the curves; per format, γ is fitted
+//!   (LM) so that each kernel's curve at `bytes + γ·excess` gives the time measured.
 //!
 //! Each curve is fitted with [`super::sigmoid::fit`] (LM). The calibration needs GPU
 //! timestamps (`TIMESTAMP_QUERY`); without them it stops with an error.
 
 use std::collections::BTreeMap;
 
+use super::gather::{GatherSample, fit_weight};
 use super::kernels::{Curve, MODELLED, curve_key, iteration_plan};
 use super::layout::{LayoutParams, MODEL_FORMATS, spmv_layout};
 use super::profile::{DeviceIdentity, Profile, SCHEMA_VERSION, utc_now};
@@ -54,6 +58,13 @@ pub fn device_identity(ctx: &GpuContext) -> DeviceIdentity {
     }
 }
 
+/// Random-column SPD matrices whose gathers of x scatter over the vector: the gather
+/// weights' samples. Seed 1 and sizes unlike the validation's (`bench/model_matrices_gpu.txt`
+/// has random-spd:20000:7 and random-spd:1000000:7 with seed 0), so that no validated matrix
+/// is calibrated on. 131 k and 524 k rows: x of 0.5 and 2 MB, in an H100's or H200's L2 like
+/// most solves'.
+pub const GATHER_MATRICES: [&str; 2] = ["random-spd:131072:7:1", "random-spd:524288:7:1"];
+
 /// The matrices of a calibration: 5- and 7-point stencils, and a 5-point stencil whose
 /// every entry is a dense 8×8 block (where the BCSR formats store no padding).
 fn matrices(quick: bool) -> Result<Vec<(String, Csr<f64>)>> {
@@ -77,6 +88,13 @@ fn matrices(quick: bool) -> Result<Vec<(String, Csr<f64>)>> {
     for &k in kron {
         let a = generators::poisson_2d_fd::<f64>(k);
         out.push((format!("poisson2d:{k} ⊗ 8×8"), dense_blocks(&a, 8)?));
+    }
+    // The quick calibration (tests, CI on lavapipe) leaves the gather out: its profiles
+    // weigh the excess at γ = 1.
+    if !quick {
+        for spec in GATHER_MATRICES {
+            out.push((spec.to_string(), generators::from_spec(spec)?));
+        }
     }
     Ok(out)
 }
@@ -110,6 +128,8 @@ struct Samples {
     curves: BTreeMap<String, Vec<Sample>>,
     finish: BTreeMap<String, Vec<f64>>,
     gaps: Vec<f64>,
+    /// Per format: (curve key, sample) of the gather matrices.
+    gather: BTreeMap<String, Vec<(String, GatherSample)>>,
 }
 
 /// Calibrates the engine's device; an engine built with `Tuning { profile: true, .. }` on
@@ -170,6 +190,7 @@ pub fn calibrate(
     let mut samples = Samples::default();
     let started = std::time::Instant::now();
     for (spec, a64) in matrices(quick)? {
+        let gathers = GATHER_MATRICES.contains(&spec.as_str());
         let a32: Csr<f32> = a64.cast()?;
         for format in MODEL_FORMATS {
             let Ok(layout) = spmv_layout(&a64, format, &params) else {
@@ -223,11 +244,24 @@ pub fn calibrate(
                     let c = same.len() as f64;
                     let bytes = same.iter().map(|x| x.bytes).sum::<f64>() / c;
                     match k.curve {
+                        Curve::Matrix if gathers => samples
+                            .gather
+                            .entry(format.as_str().to_string())
+                            .or_default()
+                            .push((
+                                curve_key(k, format),
+                                GatherSample {
+                                    bytes,
+                                    excess: layout.gather_excess_bytes(4) as f64,
+                                    seconds: t / c,
+                                },
+                            )),
                         Curve::Finish => samples
                             .finish
                             .entry(k.name.to_string())
                             .or_default()
                             .push(t / c),
+                        // The vector kernels of a gather matrix stream like any other's.
                         _ => samples
                             .curves
                             .entry(curve_key(k, format))
@@ -238,7 +272,7 @@ pub fn calibrate(
                             }),
                     }
                 }
-                if complete {
+                if complete && !gathers {
                     // The wall time per iteration of the same case untimed.
                     let Some(plain) = fastest_runs(&untimed, &case, &a32, runs, heater)? else {
                         continue;
@@ -291,6 +325,27 @@ pub fn calibrate(
                 .into(),
         ));
     }
+    let mut gather_weights = BTreeMap::new();
+    for (format, s) in &samples.gather {
+        let on_curves: Vec<_> = s
+            .iter()
+            .filter_map(|(key, g)| kernels.get(key).map(|f: &Fit| (f.curve, *g)))
+            .collect();
+        match fit_weight(&on_curves) {
+            Some(w) => {
+                log(&format!(
+                    "gather weight {format}: {:.3} ({} samples; rms error {:.1}%, {:.1}% with \
+                     paper 003's count alone)",
+                    w.weight,
+                    w.samples,
+                    100.0 * w.rms_relative_error,
+                    100.0 * w.rms_relative_error_without
+                ));
+                gather_weights.insert(format.clone(), w.weight);
+            }
+            None => log(&format!("gather weight {format}: not fitted (γ = 1)")),
+        }
+    }
     let constants = samples
         .finish
         .iter_mut()
@@ -309,6 +364,7 @@ pub fn calibrate(
         round_trip_seconds: round_trip,
         kernels,
         constants,
+        gather_weights,
     })
 }
 
@@ -334,6 +390,9 @@ fn subtract_overhead(samples: &mut Samples, overhead: f64) {
     }
     for t in samples.finish.values_mut().flatten() {
         *t = less(*t);
+    }
+    for (_, g) in samples.gather.values_mut().flatten() {
+        g.seconds = less(g.seconds);
     }
 }
 

@@ -10,11 +10,17 @@
 //! ```text
 //!   bytes(SpMV) = index_bytes + 2 · stored · s + nrows · s        (s = bytes per value)
 //! ```
+//!
+//! plus the gather excess of x ([`super::gather`]): sectors of x a workgroup's rows touch
+//! beyond one value per stored entry, counted here on the same layout, weighted per format
+//! by the profile.
 
 use crate::base::Format;
 use crate::base::error::KrylovError;
 use crate::gpu::format::{bcsr_block, bcsr_bx};
 use crate::matrix::{Bcsr, Csr, Dia, Ell, Sell};
+
+use super::gather::{GatherCount, excess_for};
 
 /// The formats the model ranks: every concrete one, in [`Format::ALL`] order.
 pub const MODEL_FORMATS: [Format; 8] = [
@@ -49,6 +55,12 @@ pub struct SpmvLayout {
     /// Bytes of the index arrays (row pointers, column indices, offsets, permutations,
     /// block-row tables).
     pub index_bytes: u64,
+    /// Gather excess of x for 4- and 8-byte values ([`super::gather`]): bytes of sectors
+    /// touched beyond one value per stored entry.
+    pub gather_excess: [u64; 2],
+    /// Row chunks (passes) the SpMV loops over, one workgroup's work each: WG rows, WG SELL
+    /// slots, or one BCSR pass of `by` block rows.
+    pub passes: u64,
 }
 
 impl SpmvLayout {
@@ -61,6 +73,17 @@ impl SpmvLayout {
     pub fn spmv_bytes(&self, s: usize) -> u64 {
         let s = s as u64;
         self.index_bytes + 2 * self.stored * s + self.nrows as u64 * s
+    }
+
+    /// Bytes of x's sectors beyond one value per stored entry, with `s`-byte values.
+    pub fn gather_excess_bytes(&self, s: usize) -> u64 {
+        excess_for(self.gather_excess, s)
+    }
+
+    /// [`Self::spmv_bytes`] plus `weight` times the gather excess: the bytes the profile's
+    /// curve of the format is evaluated at.
+    pub fn effective_spmv_bytes(&self, s: usize, weight: f64) -> f64 {
+        self.spmv_bytes(s) as f64 + weight * self.gather_excess_bytes(s) as f64
     }
 }
 
@@ -78,22 +101,65 @@ pub fn spmv_layout(
         KrylovError::InvalidOption(reason) => reason,
         other => other.to_string(),
     };
-    let (stored, index_bytes) = match format {
-        Format::Csr => (a.nnz(), (n + 1 + a.nnz()) as u64 * U32),
+    // The rows one workgroup multiplies together (CSR and ELL: one thread per row): they
+    // share the L1 of one multiprocessor, so a sector another of its subgroups fetched is
+    // not fetched again. (Per subgroup, a stencil's bands would count the alignment slack
+    // of 8-row runs as traffic the measured times do not show.)
+    let wg = p.workgroup_size.max(1);
+    let row_passes = n.div_ceil(wg) as u64;
+    let (stored, index_bytes, gather_excess, passes) = match format {
+        Format::Csr => {
+            let rows = (0..n).collect::<Vec<_>>();
+            let excess = row_groups(a, rows.chunks(wg), |g| {
+                g.iter().map(|&r| a.row(r).0.len() as u64).sum()
+            });
+            (a.nnz(), (n + 1 + a.nnz()) as u64 * U32, excess, row_passes)
+        }
         Format::Ell => {
             let e = Ell::from_csr(a, p.max_padding).map_err(refusal)?;
-            (e.values().len(), e.col_idx().len() as u64 * U32)
+            let rows = (0..n).collect::<Vec<_>>();
+            // Padding slots read x at their own row (a few sectors per group): left out.
+            let excess = row_groups(a, rows.chunks(wg), |g| (g.len() * e.width()) as u64);
+            (
+                e.values().len(),
+                e.col_idx().len() as u64 * U32,
+                excess,
+                row_passes,
+            )
         }
         Format::Dia => {
             let d = Dia::from_csr(a, p.max_padding).map_err(refusal)?;
-            (d.values().len(), d.offsets().len() as u64 * U32)
+            // Each diagonal is one contiguous run of x: no gather.
+            let offsets = d.offsets().len() as u64 * U32;
+            (d.values().len(), offsets, [0, 0], row_passes)
         }
         Format::Sell => {
             let c = p.sell_c;
             let s =
                 Sell::from_csr(a, c, p.workgroup_size.max(c), p.max_padding).map_err(refusal)?;
             let index = s.slice_ptr().len() + s.col_idx().len() + s.perm().len();
-            (s.values().len(), index as u64 * U32)
+            // A workgroup's slots: wg / C slices of sorted rows, `perm` maps slots to rows.
+            let per_group = (wg / c).max(1);
+            let slices: Vec<Vec<usize>> = s
+                .perm()
+                .chunks(per_group * c)
+                .map(|sl| {
+                    sl.iter()
+                        .filter(|&&r| r != u32::MAX)
+                        .map(|&r| r as usize)
+                        .collect()
+                })
+                .collect();
+            let ptr = s.slice_ptr();
+            let mut k = 0;
+            let excess = row_groups(a, slices.iter().map(Vec::as_slice), |_| {
+                let end = (k + per_group).min(ptr.len() - 1);
+                let stored = u64::from(ptr[end] - ptr[k]);
+                k = end;
+                stored
+            });
+            let passes = s.nslots().div_ceil(wg) as u64;
+            (s.values().len(), index as u64 * U32, excess, passes)
         }
         Format::Bcsr1 | Format::Bcsr2 | Format::Bcsr4 | Format::Bcsr8 => {
             let nb = bcsr_block(format).expect("a BCSR format");
@@ -107,7 +173,13 @@ pub fn spmv_layout(
             let bx = bcsr_bx(a, nb, wg);
             let b = Bcsr::from_csr(a, nb, bx, wg, p.max_padding).map_err(refusal)?;
             let index = b.pass_ptr().len() + b.block_col().len() + b.block_row().len();
-            (b.values().len(), index as u64 * U32)
+            let excess = bcsr_excess(a, &b);
+            (
+                b.values().len(),
+                index as u64 * U32,
+                excess,
+                b.npasses() as u64,
+            )
         }
         Format::Auto => return Err("auto is not a layout".into()),
     };
@@ -116,7 +188,56 @@ pub fn spmv_layout(
         nrows: n,
         stored: stored as u64,
         index_bytes,
+        gather_excess,
+        passes,
     })
+}
+
+/// The gather excess of groups of rows each read element by element (CSR, ELL, SELL);
+/// `stored` gives a group's stored entries.
+fn row_groups<'a>(
+    a: &Csr<f64>,
+    groups: impl Iterator<Item = &'a [usize]>,
+    mut stored: impl FnMut(&[usize]) -> u64,
+) -> [u64; 2] {
+    let mut count = GatherCount::default();
+    for g in groups {
+        for &r in g {
+            for &c in a.row(r).0 {
+                count.read(u64::from(c), 1);
+            }
+        }
+        count.end_group(stored(g));
+    }
+    count.finish()
+}
+
+/// BCSR's gather excess: a workgroup (chunk) multiplies the `by` block-row slots of one pass;
+/// each block reads the N values of x under its block column.
+fn bcsr_excess(a: &Csr<f64>, b: &Bcsr<f64>) -> [u64; 2] {
+    let nb = b.n_block();
+    let per_group = b.by().max(1);
+    let mut count = GatherCount::default();
+    let mut cols = Vec::new();
+    for slots in b.block_row().chunks(per_group) {
+        let mut blocks = 0;
+        for &br in slots.iter().filter(|&&br| br != u32::MAX) {
+            // The block row's non-empty blocks, by block column.
+            cols.clear();
+            let first = br as usize * nb;
+            for r in first..(first + nb).min(a.nrows()) {
+                cols.extend(a.row(r).0.iter().map(|&c| c as usize / nb));
+            }
+            cols.sort_unstable();
+            cols.dedup();
+            blocks += cols.len() as u64;
+            for &bc in &cols {
+                count.read((bc * nb) as u64, nb as u64);
+            }
+        }
+        count.end_group(blocks * (nb * nb) as u64);
+    }
+    count.finish()
 }
 
 #[cfg(test)]

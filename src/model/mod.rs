@@ -17,19 +17,25 @@
 //! * Round trips: `paper` check mode reads back every iteration (1 for the pipelined
 //!   variants, 2 for classical CG, 4 for classical BiCGStab), `device` mode once per batch.
 //!
-//! Not modelled: preconditioners, GMRES, BiCG, Jacobi, caching of the gathered vector beyond
-//! what the SpMV curve of the format absorbs, clocks rising during a long solve.
+//! * A scattered gather of x adds `γ_format · excess` bytes ([`gather`]): sectors of x a
+//!   subgroup touches beyond one value per stored entry; γ is fitted by calibration on
+//!   random-column matrices (1 when a profile has none).
+//!
+//! Not modelled: preconditioners, GMRES, BiCG, Jacobi, where the gathered vector is cached
+//! (L1, L2 or memory: γ is one number per format), clocks rising during a long solve.
 //!
 //! | file | what | needs a GPU |
 //! |---|---|---|
 //! | `sigmoid.rs` | Eq. 3 and its Levenberg–Marquardt fit | no |
 //! | `layout.rs` | bytes of one SpMV per format, from the host conversions | no |
+//! | `gather.rs` | sectors of x touched per subgroup, the fit of their weight γ | no |
 //! | `kernels.rs` | launches, bytes and round trips of one iteration | no |
 //! | `profile.rs` | the device profile file: identity, curves, rejection | no |
 //! | `predict.rs` | predictions, ranking, the model's choice | no |
 //! | `calibrate.rs` | the measurements and fits of `krylov calibrate` | yes |
 
 pub mod calibrate;
+pub mod gather;
 pub mod kernels;
 pub mod layout;
 pub mod predict;

@@ -29,6 +29,12 @@ pub struct Prediction {
     pub spmv_bytes: u64,
     /// Bytes of the matrix's arrays on the GPU.
     pub matrix_bytes: u64,
+    /// Bytes of x's sectors beyond one value per stored entry ([`super::gather`]) and the
+    /// profile's weight of them: the SpMV is timed at `spmv_bytes + weight · excess`.
+    pub gather_excess_bytes: u64,
+    pub gather_weight: f64,
+    /// Row chunks the SpMV loops over ([`SpmvLayout::passes`]).
+    pub spmv_passes: u64,
     /// Predicted seconds of each launch of one iteration, in launch order.
     pub kernel_seconds: Vec<(String, f64)>,
 }
@@ -160,6 +166,9 @@ fn predict_one(
         bytes_per_iteration: 0.0,
         spmv_bytes: 0,
         matrix_bytes: 0,
+        gather_excess_bytes: 0,
+        gather_weight: 0.0,
+        spmv_passes: 0,
         kernel_seconds: Vec::new(),
     };
     let layout = match layout {
@@ -171,6 +180,9 @@ fn predict_one(
     };
     p.spmv_bytes = layout.spmv_bytes(s);
     p.matrix_bytes = layout.matrix_bytes(s);
+    p.gather_excess_bytes = layout.gather_excess_bytes(s);
+    p.gather_weight = profile.gather_weight(format);
+    p.spmv_passes = layout.passes;
     let largest = (layout.stored * s as u64).max(layout.index_bytes);
     if largest > profile.max_binding_bytes {
         p.refused = Some(format!(
@@ -184,7 +196,10 @@ fn predict_one(
         variant,
         req.check_mode,
         layout.nrows,
-        p.spmv_bytes,
+        layout
+            .effective_spmv_bytes(s, p.gather_weight)
+            .round()
+            .max(0.0) as u64,
         s,
         req.batch,
     ) else {

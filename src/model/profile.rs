@@ -70,6 +70,11 @@ pub struct Profile {
     /// GPU seconds of the one-workgroup finishing kernels (`dot_finish`, `bicgstab_finish`),
     /// which move no data to speak of.
     pub constants: BTreeMap<String, f64>,
+    /// Weight γ of the gather excess per format name ([`super::gather`]), fitted on the
+    /// calibration's random-column matrices; a format without one (a profile written before
+    /// the term, or `--quick`) counts every excess byte as a streamed byte (γ = 1).
+    #[serde(default)]
+    pub gather_weights: BTreeMap<String, f64>,
 }
 
 /// Why a profile cannot be used. Every message ends with what to do.
@@ -116,6 +121,14 @@ impl Profile {
     /// The curve under `key` ([`super::kernels::curve_key`]), if calibrated.
     pub fn curve(&self, key: &str) -> Option<&Sigmoid> {
         self.kernels.get(key).map(|f| &f.curve)
+    }
+
+    /// γ of `format`'s gather excess (1 when not calibrated).
+    pub fn gather_weight(&self, format: crate::base::Format) -> f64 {
+        self.gather_weights
+            .get(format.as_str())
+            .copied()
+            .unwrap_or(1.0)
     }
 
     /// `profile-<adapter>-<backend>.json`, the adapter's name reduced to `[a-z0-9-]`.
@@ -200,6 +213,7 @@ impl Profile {
         ]
         .into_iter()
         .chain(profile.constants.values().copied())
+        .chain(profile.gather_weights.values().copied())
         .collect();
         if costs.iter().any(|c| !c.is_finite() || *c < 0.0) || profile.workgroup_size == 0 {
             return Err(corrupt("negative or missing costs".into()));
@@ -370,6 +384,7 @@ pub(crate) mod tests {
                 )
                 .collect(),
             constants: [("dot_finish".to_string(), 3e-6)].into(),
+            gather_weights: BTreeMap::new(),
         }
     }
 
