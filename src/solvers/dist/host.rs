@@ -16,6 +16,28 @@ use crate::gpu::PendingRead;
 use crate::matrix::Csr;
 use crate::matrix::partition::{Exchange, RowPartition};
 
+/// (b − Ax)_i in f64 for the rows `rows`, in parallel over rows (each row's sum in stored
+/// order).
+pub(super) fn residual_rows<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x: &[T],
+    rows: std::ops::Range<usize>,
+) -> Vec<f64> {
+    let (rp, ci, va) = (a.row_ptr(), a.col_idx(), a.values());
+    rows.into_par_iter()
+        .map(|i| {
+            let span = rp[i] as usize..rp[i + 1] as usize;
+            let ax: f64 = ci[span.clone()]
+                .iter()
+                .zip(&va[span])
+                .map(|(&c, v)| v.as_f64() * x[c as usize].as_f64())
+                .sum();
+            b[i].as_f64() - ax
+        })
+        .collect()
+}
+
 /// One phase's launches on one device (see the module's diagram).
 #[derive(Default)]
 pub(super) struct PhaseLaunches<'l> {
@@ -60,18 +82,7 @@ impl<T: Scalar> Host<'_, T> {
 
     /// (b − Ax)_i in f64 for the rows `rows`.
     fn residual_rows(&self, x: &[T], rows: std::ops::Range<usize>) -> Vec<f64> {
-        let (rp, ci, va) = (self.a.row_ptr(), self.a.col_idx(), self.a.values());
-        rows.into_par_iter()
-            .map(|i| {
-                let span = rp[i] as usize..rp[i + 1] as usize;
-                let ax: f64 = ci[span.clone()]
-                    .iter()
-                    .zip(&va[span])
-                    .map(|(&c, v)| v.as_f64() * x[c as usize].as_f64())
-                    .sum();
-                self.b[i].as_f64() - ax
-            })
-            .collect()
+        residual_rows(self.a, self.b, x, rows)
     }
 
     /// ‖b − Ax‖/‖b‖ in f64 (over MPI every rank computes its own rows — in order, so the

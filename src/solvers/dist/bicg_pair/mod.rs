@@ -52,9 +52,8 @@ use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Instant;
 
-use rayon::prelude::*;
-
 use self::recurrence::{Owner, Recurrence, S_PTQ, S_RHO, SLOT_PTQ, SLOT_RHO, SLOTS, split_m};
+use super::host::residual_rows;
 use super::{LoopTotals, Restarts, add_counts};
 use crate::base::dist::{DevicePart, DistReport};
 use crate::base::error::{KrylovError, Result};
@@ -120,18 +119,9 @@ impl<T: Scalar> Pair<'_, T> {
     /// Lines 0–3 from `x`: x, r = b − Ax (in f64 on the host), r̃ = r, z, z̃, p = z, p̃ = z̃,
     /// and ρ₀ = ⟨z, r̃⟩ with its norms and ‖r₀‖².
     fn start_from(&self, x: &[T]) -> Result<Sums> {
-        let (rp, ci, va) = (self.a.row_ptr(), self.a.col_idx(), self.a.values());
-        let r: Vec<T> = (0..self.a.nrows())
-            .into_par_iter()
-            .map(|i| {
-                let span = rp[i] as usize..rp[i + 1] as usize;
-                let ax: f64 = ci[span.clone()]
-                    .iter()
-                    .zip(&va[span])
-                    .map(|(&c, v)| v.as_f64() * x[c as usize].as_f64())
-                    .sum();
-                T::from_f64(self.b[i].as_f64() - ax)
-            })
+        let r: Vec<T> = residual_rows(self.a, self.b, x, 0..self.a.nrows())
+            .into_iter()
+            .map(T::from_f64)
             .collect();
         let (own, shadow) = (&self.own, &self.shadow);
         own.engine.write(&self.owner.x, 0, x);
