@@ -8,21 +8,30 @@ use common::{harness_with, wait_idle};
 use egui_kittest::kittest::Queryable;
 use krylov_studio::{DeviceSelection, RunKind, StartupArgs};
 
-#[test]
-fn several_devices_split_the_rows_and_the_table_shows_each_block() {
+/// The startup arguments of `line`, `None` where no adapter exists (with
+/// KRYLOV_REQUIRE_GPU=1 that fails the test).
+fn startup(line: &str) -> Option<StartupArgs> {
     if krylov_wgpu::gpu::list_adapters_for(krylov_wgpu::wgpu::Backends::PRIMARY).is_empty() {
         assert!(
             !krylov_wgpu::gpu::gpu_required(),
             "KRYLOV_REQUIRE_GPU=1 but no adapter"
         );
-        return;
+        return None;
     }
-    // Both variants of CG with "Devices" 0,0: each runs over two logical devices on adapter 0.
-    let line = "--generate poisson2d:20 --run-both --devices 0,0 --precision f32";
     let Ok(krylov_studio::args::Parsed::Run(args)) =
         krylov_studio::args::parse(line.split_whitespace().map(String::from))
     else {
         panic!("`{line}` does not parse")
+    };
+    Some(args)
+}
+
+#[test]
+fn several_devices_split_the_rows_and_the_table_shows_each_block() {
+    // Both variants of CG with "Devices" 0,0: each runs over two logical devices on adapter 0.
+    let Some(args) = startup("--generate poisson2d:20 --run-both --devices 0,0 --precision f32")
+    else {
+        return;
     };
     let mut h = harness_with(StartupArgs {
         device: DeviceSelection::AnyGpu,
@@ -71,19 +80,9 @@ fn several_devices_split_the_rows_and_the_table_shows_each_block() {
 
 #[test]
 fn bicg_with_devices_puts_its_two_recurrences_on_two_devices() {
-    if krylov_wgpu::gpu::list_adapters_for(krylov_wgpu::wgpu::Backends::PRIMARY).is_empty() {
-        assert!(
-            !krylov_wgpu::gpu::gpu_required(),
-            "KRYLOV_REQUIRE_GPU=1 but no adapter"
-        );
-        return;
-    }
-    let line = "--generate convdiff3d:8:circular --method bicg --precond ilu0 --devices 0,0 --precision f32 --run";
-    let Ok(krylov_studio::args::Parsed::Run(args)) =
-        krylov_studio::args::parse(line.split_whitespace().map(String::from))
-    else {
-        panic!("`{line}` does not parse")
-    };
+    let line = "--generate convdiff3d:8:circular --method bicg --precond ilu0 --devices 0,0 \
+                --precision f32 --run";
+    let Some(args) = startup(line) else { return };
     let mut h = harness_with(StartupArgs {
         device: DeviceSelection::AnyGpu,
         ..args
