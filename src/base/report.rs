@@ -199,6 +199,10 @@ pub struct SolveReport {
     pub reduction: Reduction,
     /// Iterations recorded per submit (the last batch size in adaptive `device` mode).
     pub batch_size: usize,
+    /// Workgroups of each of the solver's reducing launches (partial sums per inner
+    /// product): ⌈n / workgroup size⌉, or one per row chunk of A where a format has more
+    /// (BCSR), at most the engine's `max_groups`; 0 on the CPU.
+    pub workgroups: u32,
     /// Iterations recorded on the GPU, including no-op ones recorded after convergence
     /// inside the last batch (the denominator of the per-iteration figures).
     pub iterations_recorded: usize,
@@ -287,6 +291,7 @@ impl SolveReport {
             check_mode: None,
             reduction: Reduction::Plain,
             batch_size: 0,
+            workgroups: 0,
             iterations_recorded: 0,
             restarts: 0,
             replacements: 0,

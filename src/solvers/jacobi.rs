@@ -268,7 +268,8 @@ pub fn solve<T: Scalar>(
         sys.vector(engine, "x (rotation 1)")?,
         sys.vector(engine, "x (rotation 2)")?,
     ];
-    let bufs = solver_buffers::<T>(engine, n, 3, opts)?;
+    let bufs = solver_buffers::<T>(engine, n, gpu_a.passes(), 3, opts)?;
+    report.workgroups = bufs.groups;
     let groups = bufs.groups;
     let sweep = solver_kernel::<T>(engine, "jacobi_sweep", gpu_a.shader_config(engine))?;
     let checks = if opts.check_mode == CheckMode::Device {

@@ -290,18 +290,20 @@ macro_rules! derefs_to_gpu_system {
 }
 pub(crate) use derefs_to_gpu_system;
 
-/// The shared solver buffers for a solve of `n` unknowns with `slots` partial-sum slots and
-/// room for every iteration's residual (+ the initial one; a huge max_iter is capped).
+/// The shared solver buffers for a solve of `n` unknowns whose fused kernels loop over
+/// `passes` row chunks of A ([`Engine::fused_groups`] workgroups), with `slots` partial-sum
+/// slots and room for every iteration's residual (+ the initial one; a huge max_iter is capped).
 pub(crate) fn solver_buffers<T: Scalar>(
     engine: &Engine,
     n: usize,
+    passes: u32,
     slots: u32,
     opts: &SolveOptions,
 ) -> Result<SolverBuffers> {
     let history_len = opts.max_iter.min(1 << 24) + 2;
     SolverBuffers::with_reduction::<T>(
         engine,
-        engine.reduction_groups(n),
+        engine.fused_groups(n, passes),
         slots,
         history_len,
         compensated::<T>(opts),

@@ -462,7 +462,14 @@ pub fn solve<T: Scalar>(
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
     };
-    let bufs = solver_buffers::<T>(engine, sys.n, slots, opts)?;
+    let bufs = solver_buffers::<T>(
+        engine,
+        sys.n,
+        sys.a.passes().max(sys.at.passes()),
+        slots,
+        opts,
+    )?;
+    report.workgroups = bufs.groups;
     let eps = crate::cpu::BREAKDOWN_FACTOR * T::PRECISION.epsilon();
     engine.write(&bufs.scalars, S_EPS, &[T::from_f64(eps)]);
     let stacked = match &m {

@@ -407,7 +407,8 @@ pub fn solve<T: Scalar>(
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
     };
-    let mut bufs = solver_buffers::<T>(engine, sys.n, slots, opts)?;
+    let mut bufs = solver_buffers::<T>(engine, sys.n, sys.a.passes(), slots, opts)?;
+    report.workgroups = bufs.groups;
     // More scalars than the shared default; ε·BREAKDOWN_FACTOR and 1 are constants.
     let mut scalars = vec![T::zero(); N_SCALARS];
     scalars[S_EPS] = T::from_f64(crate::cpu::BREAKDOWN_FACTOR * T::PRECISION.epsilon());

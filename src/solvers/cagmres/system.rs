@@ -257,7 +257,8 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         engine
             .context()
             .check_binding(&pool_what, vectors as u64 * n as u64 * elem)?;
-        let g = engine.reduction_groups(n);
+        let g = engine.fused_groups(n, gpu_a.passes());
+        report.workgroups = g;
         let caqr = ca.tsqr == crate::base::Tsqr::Caqr;
         let leaves = if caqr { caqr_leaves(n, s, g) } else { 0 };
         let lay = CaLayout::new(m, s, leaves);

@@ -132,7 +132,8 @@ pub fn solve<T: Scalar>(
         engine,
         GpuSystem::upload(engine, a, b, x0, opts, &mut report)?,
     )?;
-    let bufs = solver_buffers::<T>(engine, sys.n, 3, opts)?;
+    let bufs = solver_buffers::<T>(engine, sys.n, sys.a.passes(), 3, opts)?;
+    report.workgroups = bufs.groups;
     let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
         Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),

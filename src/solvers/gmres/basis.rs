@@ -266,7 +266,8 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         );
         let pool = PoolBuffers::new::<T>(engine, &pool_what, vectors, n)?;
         let split_pool = pool.is_split();
-        let g = engine.reduction_groups(n);
+        let g = engine.fused_groups(n, gpu_a.passes());
+        report.workgroups = g;
         let lay = CycleLayout::new(m, g as usize);
         let mut init = vec![T::zero(); lay.len];
         init[H_THR] = T::from_f64(threshold);

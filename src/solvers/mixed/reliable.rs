@@ -244,7 +244,8 @@ pub(super) fn solve(
         engine,
         GpuSystem::upload(engine, a32, &r32, None, &o, &mut inner)?,
     )?;
-    let bufs = solver_buffers::<f32>(engine, sys.n, 3, &o)?;
+    let bufs = solver_buffers::<f32>(engine, sys.n, sys.a.passes(), 3, &o)?;
+    inner.workgroups = bufs.groups;
     let zeros = engine.storage_zeroed::<f32>("reliable zeros", sys.n)?;
     let replace = solver_kernel::<f32>(
         engine,

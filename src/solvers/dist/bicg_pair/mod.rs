@@ -324,6 +324,7 @@ pub(super) fn solve<T: Scalar>(
         exchange_seconds: Cell::new(0.0),
         submit_seconds: Cell::new(0.0),
     };
+    report.workgroups = pair.own.bufs.groups;
     let b_norm = report.b_norm;
     let threshold = opts.threshold(b_norm);
     let rel_target = threshold / if b_norm > 0.0 { b_norm } else { 1.0 };

@@ -80,7 +80,7 @@ impl<T: Scalar> Recurrence<T> {
         opts: &SolveOptions,
     ) -> Result<Self> {
         let n = op.nrows();
-        let bufs = solver_buffers::<T>(&engine, n, slots, opts)?;
+        let bufs = solver_buffers::<T>(&engine, n, op.passes(), slots, opts)?;
         let config = op.shader_config(&engine);
         let base = Params {
             n: n as u32,
