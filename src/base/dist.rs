@@ -28,7 +28,9 @@ pub struct DevicePart {
     pub kernel_times: Vec<super::KernelTime>,
 }
 
-/// The distributed solve: partition, exchange and where the loop's time went.
+/// The distributed solve: partition, exchange and where the loop's time went. The host
+/// times (`exchange_seconds`, `wait_seconds`, `submit_seconds`, `queue_submit_seconds`, each
+/// device's `wait_seconds`) count the solve loops only, as the report's `loop_seconds` does.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct DistReport {
     pub partition: String,
@@ -51,4 +53,7 @@ pub struct DistReport {
     /// Host time recording and submitting the loop's batches (every device, one thread):
     /// with `wait_seconds` (per device) and `exchange_seconds`, where the host's loop goes.
     pub submit_seconds: f64,
+    /// Of `submit_seconds`, the time inside wgpu's `CommandEncoder::finish` and
+    /// `Queue::submit` (the rest is recording the batches and queuing their reads).
+    pub queue_submit_seconds: f64,
 }

@@ -123,7 +123,12 @@ impl<'e> Batch<'e> {
             enc.resolve_query_set(&p.query_set, 0..q, &p.resolve, 0);
             enc.copy_buffer_to_buffer(&p.resolve, 0, &p.readback, 0, q as u64 * 8);
         }
+        let t = std::time::Instant::now();
         let index = self.engine.ctx.queue.submit([enc.finish()]);
+        self.engine.queue_nanos.fetch_add(
+            t.elapsed().as_nanos() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         self.engine.counters.submit();
         if let (Some(p), false) = (&self.engine.profiler, timed.is_empty()) {
             self.engine.collect_timestamps(p, &timed)?;

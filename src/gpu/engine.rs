@@ -111,6 +111,8 @@ pub struct Engine {
     /// The opaque zero of double-single kernels (`ds_guard` of `shaders/lib/ds.wgsl`), bound
     /// by [`Engine::bind_group_at`] to every kernel that uses it; made on first use.
     pub(super) ds_guard: std::sync::OnceLock<wgpu::Buffer>,
+    /// Host time inside `CommandEncoder::finish` and `Queue::submit`, in nanoseconds.
+    pub(super) queue_nanos: std::sync::atomic::AtomicU64,
 }
 
 /// Dispatches timed per batch at most (two timestamps each, QUERY_SET_MAX_QUERIES = 4096).
@@ -249,7 +251,15 @@ impl Engine {
             profiler,
             kernels: Mutex::new(Default::default()),
             ds_guard: Default::default(),
+            queue_nanos: Default::default(),
         }
+    }
+
+    /// Host seconds this engine has spent in wgpu's `CommandEncoder::finish` and
+    /// `Queue::submit` (validation, resource tracking, the driver's submit) — of the host's
+    /// submitting time, the part that is not recording. A clock read per submit.
+    pub fn queue_submit_seconds(&self) -> f64 {
+        self.queue_nanos.load(std::sync::atomic::Ordering::Relaxed) as f64 * 1e-9
     }
 
     /// Number of distinct kernels compiled by this engine so far.

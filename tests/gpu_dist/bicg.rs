@@ -90,6 +90,12 @@ fn matches_one_device<T: Scalar>(name: &str, a: &Csr<T>, b: &[T], opts: &SolveOp
     let d = r.devices.as_ref().unwrap();
     assert_eq!(d.devices.len(), 2, "{name}");
     assert!(d.devices.iter().all(|p| p.rows == a.nrows()), "{name}");
+    assert!(
+        d.queue_submit_seconds > 0.0 && d.queue_submit_seconds <= d.submit_seconds,
+        "{name}: {} s in queue submit of {} s submitting",
+        d.queue_submit_seconds,
+        d.submit_seconds
+    );
     assert_eq!(d.exchange_values_per_iteration, 2 * a.nrows(), "{name}");
     assert_eq!(
         d.exchange_bytes_per_iteration,

@@ -221,6 +221,13 @@ fn matches_one_device<T: Scalar>(name: &str, a: &Csr<f64>, precond: Precond, rto
             d.exchange_values_per_iteration
         );
         assert_eq!(k == 1, d.exchange_values_per_iteration == 0);
+        // wgpu's submit is a part of the host's submitting (one clock, nested intervals).
+        assert!(
+            d.queue_submit_seconds > 0.0 && d.queue_submit_seconds <= d.submit_seconds,
+            "{name}: {} s in queue submit of {} s submitting",
+            d.queue_submit_seconds,
+            d.submit_seconds
+        );
     }
 }
 

@@ -102,12 +102,13 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
             );
         }
         println!(
-            "exchange: {} values ({}) per iteration through the host; {:.1} % of the loop copying halos, {:.3} s waiting on the devices, {:.3} s submitting",
+            "exchange: {} values ({}) per iteration through the host; {:.1} % of the loop copying halos, {:.3} s waiting on the devices, {:.3} s submitting ({:.3} s of it in wgpu's queue submit)",
             d.exchange_values_per_iteration,
             human_bytes(d.exchange_bytes_per_iteration),
             100.0 * d.exchange_share,
             d.wait_seconds,
-            d.submit_seconds
+            d.submit_seconds,
+            d.queue_submit_seconds
         );
     }
     if let Some(err) = solution_error {

@@ -114,10 +114,6 @@ struct Solver<'h, 'a, T> {
 }
 
 impl<T: Scalar> Solver<'_, '_, T> {
-    fn cores(&self) -> Vec<&BlockCore<T>> {
-        self.blocks.iter().map(|b| &b.core).collect()
-    }
-
     /// Writes the host's scalars (α, β, ω) to every device.
     fn coef(&self, alpha: f64, beta: f64, omega: f64) {
         for b in &self.blocks {
@@ -210,6 +206,7 @@ pub(super) fn solve<'a, T: Scalar>(
         run.push(res);
         run.monitor.on_loop_start();
         let t = Instant::now();
+        sv.host.mark_loop();
         let c0 = sv.blocks[0].core.engine.counters().snapshot();
         // β and ω of the last iteration (None: p is r, its halo uploaded by the restart).
         let mut last: Option<(f64, f64)> = None;
@@ -308,9 +305,10 @@ pub(super) fn solve<'a, T: Scalar>(
             last = Some((beta, omega));
         };
         let xs: Vec<&wgpu::Buffer> = sv.blocks.iter().map(|b| &b.x).collect();
+        let cores: Vec<&BlockCore<T>> = sv.blocks.iter().map(|b| &b.core).collect();
         let (xn, true_rel) = sv
             .host
-            .end_loop(&sv.cores(), &xs, (&c0, t), &mut totals, b_norm)?;
+            .end_loop(&cores, &xs, (&c0, t), &mut totals, b_norm)?;
         x = xn;
         let it = run.iterations();
         if let Some(stop) = restarts.decide(end, (true_rel, rel_target), (it, opts.max_iter), true)

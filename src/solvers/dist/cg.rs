@@ -253,6 +253,7 @@ pub(super) fn solve<'a, T: Scalar>(
             };
         run.monitor.on_loop_start();
         let t = Instant::now();
+        host.mark_loop();
         let c0 = blocks[0].core.engine.counters().snapshot();
         let end = loop {
             if !rr.is_finite() || !rz.is_finite() {

@@ -501,6 +501,7 @@ pub(super) fn solve<'a, T: Scalar>(
         upload_x(&blocks, &x);
         run.monitor.on_loop_start();
         let t = Instant::now();
+        host.mark_loop();
         let c0 = blocks[0].core.engine.counters().snapshot();
         let end = cycles(&mut host, &blocks, &mut run, m, opts.max_iter)?;
         let cores: Vec<&BlockCore<T>> = blocks.iter().map(|b| &b.core).collect();

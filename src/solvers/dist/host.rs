@@ -38,6 +38,20 @@ pub(super) fn residual_rows<T: Scalar>(
         .collect()
 }
 
+/// The host's timers of a distributed solve (see [`Host`]).
+#[derive(Debug, Clone, Default)]
+pub(super) struct HostTimes {
+    pub(super) wait: Vec<f64>,
+    pub(super) exchange: f64,
+    pub(super) submit: f64,
+    pub(super) queue_submit: f64,
+}
+
+/// Host seconds the devices' engines have spent in wgpu's `finish` + `Queue::submit`.
+fn queue_seconds<T>(cores: &[&BlockCore<T>]) -> f64 {
+    cores.iter().map(|c| c.engine.queue_submit_seconds()).sum()
+}
+
 /// One phase's launches on one device (see the module's diagram).
 #[derive(Default)]
 pub(super) struct PhaseLaunches<'l> {
@@ -62,6 +76,13 @@ pub(super) struct Host<'a, T> {
     pub(super) exchange_seconds: f64,
     /// Host time recording and submitting batches.
     pub(super) submit_seconds: f64,
+    /// Of `submit_seconds`, the time inside wgpu's `finish` + `Queue::submit`.
+    pub(super) queue_submit_seconds: f64,
+    /// The timers above as the current loop started ([`Host::mark_loop`]), and their sums over
+    /// the loops: what the report gives, beside the loops' wall time (a (re)start's first
+    /// phase and the set-up, whose first waits include the uploads, are not in it).
+    pub(super) loop_mark: HostTimes,
+    pub(super) in_loops: HostTimes,
     /// Products (each with a halo exchange) per iteration: 1 for CG, 2 for BiCGStab.
     pub(super) products: usize,
     /// The parts whose blocks live in this process (`cores[p − here.start]`) and their rows.
@@ -102,7 +123,7 @@ impl<T: Scalar> Host<'_, T> {
     /// The end of an inner loop started at `started` with device 0's counts at `c0`: its time
     /// and counts added to `totals`, x gathered from `xs`, and its true relative residual.
     pub(super) fn end_loop(
-        &self,
+        &mut self,
         cores: &[&BlockCore<T>],
         xs: &[&wgpu::Buffer],
         (c0, started): (&WorkCounts, Instant),
@@ -112,9 +133,34 @@ impl<T: Scalar> Host<'_, T> {
         let counts = cores[0].engine.counters().snapshot().since(c0);
         add_counts(&mut totals.counts, &counts);
         totals.seconds += started.elapsed().as_secs_f64();
+        let (now, mark) = (self.timers(), &self.loop_mark);
+        let t = &mut self.in_loops;
+        t.wait.resize(now.wait.len(), 0.0);
+        for (d, w) in t.wait.iter_mut().enumerate() {
+            *w += now.wait[d] - mark.wait.get(d).copied().unwrap_or(0.0);
+        }
+        t.exchange += now.exchange - mark.exchange;
+        t.submit += now.submit - mark.submit;
+        t.queue_submit += now.queue_submit - mark.queue_submit;
         let x = self.read_x(cores, xs)?;
         let true_rel = self.true_relative(&x, b_norm);
         Ok((x, true_rel))
+    }
+
+    /// The timers now.
+    fn timers(&self) -> HostTimes {
+        HostTimes {
+            wait: self.wait.clone(),
+            exchange: self.exchange_seconds,
+            submit: self.submit_seconds,
+            queue_submit: self.queue_submit_seconds,
+        }
+    }
+
+    /// Marks the start of a loop (call beside starting its clock): the host's timers count
+    /// towards the report from here to [`Host::end_loop`].
+    pub(super) fn mark_loop(&mut self) {
+        self.loop_mark = self.timers();
     }
 
     /// Adds `v` over the processes (see [`Comm::sum`]).
@@ -156,6 +202,7 @@ impl<T: Scalar> Host<'_, T> {
         let exchanging =
             launches.iter().any(|l| l.gather.is_some()) && !self.exchange.transfers.is_empty();
         let t = Instant::now();
+        let q = queue_seconds(cores);
         // Submit 1: the updates and the gather, the sent entries read back.
         let mut reads: Vec<Option<PendingRead<'_, T>>> = Vec::with_capacity(cores.len());
         for (core, l) in cores.iter().zip(launches) {
@@ -187,6 +234,7 @@ impl<T: Scalar> Host<'_, T> {
             }
         }
         self.submit_seconds += t.elapsed().as_secs_f64();
+        self.queue_submit_seconds += queue_seconds(cores) - q;
         // The exchange: every owner's sent entries into its readers' halos.
         let mut sent: Vec<Vec<T>> = Vec::with_capacity(cores.len());
         for (d, read) in reads.into_iter().enumerate() {
@@ -215,6 +263,7 @@ impl<T: Scalar> Host<'_, T> {
         }
         // Submit 3: the boundary rows, and every slot's partial sums read back.
         let t = Instant::now();
+        let q = queue_seconds(cores);
         let mut pending = Vec::with_capacity(cores.len());
         for (core, l) in cores.iter().zip(launches) {
             let mut batch = core.engine.begin("dist boundary");
@@ -227,6 +276,7 @@ impl<T: Scalar> Host<'_, T> {
             pending.push(Self::read_partials(core, l, batch)?);
         }
         self.submit_seconds += t.elapsed().as_secs_f64();
+        self.queue_submit_seconds += queue_seconds(cores) - q;
         self.wait_partials(pending)
     }
 
@@ -321,7 +371,7 @@ impl<T: Scalar> Host<'_, T> {
                             halo: c.local.halo.len(),
                             send: c.send_len,
                             split_binding: c.split(),
-                            wait_seconds: self.wait[d],
+                            wait_seconds: self.in_loops.wait.get(d).copied().unwrap_or(0.0),
                             kernel_times: c.engine.kernel_times(),
                         }
                     }
@@ -350,15 +400,16 @@ impl<T: Scalar> Host<'_, T> {
             devices,
             exchange_values_per_iteration: self.products * self.exchange.values(),
             exchange_bytes_per_iteration: self.products as u64 * self.exchange.bytes(size),
-            exchange_seconds: self.exchange_seconds,
+            exchange_seconds: self.in_loops.exchange,
             exchange_share: if report.loop_seconds > 0.0 {
-                self.exchange_seconds / report.loop_seconds
+                self.in_loops.exchange / report.loop_seconds
             } else {
                 0.0
             },
-            wait_seconds: self.wait.iter().sum::<f64>() / k,
+            wait_seconds: self.in_loops.wait.iter().sum::<f64>() / k,
             syncs_per_iteration_per_device: report.syncs_per_iteration,
-            submit_seconds: self.submit_seconds,
+            submit_seconds: self.in_loops.submit,
+            queue_submit_seconds: self.in_loops.queue_submit,
         }
     }
 }

@@ -82,6 +82,11 @@ struct Pair<'a, T> {
     /// Host time in the loop's steps outside the waits and the exchange: recording and
     /// submitting batches (and adding up four sums).
     submit_seconds: Cell<f64>,
+    /// Of `submit_seconds`, the time inside wgpu's `finish` + `Queue::submit`.
+    queue_submit_seconds: Cell<f64>,
+    /// The timers above summed over the solve loops only (what the report gives, beside
+    /// `loop_seconds`): [wait 0, wait 1, exchange, submit, queue submit].
+    in_loops: Cell<[f64; 5]>,
 }
 
 /// ⟨p̃,q⟩ with ‖p̃‖², ‖q‖²; or ρ = ⟨z,r̃⟩ with ‖z‖², ‖r̃‖², ‖r‖².
@@ -91,12 +96,14 @@ impl<T: Scalar> Pair<'_, T> {
     /// Reads `slots` slots from `first` of device 0's partial sums after `batch`.
     fn read_sums(&self, batch: Batch<'_>, first: u32, slots: u32) -> Result<Sums> {
         let g = self.own.bufs.groups as usize;
-        let t = Instant::now();
-        let parts: Vec<T> = batch.submit_and_read(
+        // Submitting counts as submitting (`timed`), the wait as waiting.
+        let read = batch.submit_read(
             &self.own.bufs.partials,
             4 * g * first as usize,
             4 * g * slots as usize,
         )?;
+        let t = Instant::now();
+        let parts: Vec<T> = read.wait()?;
         add(&self.wait[0], t);
         let mut out = [0.0; 4];
         for (s, o) in out.iter_mut().enumerate().take(slots as usize) {
@@ -187,16 +194,34 @@ impl<T: Scalar> Pair<'_, T> {
         self.read_sums(batch, SLOT_RHO, 4)
     }
 
+    /// The host timers now: [wait 0, wait 1, exchange, submit, queue submit].
+    fn timers(&self) -> [f64; 5] {
+        [
+            self.wait[0].get(),
+            self.wait[1].get(),
+            self.exchange_seconds.get(),
+            self.submit_seconds.get(),
+            self.queue_submit_seconds.get(),
+        ]
+    }
+
     /// Runs a step, adding its host time outside the waits and the exchange to
-    /// `submit_seconds`.
+    /// `submit_seconds` (and the part in wgpu's submit to `queue_submit_seconds`).
     fn timed(&self, step: impl FnOnce(&Self) -> Result<Sums>) -> Result<Sums> {
         let t = Instant::now();
-        let before = self.wait[0].get() + self.wait[1].get() + self.exchange_seconds.get();
+        let queue =
+            || self.own.engine.queue_submit_seconds() + self.shadow.engine.queue_submit_seconds();
+        let (before, q) = (
+            self.wait[0].get() + self.wait[1].get() + self.exchange_seconds.get(),
+            queue(),
+        );
         let out = step(self);
         let after = self.wait[0].get() + self.wait[1].get() + self.exchange_seconds.get();
         let outside = t.elapsed().as_secs_f64() - (after - before);
         self.submit_seconds
             .set(self.submit_seconds.get() + outside.max(0.0));
+        self.queue_submit_seconds
+            .set(self.queue_submit_seconds.get() + queue() - q);
         out
     }
 
@@ -323,6 +348,8 @@ pub(super) fn solve<T: Scalar>(
         wait: Default::default(),
         exchange_seconds: Cell::new(0.0),
         submit_seconds: Cell::new(0.0),
+        queue_submit_seconds: Cell::new(0.0),
+        in_loops: Cell::new([0.0; 5]),
     };
     report.workgroups = pair.own.bufs.groups;
     let b_norm = report.b_norm;
@@ -340,6 +367,7 @@ pub(super) fn solve<T: Scalar>(
         run.push(sums[3].sqrt());
         run.monitor.on_loop_start();
         let t = Instant::now();
+        let mark = pair.timers();
         let c0 = pair.counts();
         let mut first = true;
         let end: Option<StopReason> = loop {
@@ -378,6 +406,11 @@ pub(super) fn solve<T: Scalar>(
         add_counts(&mut totals.counts, &d0.since(&c0[0]));
         add_counts(&mut totals.counts, &d1.since(&c0[1]));
         totals.seconds += t.elapsed().as_secs_f64();
+        let (now, mut sum) = (pair.timers(), pair.in_loops.get());
+        for (i, s) in sum.iter_mut().enumerate() {
+            *s += now[i] - mark[i];
+        }
+        pair.in_loops.set(sum);
         x = pair.own.engine.read::<T>(&pair.owner.x, 0, n)?;
         let true_rel = crate::cpu::true_relative_residual(a, b, &x);
         let it = run.iterations();
@@ -425,22 +458,24 @@ fn pair_report<T: Scalar>(pair: &Pair<'_, T>, report: &SolveReport) -> DistRepor
         kernel_times: rec.engine.kernel_times(),
     };
     let values = 2 * pair.a.nrows();
+    let [wait0, wait1, exchange, submit, queue_submit] = pair.in_loops.get();
     DistReport {
         partition: "task split (paper 004): the A-recurrence on device 0, the A^T-recurrence on device 1; both hold every row".into(),
         devices: vec![
-            part(&pair.own, pair.wait[0].get()),
-            part(&pair.shadow, pair.wait[1].get()),
+            part(&pair.own, wait0),
+            part(&pair.shadow, wait1),
         ],
         exchange_values_per_iteration: values,
         exchange_bytes_per_iteration: (values * size_of::<T>()) as u64,
-        exchange_seconds: pair.exchange_seconds.get(),
+        exchange_seconds: exchange,
         exchange_share: if report.loop_seconds > 0.0 {
-            pair.exchange_seconds.get() / report.loop_seconds
+            exchange / report.loop_seconds
         } else {
             0.0
         },
-        wait_seconds: (pair.wait[0].get() + pair.wait[1].get()) / 2.0,
+        wait_seconds: (wait0 + wait1) / 2.0,
         syncs_per_iteration_per_device: report.syncs_per_iteration / 2.0,
-        submit_seconds: pair.submit_seconds.get(),
+        submit_seconds: submit,
+        queue_submit_seconds: queue_submit,
     }
 }
