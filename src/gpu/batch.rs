@@ -131,7 +131,7 @@ impl<'e> Batch<'e> {
         );
         self.engine.counters.submit();
         if let (Some(p), false) = (&self.engine.profiler, timed.is_empty()) {
-            self.engine.collect_timestamps(p, &timed)?;
+            p.collect(self.engine, &timed)?;
         }
         self.engine.ctx.take_error()?;
         Ok(index)

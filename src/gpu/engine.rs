@@ -9,6 +9,7 @@ use wgpu::util::DeviceExt;
 use super::batch::Batch;
 use super::counters::Counters;
 use super::device::GpuContext;
+pub(super) use super::profiler::{MAX_TIMED, Profiler};
 use super::shader::{KernelSource, Piece, ShaderConfig, specialise_with};
 use crate::base::error::{KrylovError, Result};
 
@@ -113,45 +114,6 @@ pub struct Engine {
     pub(super) ds_guard: std::sync::OnceLock<wgpu::Buffer>,
     /// Host time inside `CommandEncoder::finish` and `Queue::submit`, in nanoseconds.
     pub(super) queue_nanos: std::sync::atomic::AtomicU64,
-}
-
-/// Dispatches timed per batch at most (two timestamps each, QUERY_SET_MAX_QUERIES = 4096).
-pub(super) const MAX_TIMED: usize = 2048;
-
-/// GPU timestamps around every dispatch, summed per kernel name.
-pub(super) struct Profiler {
-    pub(super) query_set: wgpu::QuerySet,
-    pub(super) resolve: wgpu::Buffer,
-    pub(super) readback: wgpu::Buffer,
-    pub(super) period_ns: f64,
-    pub(super) totals: Mutex<std::collections::BTreeMap<&'static str, (u64, f64)>>,
-}
-
-impl Profiler {
-    fn new(ctx: &GpuContext) -> Self {
-        let bytes = (2 * MAX_TIMED * 8) as u64;
-        Profiler {
-            query_set: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("kernel timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: (2 * MAX_TIMED) as u32,
-            }),
-            resolve: ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("timestamps resolve"),
-                size: bytes,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            readback: ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("timestamps readback"),
-                size: bytes,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            }),
-            period_ns: ctx.queue.get_timestamp_period() as f64,
-            totals: Mutex::new(Default::default()),
-        }
-    }
 }
 
 /// Launch configuration knobs of the solver kernels.
@@ -638,36 +600,6 @@ impl Engine {
         if pool.len() < 8 {
             pool.push(buf);
         }
-    }
-
-    /// Reads the resolved timestamps of one batch and adds them to the per-kernel totals
-    /// (profiling only; not counted as a transfer).
-    pub(super) fn collect_timestamps(&self, p: &Profiler, timed: &[&'static str]) -> Result<()> {
-        let bytes = (timed.len() * 16) as u64;
-        let slice = p.readback.slice(..bytes);
-        let (tx, rx) = std::sync::mpsc::channel();
-        slice.map_async(wgpu::MapMode::Read, move |r| {
-            let _ = tx.send(r);
-        });
-        self.wait()?;
-        rx.recv()
-            .map_err(|_| KrylovError::Gpu("map callback never ran".into()))?
-            .map_err(|e| KrylovError::Gpu(format!("map_async failed: {e}")))?;
-        {
-            let view = slice
-                .get_mapped_range()
-                .map_err(|e| KrylovError::Gpu(format!("get_mapped_range failed: {e}")))?;
-            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&view[..]);
-            let mut totals = p.totals.lock().expect("profiler totals");
-            for (i, name) in timed.iter().enumerate() {
-                let dt = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * p.period_ns * 1e-9;
-                let e = totals.entry(name).or_insert((0, 0.0));
-                e.0 += 1;
-                e.1 += dt;
-            }
-        }
-        p.readback.unmap();
-        Ok(())
     }
 
     pub(super) fn wait(&self) -> Result<()> {

@@ -14,6 +14,7 @@ mod engine;
 pub mod format;
 pub mod kernels;
 pub mod operator;
+mod profiler;
 pub mod shader;
 mod shader_dir;
 mod spmv;
