@@ -37,7 +37,7 @@ use crate::matrix::Csr;
 use crate::solvers::{CheckMode, Method, Monitor, Precond, Solution, SolveOptions, StopReason};
 
 use super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, StopCheck, add, drive, sum_component};
-use super::system::{GpuSystem, Start, solver_buffers, start_gpu_solve};
+use super::system::{GpuSystem, Start, solver_buffers_for, start_gpu_solve};
 
 // Kernel flags (JACOBI_* in shaders/jacobi/jacobi_sweep.wgsl).
 const FLAG_START: u32 = 16;
@@ -268,8 +268,7 @@ pub fn solve<T: Scalar>(
         sys.vector(engine, "x (rotation 1)")?,
         sys.vector(engine, "x (rotation 2)")?,
     ];
-    let bufs = solver_buffers::<T>(engine, n, gpu_a.passes(), 3, opts)?;
-    report.workgroups = bufs.groups;
+    let bufs = solver_buffers_for::<T>(engine, n, gpu_a.passes(), 3, opts, &mut report)?;
     let groups = bufs.groups;
     let sweep = solver_kernel::<T>(engine, "jacobi_sweep", gpu_a.shader_config(engine))?;
     let checks = if opts.check_mode == CheckMode::Device {

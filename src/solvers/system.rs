@@ -293,6 +293,7 @@ pub(crate) use derefs_to_gpu_system;
 /// The shared solver buffers for a solve of `n` unknowns whose fused kernels loop over
 /// `passes` row chunks of A ([`Engine::fused_groups`] workgroups), with `slots` partial-sum
 /// slots and room for every iteration's residual (+ the initial one; a huge max_iter is capped).
+/// [`solver_buffers_for`] also records the workgroups in the report.
 pub(crate) fn solver_buffers<T: Scalar>(
     engine: &Engine,
     n: usize,
@@ -308,6 +309,21 @@ pub(crate) fn solver_buffers<T: Scalar>(
         history_len,
         compensated::<T>(opts),
     )
+}
+
+/// [`solver_buffers`] for a one-device solve: the report's `workgroups` says what its
+/// reducing launches use.
+pub(crate) fn solver_buffers_for<T: Scalar>(
+    engine: &Engine,
+    n: usize,
+    passes: u32,
+    slots: u32,
+    opts: &SolveOptions,
+    report: &mut SolveReport,
+) -> Result<SolverBuffers> {
+    let bufs = solver_buffers::<T>(engine, n, passes, slots, opts)?;
+    report.workgroups = bufs.groups;
+    Ok(bufs)
 }
 
 /// Records what M is and costs in the report, and its shift notice among the notes.

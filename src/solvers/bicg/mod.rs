@@ -143,7 +143,7 @@ use crate::precond::ilu::StackedIlu;
 use crate::solvers::{Method, Monitor, Precond, Solution, SolveOptions, Variant, WorkCounts};
 
 use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, TrueResidual, add, drive};
-use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
+use super::system::{GpuSystem, Start, finish, solver_buffers_for, start_gpu_solve};
 
 /// Name of the breakdown of ρ = ⟨r, r̃⟩ (⟨z, r̃⟩ preconditioned), as the CPU reference says it.
 pub const BREAKDOWN_RHO: &str = "<r, r~>";
@@ -462,14 +462,14 @@ pub fn solve<T: Scalar>(
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
     };
-    let bufs = solver_buffers::<T>(
+    let bufs = solver_buffers_for::<T>(
         engine,
         sys.n,
         sys.a.passes().max(sys.at.passes()),
         slots,
         opts,
+        &mut report,
     )?;
-    report.workgroups = bufs.groups;
     let eps = crate::cpu::BREAKDOWN_FACTOR * T::PRECISION.epsilon();
     engine.write(&bufs.scalars, S_EPS, &[T::from_f64(eps)]);
     let stacked = match &m {

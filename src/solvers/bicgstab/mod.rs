@@ -122,7 +122,7 @@ use crate::solvers::{CheckMode, Method, Monitor, Precond, Side, Solution, SolveO
 
 pub use super::driver::MAX_RESTARTS;
 use super::driver::{GpuIterative, LeftTarget, LoopEnd, Run, StopCheck, TrueResidual, drive};
-use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
+use super::system::{GpuSystem, Start, finish, solver_buffers_for, start_gpu_solve};
 
 // Scalars (the `scalars` buffer, N_SCALARS entries here; index 2 is tol², set by the driver).
 const S_RHO: u32 = 0;
@@ -407,8 +407,8 @@ pub fn solve<T: Scalar>(
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
     };
-    let mut bufs = solver_buffers::<T>(engine, sys.n, sys.a.passes(), slots, opts)?;
-    report.workgroups = bufs.groups;
+    let mut bufs =
+        solver_buffers_for::<T>(engine, sys.n, sys.a.passes(), slots, opts, &mut report)?;
     // More scalars than the shared default; ε·BREAKDOWN_FACTOR and 1 are constants.
     let mut scalars = vec![T::zero(); N_SCALARS];
     scalars[S_EPS] = T::from_f64(crate::cpu::BREAKDOWN_FACTOR * T::PRECISION.epsilon());

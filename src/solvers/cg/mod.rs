@@ -36,7 +36,7 @@ use crate::solvers::{Method, Monitor, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;
 use super::driver::{GpuIterative, StopCheck, TrueResidual, drive};
-use super::system::{GpuSystem, Start, finish, solver_buffers, start_gpu_solve};
+use super::system::{GpuSystem, Start, finish, solver_buffers_for, start_gpu_solve};
 
 /// CG's vectors beside the shared system (A, b, x, M).
 pub(crate) struct System<T> {
@@ -132,8 +132,7 @@ pub fn solve<T: Scalar>(
         engine,
         GpuSystem::upload(engine, a, b, x0, opts, &mut report)?,
     )?;
-    let bufs = solver_buffers::<T>(engine, sys.n, sys.a.passes(), 3, opts)?;
-    report.workgroups = bufs.groups;
+    let bufs = solver_buffers_for::<T>(engine, sys.n, sys.a.passes(), 3, opts, &mut report)?;
     let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
         Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),

@@ -42,7 +42,7 @@ use crate::matrix::Csr;
 use crate::solvers::cg::System;
 use crate::solvers::cg::pipelined::PipelinedCg;
 use crate::solvers::driver::{GpuIterative, LoopEnd, PaperLoop, Run, StopCheck, drive};
-use crate::solvers::system::{GpuSystem, Start, solver_buffers, start_gpu_solve};
+use crate::solvers::system::{GpuSystem, Start, solver_buffers_for, start_gpu_solve};
 use crate::solvers::{CheckMode, Monitor, Precond, Refinement, Variant};
 
 use super::GpuOuter;
@@ -244,8 +244,7 @@ pub(super) fn solve(
         engine,
         GpuSystem::upload(engine, a32, &r32, None, &o, &mut inner)?,
     )?;
-    let bufs = solver_buffers::<f32>(engine, sys.n, sys.a.passes(), 3, &o)?;
-    inner.workgroups = bufs.groups;
+    let bufs = solver_buffers_for::<f32>(engine, sys.n, sys.a.passes(), 3, &o, &mut inner)?;
     let zeros = engine.storage_zeroed::<f32>("reliable zeros", sys.n)?;
     let replace = solver_kernel::<f32>(
         engine,
