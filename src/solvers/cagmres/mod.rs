@@ -55,9 +55,11 @@
 //! [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last cycle's basis in
 //! `orthogonality_loss`.
 
+mod layout;
 mod system;
 
-pub use system::{CAQR_MAX_LEAVES, MAX_S};
+pub use layout::CAQR_MAX_LEAVES;
+pub use system::MAX_S;
 
 use std::time::Instant;
 
@@ -104,7 +106,7 @@ impl<T: Scalar> GpuBackend<'_, '_, '_, T> {
         &self,
         v: &[f64],
         from: usize,
-        at: system::Slots,
+        at: layout::Slots,
         j: usize,
         steps: usize,
     ) -> Result<(DMatrix<f64>, DMatrix<f64>)> {
@@ -221,7 +223,7 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
         for k in 0..steps {
             let (src, dst) = (j + k, j + k + 1);
             self.sys
-                .record_powers(src, dst, system::powers_prev(j, k), k);
+                .record_powers(src, dst, layout::powers_prev(j, k), k);
         }
         Ok(basis_change(steps, shifts, sigma))
     }

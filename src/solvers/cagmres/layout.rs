@@ -1,0 +1,127 @@
+//! CA-GMRES's *cycle buffer* on the GPU: where each small matrix of a cycle lives
+//! ([`CaLayout`], [`Slots`]), and the sizes that depend on it (CAQR's leaves, the powers
+//! kernel's `prev` vector). [`super::system::CaSystem`] allocates and records against it.
+
+/// The most leaves of a CAQR (workgroups of `ca_tsqr_leaf`): the host reads and factors their
+/// stacked R factors, (leaves·s) × s, once per block, and uploads Q̂ of that size.
+pub const CAQR_MAX_LEAVES: usize = 256;
+
+/// The leaves of a CAQR of s columns of n rows: one per reduction workgroup (`groups`), at
+/// most [`CAQR_MAX_LEAVES`], and few enough that every leaf has at least s rows.
+pub(super) fn caqr_leaves(n: usize, s: usize, groups: u32) -> usize {
+    (groups as usize)
+        .min(CAQR_MAX_LEAVES)
+        .min(n / s.max(1))
+        .max(1)
+}
+
+/// Where the small matrices live in the cycle buffer (`scalars` of the CA kernels), for
+/// restart length m and block size s (all column-major):
+///
+/// `[‖r‖² | (−1, 0, 1) the restart's coefficients | powers coefficients 3s | C (m+1)·s |
+/// R s·s | column norms² s | Gram s·s | CAQR stack leaves·s·s | D scratch (m+1+s)·s |
+/// T s·s | y (m+1) | VᵀV m·m | deferred blocks (m+1)·(m+2+s)·s]`
+///
+/// C, R, the norms, the Gram matrix and the CAQR stack (the leaves' R factors, then Q̂; empty
+/// unless the solve runs CAQR) are contiguous: one readback per block gets them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CaLayout {
+    pub(super) rr: usize,
+    pub(super) pow: usize,
+    pub(super) c: usize,
+    pub(super) r: usize,
+    pub(super) nrm: usize,
+    pub(super) gram: usize,
+    pub(super) stack: usize,
+    pub(super) d: usize,
+    pub(super) t: usize,
+    pub(super) y: usize,
+    pub(super) vtv: usize,
+    /// ε of the working precision (`ca_cholqr`'s tolerance), then the eager flag slot.
+    pub(super) eps: usize,
+    /// Deferred cycles: per block starting at column j, its own C, R and norms at
+    /// `blocks + j·per_block` ([`CaLayout::slots_at`]).
+    pub(super) blocks: usize,
+    pub(super) per_block: usize,
+    m: usize,
+    pub(super) len: usize,
+}
+
+/// Where a block's C (leading dimension j+1), R (leading dimension s) and column norms² go.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Slots {
+    pub(super) c: usize,
+    pub(super) r: usize,
+    pub(super) nrm: usize,
+    /// A deferred CholQR2's second R (leading dimension `steps`, as `r` for CholQR).
+    pub(super) r2: usize,
+    /// A deferred CholQR's failure flag (`ca_cholqr`).
+    pub(super) flag: usize,
+}
+
+impl CaLayout {
+    pub(super) fn new(m: usize, s: usize, leaves: usize) -> Self {
+        let rr = 0;
+        let pow = 4;
+        let c = pow + 3 * s;
+        let r = c + (m + 1) * s;
+        let nrm = r + s * s;
+        let gram = nrm + s;
+        let stack = gram + s * s;
+        let d = stack + leaves * s * s;
+        let t = d + (m + 1 + s) * s;
+        let y = t + s * s;
+        let vtv = y + m + 1;
+        let eps = vtv + m * m;
+        let blocks = eps + 2;
+        let per_block = (m + 1) * s + 2 * s * s + s + 1;
+        CaLayout {
+            rr,
+            pow,
+            c,
+            r,
+            nrm,
+            gram,
+            stack,
+            d,
+            t,
+            y,
+            vtv,
+            eps,
+            blocks,
+            per_block,
+            m,
+            len: blocks + (m + 1) * per_block,
+        }
+    }
+
+    /// The shared slots of an eagerly read block.
+    pub(super) fn eager(&self) -> Slots {
+        Slots {
+            c: self.c,
+            r: self.r,
+            nrm: self.nrm,
+            r2: self.r,
+            flag: self.eps + 1,
+        }
+    }
+
+    /// The slots of the block starting after column j in a deferred cycle.
+    pub(super) fn slots_at(&self, j: usize, s: usize) -> Slots {
+        let base = self.blocks + j * self.per_block;
+        let c_len = (self.m + 1) * s;
+        Slots {
+            c: base,
+            r: base + c_len,
+            nrm: base + c_len + s * s,
+            r2: base + c_len + s * s + s,
+            flag: base + c_len + 2 * s * s + s,
+        }
+    }
+}
+
+/// The `prev` vector of powers step k of the block from q_j (v_{k−1}; unused at k = 0,
+/// where it is q_j itself so that the bind group is the same for every call).
+pub(super) fn powers_prev(j: usize, k: usize) -> usize {
+    if k == 0 { j } else { j + k - 1 }
+}
