@@ -1,12 +1,22 @@
-//! BiCGStab on several devices: the classical recurrence of [`crate::cpu::bicgstab`]
-//! (paper 000, Alg. 3; r̂ = r0, right Jacobi: p̂ = D⁻¹p, ŝ = D⁻¹s) in three phases per
-//! iteration —
+//! BiCGStab on several devices, right-preconditioned (r̂ = r0, right Jacobi: p̂ = D⁻¹p,
+//! ŝ = D⁻¹s), in one of two recurrences of [`crate::cpu::bicgstab`]:
 //!
-//! 1. p = r + β(p − ωAp) (`dist_bicgstab_p`, not on the first iteration) and its sent entries;
-//!    Ap = A·p̂ with ⟨Ap, r̂⟩, ⟨Ap, Ap⟩ (`dist_bicgstab_spmv`) → α;
-//! 2. s = r − αAp with ⟨s, s⟩ (`dist_bicgstab_s`) and its sent entries; As = A·ŝ with
-//!    ⟨As, s⟩, ⟨As, As⟩ → ω (or the early exit when ‖s‖ already meets the tolerance);
-//! 3. x += αp̂ + ωŝ, r = s − ωAs with ⟨r, r⟩, ⟨r, r̂⟩ (`dist_bicgstab_xr`) → β.
+//! **Pipelined** (paper 000, Alg. 4; the default): two phases per iteration, one per product —
+//!
+//! 1. s = r − αAp with ⟨s, s⟩ (`dist_bicgstab_s`) and its sent entries; As = A·ŝ with
+//!    ⟨As, r̂⟩, ⟨As, As⟩, ⟨As, s⟩ → ω = ⟨As, s⟩/⟨As, As⟩ and β = −⟨As, r̂⟩/⟨Ap, r̂⟩ (Alg. 4
+//!    l.13: ⟨s, r̂⟩ = 0 by the choice of α), or the early exit when ‖s‖ already meets the
+//!    tolerance (x += αp̂ alone);
+//! 2. x += αp̂ + ωŝ, r = s − ωAs with ⟨r, r⟩, ⟨r, r̂⟩ (`dist_bicgstab_xr`), then
+//!    p = r + β(p − ωAp) (`dist_bicgstab_p`) in the same submit, p's sent entries; Ap = A·p̂
+//!    with ⟨Ap, r̂⟩, ⟨Ap, Ap⟩ → the residual ‖r‖ (reduced directly, not the cancelling
+//!    estimate), ρ = ⟨r, r̂⟩ and α = ρ/⟨Ap, r̂⟩ of the next iteration.
+//!
+//! Four host round trips per iteration with a halo (two per phase), two without. The last
+//! iteration's product Ap is not needed (one SpMV more than the solve uses).
+//!
+//! **Classical** (Alg. 3): three phases per iteration — p = r + β(p − ωAp) and Ap; s and As;
+//! x and r with ⟨r, r⟩, ⟨r, r̂⟩ → β = (⟨r, r̂⟩new/⟨r, r̂⟩)(α/ω): five round trips with a halo.
 //!
 //! The breakdown tests are the CPU reference's ([`crate::cpu::is_breakdown`] on ⟨r, r̂⟩,
 //! ⟨Ap, r̂⟩ and ω); a breakdown restarts from x with r̂ := r (as the one-device driver does).
@@ -174,6 +184,229 @@ impl<T: Scalar> Solver<'_, '_, T> {
 /// Why the inner loop of one (re)start ended: `None` when the recurrence met the tolerance.
 type End = Option<StopReason>;
 
+/// Where one (re)start's inner loop begins: ρ = ⟨r, r̂⟩, ‖r‖ (= ‖r̂‖), the threshold.
+struct Inner {
+    rho: f64,
+    res: f64,
+    rstar_norm: f64,
+    threshold: f64,
+    max_iter: usize,
+}
+
+/// The checks at the top of every iteration: `Some` ends the inner loop.
+fn top_checks<T: Scalar>(run: &Run<'_>, st: &Inner, rho: f64, res: f64) -> Option<End> {
+    if !res.is_finite() {
+        return Some(Some(StopReason::NonFinite {
+            quantity: "residual".into(),
+        }));
+    }
+    if res <= st.threshold {
+        return Some(None);
+    }
+    if run.monitor.cancelled() {
+        return Some(Some(StopReason::Cancelled));
+    }
+    if run.iterations() >= st.max_iter {
+        return Some(Some(StopReason::MaxIterations));
+    }
+    if is_breakdown::<T>(rho, res * st.rstar_norm) {
+        return Some(Some(StopReason::Breakdown {
+            quantity: "<r, r0*>".into(),
+        }));
+    }
+    None
+}
+
+/// ⟨Ap, r̂⟩ not finite or at the breakdown level: `Some` ends the inner loop.
+fn ap_checks<T: Scalar>(st: &Inner, apr: f64, apap: f64) -> Option<End> {
+    if !apr.is_finite() || !apap.is_finite() {
+        return Some(Some(StopReason::NonFinite {
+            quantity: "<Ap, r0*>".into(),
+        }));
+    }
+    if is_breakdown::<T>(apr, apap.sqrt() * st.rstar_norm) {
+        return Some(Some(StopReason::Breakdown {
+            quantity: "<Ap, r0*>".into(),
+        }));
+    }
+    None
+}
+
+/// ω from ⟨As, s⟩, ⟨As, As⟩ and ‖s‖, or the omega breakdown.
+fn omega_of<T: Scalar>(ass: f64, asas: f64, s_norm: f64) -> std::result::Result<f64, End> {
+    if asas <= 0.0 || is_breakdown::<T>(ass, asas.sqrt() * s_norm) {
+        return Err(Some(StopReason::Breakdown {
+            quantity: "omega".into(),
+        }));
+    }
+    Ok(ass / asas)
+}
+
+/// The half step (‖s‖ meets the tolerance): x += αp̂ with ω = 0 (r = s), one phase.
+fn half_step<T: Scalar>(sv: &mut Solver<'_, '_, T>, alpha: f64) -> Result<f64> {
+    sv.coef(alpha, 0.0, 0.0);
+    let [[rr, _, _]] = sv.phase(
+        |b| PhaseLaunches {
+            update: vec![&b.xr_update],
+            ..Default::default()
+        },
+        [&|b| vec![&b.xr_update]],
+    )?;
+    Ok(rr.sqrt())
+}
+
+/// s = r − αAp and As = A·ŝ (one phase): [⟨As, r̂⟩, ⟨As, As⟩, ⟨As, s⟩] and ⟨s, s⟩.
+fn s_phase<T: Scalar>(sv: &mut Solver<'_, '_, T>, alpha: f64) -> Result<([f64; 3], f64)> {
+    sv.coef(alpha, 0.0, 0.0);
+    let [as_sums, [ss, _, _]] = sv.phase(
+        |b| PhaseLaunches {
+            update: vec![&b.s_update],
+            gather: Some((&b.s_gather, &b.s_ext)),
+            interior: Some(&b.as_interior),
+            boundary: Some(&b.as_boundary),
+        },
+        [&|b| vec![&b.as_interior, &b.as_boundary], &|b| {
+            vec![&b.s_update]
+        }],
+    )?;
+    Ok((as_sums, ss))
+}
+
+/// Pipelined BiCGStab's inner loop (Alg. 4, two phases per iteration; module docs).
+fn pipelined_loop<T: Scalar>(
+    sv: &mut Solver<'_, '_, T>,
+    run: &mut Run<'_>,
+    st: Inner,
+) -> Result<End> {
+    let (mut rho, mut res) = (st.rho, st.res);
+    // The first product: p = r, its halo uploaded by the restart.
+    let [[mut apr, mut apap, _]] = sv.phase(
+        |b| PhaseLaunches {
+            interior: Some(&b.ap_interior),
+            boundary: Some(&b.ap_boundary),
+            ..Default::default()
+        },
+        [&|b| vec![&b.ap_interior, &b.ap_boundary]],
+    )?;
+    loop {
+        if let Some(end) = top_checks::<T>(run, &st, rho, res) {
+            return Ok(end);
+        }
+        if let Some(end) = ap_checks::<T>(&st, apr, apap) {
+            return Ok(end);
+        }
+        let alpha = rho / apr;
+        let ([asr, asas, ass], ss) = s_phase(sv, alpha)?;
+        let s_norm = ss.sqrt();
+        if s_norm <= st.threshold {
+            res = half_step(sv, alpha)?;
+            run.recorded += 1;
+            run.push(res);
+            continue;
+        }
+        let omega = match omega_of::<T>(ass, asas, s_norm) {
+            Ok(w) => w,
+            Err(end) => return Ok(end),
+        };
+        run.recorded += 1;
+        // Alg. 4 l.13.
+        let beta = -asr / apr;
+        if !beta.is_finite() {
+            return Ok(Some(StopReason::NonFinite {
+                quantity: "beta".into(),
+            }));
+        }
+        // x, r, then p in one submit, and the next product Ap.
+        sv.coef(alpha, beta, omega);
+        let [[rr, rho_new, _], [apr_new, apap_new, _]] = sv.phase(
+            |b| PhaseLaunches {
+                update: vec![&b.xr_update, &b.p_update],
+                gather: Some((&b.p_gather, &b.p_ext)),
+                interior: Some(&b.ap_interior),
+                boundary: Some(&b.ap_boundary),
+            },
+            [&|b| vec![&b.xr_update], &|b| {
+                vec![&b.ap_interior, &b.ap_boundary]
+            }],
+        )?;
+        res = rr.sqrt();
+        run.push(res);
+        rho = rho_new;
+        (apr, apap) = (apr_new, apap_new);
+    }
+}
+
+/// Classical BiCGStab's inner loop (Alg. 3, three phases per iteration; module docs).
+fn classical_loop<T: Scalar>(
+    sv: &mut Solver<'_, '_, T>,
+    run: &mut Run<'_>,
+    st: Inner,
+) -> Result<End> {
+    let (mut rho, mut res) = (st.rho, st.res);
+    // β and ω of the last iteration (None: p is r, its halo uploaded by the restart).
+    let mut last: Option<(f64, f64)> = None;
+    loop {
+        if let Some(end) = top_checks::<T>(run, &st, rho, res) {
+            return Ok(end);
+        }
+        // Phase 1: p (after the first iteration) and Ap = A·p̂.
+        if let Some((beta, omega)) = last {
+            sv.coef(0.0, beta, omega);
+        }
+        let first = last.is_none();
+        let [[apr, apap, _]] = sv.phase(
+            |b| PhaseLaunches {
+                update: if first { Vec::new() } else { vec![&b.p_update] },
+                gather: (!first).then_some((&b.p_gather, &b.p_ext)),
+                interior: Some(&b.ap_interior),
+                boundary: Some(&b.ap_boundary),
+            },
+            [&|b| vec![&b.ap_interior, &b.ap_boundary]],
+        )?;
+        if let Some(end) = ap_checks::<T>(&st, apr, apap) {
+            return Ok(end);
+        }
+        let alpha = rho / apr;
+        // Phase 2: s = r − αAp and As = A·ŝ.
+        let ([_, asas, ass], ss) = s_phase(sv, alpha)?;
+        let s_norm = ss.sqrt();
+        // The half step: ‖s‖ already meets the tolerance → x += αp̂ (ω = 0: r = s).
+        if s_norm <= st.threshold {
+            res = half_step(sv, alpha)?;
+            run.recorded += 1;
+            run.push(res);
+            continue;
+        }
+        let omega = match omega_of::<T>(ass, asas, s_norm) {
+            Ok(w) => w,
+            Err(end) => return Ok(end),
+        };
+        run.recorded += 1;
+        // Phase 3: x and r.
+        sv.coef(alpha, 0.0, omega);
+        let [[rr, rho_new, _]] = sv.phase(
+            |b| PhaseLaunches {
+                update: vec![&b.xr_update],
+                ..Default::default()
+            },
+            [&|b| vec![&b.xr_update]],
+        )?;
+        res = rr.sqrt();
+        run.push(res);
+        if !res.is_finite() || res <= st.threshold {
+            continue;
+        }
+        let beta = (rho_new / rho) * (alpha / omega);
+        if !beta.is_finite() {
+            return Ok(Some(StopReason::NonFinite {
+                quantity: "beta".into(),
+            }));
+        }
+        rho = rho_new;
+        last = Some((beta, omega));
+    }
+}
+
 /// BiCGStab over `engines`; returns x, the host (its timings) and the blocks' cores.
 pub(super) fn solve<'a, T: Scalar>(
     mut host: Host<'a, T>,
@@ -187,6 +420,7 @@ pub(super) fn solve<'a, T: Scalar>(
         BicgstabBlock::new(engine, local, d, send)
     })?;
     let opts = setup.opts;
+    let pipelined = opts.variant == crate::base::Variant::Pipelined;
     let mut sv = Solver {
         host: &mut host,
         blocks,
@@ -201,108 +435,24 @@ pub(super) fn solve<'a, T: Scalar>(
     let mut restarts = Restarts::default();
     let mut totals = LoopTotals::default();
     let (reason, true_rel) = loop {
-        let (mut rho, mut res) = sv.start_from(&x);
+        let (rho, res) = sv.start_from(&x);
         let rstar_norm = res;
         run.push(res);
         run.monitor.on_loop_start();
         let t = Instant::now();
         sv.host.mark_loop();
         let c0 = sv.blocks[0].core.engine.counters().snapshot();
-        // β and ω of the last iteration (None: p is r, its halo uploaded by the restart).
-        let mut last: Option<(f64, f64)> = None;
-        let end: End = loop {
-            if !res.is_finite() {
-                break Some(StopReason::NonFinite {
-                    quantity: "residual".into(),
-                });
-            }
-            if res <= threshold {
-                break None;
-            }
-            if run.monitor.cancelled() {
-                break Some(StopReason::Cancelled);
-            }
-            if run.iterations() >= opts.max_iter {
-                break Some(StopReason::MaxIterations);
-            }
-            if is_breakdown::<T>(rho, res * rstar_norm) {
-                break Some(StopReason::Breakdown {
-                    quantity: "<r, r0*>".into(),
-                });
-            }
-            // Phase 1: p (after the first iteration) and Ap = A·p̂.
-            if let Some((beta, omega)) = last {
-                sv.coef(0.0, beta, omega);
-            }
-            let first = last.is_none();
-            let [[apr, apap, _]] = sv.phase(
-                |b| PhaseLaunches {
-                    update: if first { Vec::new() } else { vec![&b.p_update] },
-                    gather: (!first).then_some((&b.p_gather, &b.p_ext)),
-                    interior: Some(&b.ap_interior),
-                    boundary: Some(&b.ap_boundary),
-                },
-                [&|b| vec![&b.ap_interior, &b.ap_boundary]],
-            )?;
-            if !apr.is_finite() || !apap.is_finite() {
-                break Some(StopReason::NonFinite {
-                    quantity: "<Ap, r0*>".into(),
-                });
-            }
-            if is_breakdown::<T>(apr, apap.sqrt() * rstar_norm) {
-                break Some(StopReason::Breakdown {
-                    quantity: "<Ap, r0*>".into(),
-                });
-            }
-            let alpha = rho / apr;
-            // Phase 2: s = r − αAp and As = A·ŝ.
-            sv.coef(alpha, 0.0, 0.0);
-            let [[_, asas, ass], [ss, _, _]] = sv.phase(
-                |b| PhaseLaunches {
-                    update: vec![&b.s_update],
-                    gather: Some((&b.s_gather, &b.s_ext)),
-                    interior: Some(&b.as_interior),
-                    boundary: Some(&b.as_boundary),
-                },
-                [&|b| vec![&b.as_interior, &b.as_boundary], &|b| {
-                    vec![&b.s_update]
-                }],
-            )?;
-            let s_norm = ss.sqrt();
-            // The half step: ‖s‖ already meets the tolerance → x += αp̂ (ω = 0: r = s).
-            let omega = if s_norm <= threshold {
-                0.0
-            } else {
-                if asas <= 0.0 || is_breakdown::<T>(ass, asas.sqrt() * s_norm) {
-                    break Some(StopReason::Breakdown {
-                        quantity: "omega".into(),
-                    });
-                }
-                ass / asas
-            };
-            // Phase 3: x and r.
-            sv.coef(alpha, 0.0, omega);
-            let [[rr, rho_new, _]] = sv.phase(
-                |b| PhaseLaunches {
-                    update: vec![&b.xr_update],
-                    ..Default::default()
-                },
-                [&|b| vec![&b.xr_update]],
-            )?;
-            res = rr.sqrt();
-            run.recorded += 1;
-            run.push(res);
-            if omega == 0.0 || !res.is_finite() || res <= threshold {
-                continue;
-            }
-            let beta = (rho_new / rho) * (alpha / omega);
-            if !beta.is_finite() {
-                break Some(StopReason::NonFinite {
-                    quantity: "beta".into(),
-                });
-            }
-            rho = rho_new;
-            last = Some((beta, omega));
+        let state = Inner {
+            rho,
+            res,
+            rstar_norm,
+            threshold,
+            max_iter: opts.max_iter,
+        };
+        let end = if pipelined {
+            pipelined_loop(&mut sv, &mut run, state)?
+        } else {
+            classical_loop(&mut sv, &mut run, state)?
         };
         let xs: Vec<&wgpu::Buffer> = sv.blocks.iter().map(|b| &b.x).collect();
         let cores: Vec<&BlockCore<T>> = sv.blocks.iter().map(|b| &b.core).collect();

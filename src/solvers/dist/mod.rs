@@ -4,8 +4,8 @@
 //! product summed over the devices' partial sums on the host in f64.
 //!
 //! Methods: **CG** — pipelined (paper 000, Alg. 2, the recurrence of
-//! [`super::cg::PipelinedCg`]) or classical (Alg. 1) —, **BiCGStab** (the classical
-//! recurrence of [`crate::cpu::bicgstab`], right-preconditioned) and **GMRES(m)** (the simpler
+//! [`super::cg::PipelinedCg`]) or classical (Alg. 1) —, **BiCGStab** — pipelined (Alg. 4,
+//! two phases per iteration) or classical (Alg. 3, three), right-preconditioned — and **GMRES(m)** (the simpler
 //! GMRES of [`crate::cpu::gmres`] with classical Gram–Schmidt twice, right-preconditioned), each
 //! with Jacobi or no preconditioner.
 //! All are written as *phases* ([`Host::phase`]): one phase on every device is
@@ -21,8 +21,9 @@
 //!
 //! A pipelined CG iteration is one phase (update of x, r, p; product Ap): two host round trips
 //! with a halo, one without; a classical one two (x and r; p and Ap): three round trips. A
-//! BiCGStab iteration is three (p and Ap; s and As; x and r): five round trips with a halo,
-//! three without; a GMRES step two (basis vector and product; first Gram–Schmidt pass):
+//! pipelined BiCGStab iteration is two phases (s and As; x, r, p and Ap): four round trips
+//! with a halo, two without; a classical one three (p and Ap; s and As; x and r): five with a
+//! halo, three without; a GMRES step two (basis vector and product; first Gram–Schmidt pass):
 //! three round trips, and each GMRES cycle one more phase (x and the restart residual). After
 //! the loop x comes back to the host and the true residual ‖b − Ax‖ is recomputed there in
 //! f64; a convergence it contradicts restarts from x (residual replacement, at most
@@ -182,7 +183,7 @@ fn solve_blocks<T: Scalar>(
         .map(|ctx| Engine::with_tuning(ctx.clone(), config.tuning))
         .collect();
     let variant = match opts.method {
-        Method::Cg => opts.variant,
+        Method::Cg | Method::Bicgstab => opts.variant,
         _ => Variant::Classical,
     };
     let mut report = SolveReport::new(opts.method, variant, T::PRECISION, a.nrows(), a.nnz());
@@ -203,12 +204,6 @@ fn solve_blocks<T: Scalar>(
         report
             .notes
             .push("Jacobi on each block (D⁻¹ fused into the kernels)".into());
-    }
-    if opts.method == Method::Bicgstab && opts.variant == Variant::Pipelined {
-        report.notes.push(
-            "BiCGStab on several devices runs the classical recurrence (three phases per iteration)"
-                .into(),
-        );
     }
     if opts.method == Method::Gmres {
         report.notes.push(format!(
