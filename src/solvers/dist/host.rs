@@ -193,9 +193,7 @@ impl<T: Scalar> Host<'_, T> {
         Ok(x)
     }
 
-    /// Runs one phase on every device and returns each device's partials: three submits per
-    /// device when it moves a halo (update and gather, read back; interior rows; boundary rows
-    /// and the partial sums, read back), one when it does not.
+    /// Runs one phase on every device and returns each device's partials.
     pub(super) fn phase(
         &mut self,
         cores: &[&BlockCore<T>],
@@ -203,9 +201,6 @@ impl<T: Scalar> Host<'_, T> {
     ) -> Result<Vec<Partials<T>>> {
         let exchanging =
             launches.iter().any(|l| l.gather.is_some()) && !self.exchange.transfers.is_empty();
-        if !exchanging {
-            return self.phase_in_one_submit(cores, launches);
-        }
         let t = Instant::now();
         let q = queue_seconds(cores);
         // Submit 1: the updates and the gather, the sent entries read back.
@@ -272,53 +267,17 @@ impl<T: Scalar> Host<'_, T> {
         let mut pending = Vec::with_capacity(cores.len());
         for (core, l) in cores.iter().zip(launches) {
             let mut batch = core.engine.begin("dist boundary");
-            Self::record_boundary(&mut batch, l);
+            if let Some(Some(bnd)) = l.boundary {
+                match l.interior {
+                    Some(Some(_)) => bnd.record_continuing(&mut batch),
+                    _ => bnd.record(&mut batch),
+                }
+            }
             pending.push(Self::read_partials(core, l, batch)?);
         }
         self.submit_seconds += t.elapsed().as_secs_f64();
         self.queue_submit_seconds += queue_seconds(cores) - q;
         self.wait_partials(pending)
-    }
-
-    /// A phase with no halo to move (one device, or no gather in it): nothing waits on the
-    /// host in the middle, so each device records its update, gather, products and the read
-    /// of the partial sums in one submit (the host's submits, not the GPU's work, were most of
-    /// a distributed iteration's time on the GPU machine: BENCHMARKS.md).
-    fn phase_in_one_submit(
-        &mut self,
-        cores: &[&BlockCore<T>],
-        launches: &[PhaseLaunches<'_>],
-    ) -> Result<Vec<Partials<T>>> {
-        let t = Instant::now();
-        let q = queue_seconds(cores);
-        let mut pending = Vec::with_capacity(cores.len());
-        for (core, l) in cores.iter().zip(launches) {
-            let mut batch = core.engine.begin("dist phase");
-            for u in l.update.iter().copied().flatten() {
-                u.record(&mut batch);
-            }
-            if let Some(g) = l.gather.and_then(|(g, _)| g.as_ref()) {
-                g.record(&mut batch);
-            }
-            if let Some(Some(i)) = l.interior {
-                i.record(&mut batch);
-            }
-            Self::record_boundary(&mut batch, l);
-            pending.push(Self::read_partials(core, l, batch)?);
-        }
-        self.submit_seconds += t.elapsed().as_secs_f64();
-        self.queue_submit_seconds += queue_seconds(cores) - q;
-        self.wait_partials(pending)
-    }
-
-    /// The product over the boundary rows, continuing the interior's reduction when both run.
-    fn record_boundary(batch: &mut crate::gpu::Batch<'_>, l: &PhaseLaunches<'_>) {
-        if let Some(Some(bnd)) = l.boundary {
-            match l.interior {
-                Some(Some(_)) => bnd.record_continuing(batch),
-                _ => bnd.record(batch),
-            }
-        }
     }
 
     /// Submits `batch` with a read of the partial-sum slots the phase's launches wrote.

@@ -19,9 +19,6 @@
 //!            host: inner products summed over workgroups and devices in f64
 //! ```
 //!
-//! A phase that moves no halo (one device, or no gather in the phase) is one submit per
-//! device: the update, the products and the read of the partials.
-//!
 //! A pipelined CG iteration is one phase (update of x, r, p; product Ap): two host round trips
 //! with a halo, one without; a classical one two (x and r; p and Ap): three round trips. A
 //! pipelined BiCGStab iteration is two phases (s and As; x, r, p and Ap): four round trips
