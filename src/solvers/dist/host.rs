@@ -38,13 +38,29 @@ pub(super) fn residual_rows<T: Scalar>(
         .collect()
 }
 
-/// The host's timers of a distributed solve (see [`Host`]).
+/// The host's timers of a distributed solve (see [`Host`]; the two-device BiCG keeps the
+/// same set).
 #[derive(Debug, Clone, Default)]
 pub(super) struct HostTimes {
+    /// Waiting on each device's reads.
     pub(super) wait: Vec<f64>,
     pub(super) exchange: f64,
     pub(super) submit: f64,
     pub(super) queue_submit: f64,
+}
+
+impl HostTimes {
+    /// Adds the time between the readings `mark` and `now` of the same timers: how the loop
+    /// sums are kept (a loop's timers from its start to its end).
+    pub(super) fn add_span(&mut self, now: &HostTimes, mark: &HostTimes) {
+        self.wait.resize(now.wait.len(), 0.0);
+        for (d, w) in self.wait.iter_mut().enumerate() {
+            *w += now.wait[d] - mark.wait.get(d).copied().unwrap_or(0.0);
+        }
+        self.exchange += now.exchange - mark.exchange;
+        self.submit += now.submit - mark.submit;
+        self.queue_submit += now.queue_submit - mark.queue_submit;
+    }
 }
 
 /// Host seconds the devices' engines have spent in wgpu's `finish` + `Queue::submit`.
@@ -133,15 +149,8 @@ impl<T: Scalar> Host<'_, T> {
         let counts = cores[0].engine.counters().snapshot().since(c0);
         add_counts(&mut totals.counts, &counts);
         totals.seconds += started.elapsed().as_secs_f64();
-        let (now, mark) = (self.timers(), &self.loop_mark);
-        let t = &mut self.in_loops;
-        t.wait.resize(now.wait.len(), 0.0);
-        for (d, w) in t.wait.iter_mut().enumerate() {
-            *w += now.wait[d] - mark.wait.get(d).copied().unwrap_or(0.0);
-        }
-        t.exchange += now.exchange - mark.exchange;
-        t.submit += now.submit - mark.submit;
-        t.queue_submit += now.queue_submit - mark.queue_submit;
+        let now = self.timers();
+        self.in_loops.add_span(&now, &self.loop_mark);
         let x = self.read_x(cores, xs)?;
         let true_rel = self.true_relative(&x, b_norm);
         Ok((x, true_rel))

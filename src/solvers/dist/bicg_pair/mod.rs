@@ -48,12 +48,12 @@
 
 mod recurrence;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 
 use self::recurrence::{Owner, Recurrence, S_PTQ, S_RHO, SLOT_PTQ, SLOT_RHO, SLOTS, split_m};
-use super::host::residual_rows;
+use super::host::{HostTimes, residual_rows};
 use super::{LoopTotals, Restarts, add_counts};
 use crate::base::dist::{DevicePart, DistReport};
 use crate::base::error::{KrylovError, Result};
@@ -85,8 +85,8 @@ struct Pair<'a, T> {
     /// Of `submit_seconds`, the time inside wgpu's `finish` + `Queue::submit`.
     queue_submit_seconds: Cell<f64>,
     /// The timers above summed over the solve loops only (what the report gives, beside
-    /// `loop_seconds`): [wait 0, wait 1, exchange, submit, queue submit].
-    in_loops: Cell<[f64; 5]>,
+    /// `loop_seconds`).
+    in_loops: RefCell<HostTimes>,
 }
 
 /// ⟨p̃,q⟩ with ‖p̃‖², ‖q‖²; or ρ = ⟨z,r̃⟩ with ‖z‖², ‖r̃‖², ‖r‖².
@@ -194,15 +194,14 @@ impl<T: Scalar> Pair<'_, T> {
         self.read_sums(batch, SLOT_RHO, 4)
     }
 
-    /// The host timers now: [wait 0, wait 1, exchange, submit, queue submit].
-    fn timers(&self) -> [f64; 5] {
-        [
-            self.wait[0].get(),
-            self.wait[1].get(),
-            self.exchange_seconds.get(),
-            self.submit_seconds.get(),
-            self.queue_submit_seconds.get(),
-        ]
+    /// The host timers now.
+    fn timers(&self) -> HostTimes {
+        HostTimes {
+            wait: vec![self.wait[0].get(), self.wait[1].get()],
+            exchange: self.exchange_seconds.get(),
+            submit: self.submit_seconds.get(),
+            queue_submit: self.queue_submit_seconds.get(),
+        }
     }
 
     /// Runs a step, adding its host time outside the waits and the exchange to
@@ -349,7 +348,10 @@ pub(super) fn solve<T: Scalar>(
         exchange_seconds: Cell::new(0.0),
         submit_seconds: Cell::new(0.0),
         queue_submit_seconds: Cell::new(0.0),
-        in_loops: Cell::new([0.0; 5]),
+        in_loops: RefCell::new(HostTimes {
+            wait: vec![0.0; 2],
+            ..Default::default()
+        }),
     };
     report.workgroups = pair.own.bufs.groups;
     let b_norm = report.b_norm;
@@ -406,11 +408,7 @@ pub(super) fn solve<T: Scalar>(
         add_counts(&mut totals.counts, &d0.since(&c0[0]));
         add_counts(&mut totals.counts, &d1.since(&c0[1]));
         totals.seconds += t.elapsed().as_secs_f64();
-        let (now, mut sum) = (pair.timers(), pair.in_loops.get());
-        for (i, s) in sum.iter_mut().enumerate() {
-            *s += now[i] - mark[i];
-        }
-        pair.in_loops.set(sum);
+        pair.in_loops.borrow_mut().add_span(&pair.timers(), &mark);
         x = pair.own.engine.read::<T>(&pair.owner.x, 0, n)?;
         let true_rel = crate::cpu::true_relative_residual(a, b, &x);
         let it = run.iterations();
@@ -458,7 +456,9 @@ fn pair_report<T: Scalar>(pair: &Pair<'_, T>, report: &SolveReport) -> DistRepor
         kernel_times: rec.engine.kernel_times(),
     };
     let values = 2 * pair.a.nrows();
-    let [wait0, wait1, exchange, submit, queue_submit] = pair.in_loops.get();
+    let t = pair.in_loops.borrow();
+    let (wait0, wait1) = (t.wait[0], t.wait[1]);
+    let (exchange, submit, queue_submit) = (t.exchange, t.submit, t.queue_submit);
     DistReport {
         partition: "task split (paper 004): the A-recurrence on device 0, the A^T-recurrence on device 1; both hold every row".into(),
         devices: vec![
