@@ -205,7 +205,9 @@ fn main() {
             dispatch(1, k8, &|enc: &mut wgpu::CommandEncoder| {
                 enc.copy_buffer_to_buffer(&bufs[2], 0, &staging, 0, 16 << 10);
             });
-            staging.slice(..).map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+            staging
+                .slice(..)
+                .map_async(wgpu::MapMode::Read, |r| r.expect("map"));
         }),
     ));
     staging.unmap();
