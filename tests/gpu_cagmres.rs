@@ -266,6 +266,35 @@ fn gpu_ca_gmres_takes_the_cpu_references_decisions_on_shipped_matrices() {
 }
 
 #[test]
+fn long_cycles_past_the_staged_coefficients_take_the_cpu_references_decisions() {
+    // `ca_block_update` stages its coefficients in workgroup memory (384 vec4s) and reads
+    // them from storage when they do not fit: with m = 200 and s = 8 the BOrth updates of a
+    // cycle's blocks past column 192 (two vec4 groups per row of C) take the storage path,
+    // the first blocks the staged one.
+    if common::engine().is_none() {
+        return;
+    }
+    // The 1D Laplacian of 300 unknowns: its 150 modes that b = A·1 excites take cycles of
+    // 200 steps (restarted) to resolve.
+    let n = 300;
+    let mut entries = Vec::new();
+    for i in 0..n {
+        entries.push((i, i, 2.0));
+        if i > 0 {
+            entries.push((i, i - 1, -1.0));
+            entries.push((i - 1, i, -1.0));
+        }
+    }
+    let a = Csr::from_triplets(n, &entries).unwrap();
+    agree(
+        "laplace1d",
+        &a,
+        &opts(8, 200, Basis::Newton, Tsqr::CholQr2, 1e-8),
+        0.05,
+    );
+}
+
+#[test]
 fn right_preconditioned_gpu_ca_gmres_takes_the_cpu_references_decisions() {
     if common::engine().is_none() {
         return;

@@ -1,19 +1,47 @@
+#!/usr/bin/env bash
+# Per-kernel GPU time of CA-GMRES against pipelined GMRES (issue #17), 304 iterations from
+# x = 0 (rtol 0), the monomial basis (so every cycle is blocked), each run once profiled
+# (KRYLOV_PROFILE=1: GPU timestamps around every launch) and once untimed.
+#
+#   KRYLOV_BIN=.dev/krylov OUT=$OUT/prof VARIANTS="base:DIR new:" bash bench/gpu/cagmres_profile.sh
+#
+# VARIANTS: label:KRYLOV_SHADER_DIR pairs (an empty dir = the kernels built into the binary);
+# SPECS: "generator precision" pairs.
 set -u
-k=.dev/krylov-main
-for spec in "poisson2d:1000 f64" "poisson2d:3162 f32" "poisson2d:100 f64"; do
-  set -- $spec
-  for cfg in "--method cagmres --s-step 5 --restart 30 --basis monomial" "--method cagmres --s-step 8 --restart 32 --basis monomial" "--method gmres --variant pipelined --gs cgs2 --restart 30"; do
-    KRYLOV_PROFILE=1 $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter 304 $cfg --json > /tmp/p.json 2>/dev/null || true
-    python3 -c "
-import json,sys
-r=json.load(open('/tmp/p.json'))
-print('$1 $2 $cfg', 'it', r['iterations_recorded'], 'us/it %.1f' % (1e6*r['loop_seconds']/r['iterations_recorded']))
-for k in sorted(r['kernel_times'], key=lambda k: -k.get('seconds', k.get('total_seconds', 0)) if isinstance(k, dict) else 0)[:8]: print('   ', k)
-"
-    # untimed
-    $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter 304 $cfg --json > /tmp/q.json 2>/dev/null || true
-    python3 -c "
-import json
-r=json.load(open('/tmp/q.json')); print('   untimed us/it %.1f' % (1e6*r['loop_seconds']/r['iterations_recorded']))"
-  done
+k=${KRYLOV_BIN:-.dev/krylov-main}
+out=${OUT:-/tmp/cagmres-profile}
+variants=${VARIANTS:-"built-in:"}
+mkdir -p "$out"
+IFS=';' read -r -a specs <<<"${SPECS:-poisson2d:1000 f64;poisson2d:3162 f32;poisson2d:100 f64}"
+configs=(
+    "--method cagmres --s-step 5 --restart 30 --basis monomial"
+    "--method cagmres --s-step 8 --restart 32 --basis monomial"
+    "--method gmres --variant pipelined --gs cgs2 --restart 30"
+)
+for spec in "${specs[@]}"; do
+    set -- $spec
+    for cfg in "${configs[@]}"; do
+        for v in $variants; do
+            label=${v%%:*}
+            dir=${v#*:}
+            # Pipelined GMRES does not use the CA kernels: once is enough.
+            case $cfg in *gmres\ --variant*) [ "$v" != "${variants%% *}" ] && continue ;; esac
+            # shellcheck disable=SC2086
+            KRYLOV_SHADER_DIR=$dir KRYLOV_PROFILE=1 $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter 304 $cfg --json >"$out/p.json" 2>/dev/null || true
+            # shellcheck disable=SC2086
+            KRYLOV_SHADER_DIR=$dir $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter 304 $cfg --json >"$out/q.json" 2>/dev/null || true
+            python3 - "$out/p.json" "$out/q.json" "$label $1 $2 $cfg" <<'PY' | tee -a "$out/profile.txt"
+import json, sys
+try:
+    p, q = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+except Exception as e:
+    print(sys.argv[3], "failed", e); sys.exit()
+it = p["iterations_recorded"]
+print(sys.argv[3], "it", it, "profiled us/it %.1f" % (1e6 * p["loop_seconds"] / it),
+      "untimed us/it %.1f" % (1e6 * q["loop_seconds"] / q["iterations_recorded"]))
+for k in sorted(p["kernel_times"], key=lambda k: -k["seconds"])[:8]:
+    print("    %-22s calls %5d  us/call %8.1f  us/it %8.1f" % (k["name"], k["calls"], 1e6 * k["seconds"] / k["calls"], 1e6 * k["seconds"] / it))
+PY
+        done
+    done
 done

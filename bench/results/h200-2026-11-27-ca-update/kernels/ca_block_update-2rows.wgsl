@@ -1,0 +1,304 @@
+// ca_block_update: a block update of basis vectors in place, row by row (one pass over the
+// rows of X and Y),
+//
+//   Y[:, j] ← Σ_l Y[:, l]·T[l, j] − Σ_i X[:, i]·C[i, j]      (j < ny),
+//
+// X = pool[x0 .. x0 + nx), Y = pool[y0 .. y0 + ny) (disjoint), C = scalars[c + i + nx·j]
+// (column-major), T = scalars[t + l + ny·j] (upper triangular). It is BOrth's
+// W ← W − Q_prev C with C as ca_block_finish left it on the device, a TSQR's Q = W R⁻¹
+// (T = R⁻¹ uploaded by the host), a Gram–Schmidt step, and x += Q y (CA_C_ADD). Flags:
+//   CA_T_IDENTITY  T = I
+//   CA_T_RSQRT     T = diag(1/√scalars[t + j(ny+1)]) (0 where that is 0): the
+//                  normalisation of a column by its norm² as ca_block_finish stored it
+//   CA_NO_X        no X term
+//   CA_C_ADD       + X·C instead of − X·C
+//   CA_STORE       no Y term: Y ← ±X·C (u = Q y, before a factored M⁻¹ is applied to it)
+//   CA_DINV        the X term times D⁻¹ (params.jacobi's diagonal): x += D⁻¹ Q y
+//
+// One row per thread (the host launches ⌈n/WG⌉ workgroups: enough rows in flight to hide
+// the memory latency of the dependent loops below), X read four columns at a time.
+//
+// The columns of Y go four at a time into vec4 accumulators (no arrays indexed at run time,
+// which compilers spill), two groups of four per pass over X (so X is read once for
+// ny ≤ 8), the passes from the last: pass p reads Y[:, l] for l < 8p + 8 only (T is upper
+// triangular), which later-written passes do not touch.
+//
+// The coefficients are staged in workgroup memory as vec4s, one per (group of four columns,
+// row of C or T), zero where a column is absent or T is zero: a product then costs one
+// workgroup load and four FMAs. Fetching them one scalar at a time (with the bounds tests)
+// made the kernel instruction-bound at a third of the memory bandwidth on an H200. When
+// they do not fit (very long X blocks) they are read from storage, slower but the same sums.
+//
+// params: num = x0, den = nx, dst = y0, comp = ny (≤ CA_MAX_S), slot = c, comp_monitor = t.
+
+const CA_T_IDENTITY: u32 = 1u;
+const CA_T_RSQRT: u32 = 2u;
+const CA_NO_X: u32 = 4u;
+const CA_C_ADD: u32 = 8u;
+const CA_STORE: u32 = 16u;
+const CA_DINV: u32 = 32u;
+const CA_MAX_S: u32 = 16u;
+// vec4 coefficient slots in workgroup memory: C (groups·nx) then T (groups·ny, or groups
+// for CA_T_RSQRT), groups = 2·⌈ny/8⌉ (even: a pass takes two).
+const CU_STAGE4: u32 = 384u;
+
+@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
+@group(0) @binding(11) var<storage, read> dinv: array<Real>;
+
+var<workgroup> cu_stage: array<vec4<Real>, CU_STAGE4>;
+
+// C[i, j] (0 for j ≥ ny), from storage.
+fn cu_c(i: u32, j: u32) -> Real {
+    if j >= params.comp {
+        return Real(0.0);
+    }
+    return scalars[params.slot + i + params.den * j];
+}
+
+// T[l, j] (0 for j ≥ ny or l > j), from storage.
+fn cu_t(l: u32, j: u32) -> Real {
+    let ny = params.comp;
+    if j >= ny || l > j {
+        return Real(0.0);
+    }
+    return scalars[params.comp_monitor + l + ny * j];
+}
+
+// 1/√(norm² of column j) (0 for j ≥ ny or a norm² that is not positive), from storage.
+fn cu_rsqrt(j: u32) -> Real {
+    if j >= params.comp {
+        return Real(0.0);
+    }
+    let d = scalars[params.comp_monitor + j * (params.comp + 1u)];
+    if d > Real(0.0) {
+        return Real(1.0) / sqrt(d);
+    }
+    return Real(0.0);
+}
+
+// C[i, 4g … 4g+3].
+fn cu_c4_load(i: u32, g: u32) -> vec4<Real> {
+    let j = 4u * g;
+    return vec4<Real>(cu_c(i, j), cu_c(i, j + 1u), cu_c(i, j + 2u), cu_c(i, j + 3u));
+}
+
+// T[l, 4g … 4g+3].
+fn cu_t4_load(l: u32, g: u32) -> vec4<Real> {
+    let j = 4u * g;
+    return vec4<Real>(cu_t(l, j), cu_t(l, j + 1u), cu_t(l, j + 2u), cu_t(l, j + 3u));
+}
+
+// The normalisations of columns 4g … 4g+3.
+fn cu_r4_load(g: u32) -> vec4<Real> {
+    let j = 4u * g;
+    return vec4<Real>(cu_rsqrt(j), cu_rsqrt(j + 1u), cu_rsqrt(j + 2u), cu_rsqrt(j + 3u));
+}
+
+fn cu_c4(i: u32, g: u32, staged: bool) -> vec4<Real> {
+    if staged {
+        return cu_stage[g * params.den + i];
+    }
+    return cu_c4_load(i, g);
+}
+
+// T's vec4 (l, g), or for CA_T_RSQRT (l unused) group g's normalisations; `t0` is where the
+// staged T starts.
+fn cu_t4(l: u32, g: u32, t0: u32, staged: bool, rsqrt: bool) -> vec4<Real> {
+    if rsqrt {
+        if staged {
+            return cu_stage[t0 + g];
+        }
+        return cu_r4_load(g);
+    }
+    if staged {
+        return cu_stage[t0 + g * params.comp + l];
+    }
+    return cu_t4_load(l, g);
+}
+
+fn cu_y(j: u32, row: u32) -> Real {
+    if j < params.comp {
+        return pool[(params.dst + j) * params.n + row];
+    }
+    return Real(0.0);
+}
+
+// Y[row, 4g … 4g+3] (0 past ny).
+fn cu_y4(g: u32, row: u32) -> vec4<Real> {
+    let j = 4u * g;
+    return vec4<Real>(cu_y(j, row), cu_y(j + 1u, row), cu_y(j + 2u, row), cu_y(j + 3u, row));
+}
+
+// The Y term of group g for `row`: Σ_l Y[row, l]·T[l, 4g …] (or its special forms).
+fn cu_y_term(g: u32, row: u32, t0: u32, staged: bool) -> vec4<Real> {
+    let flags = params.flags;
+    if (flags & CA_STORE) != 0u {
+        return vec4<Real>(Real(0.0));
+    }
+    if (flags & CA_T_IDENTITY) != 0u {
+        return cu_y4(g, row);
+    }
+    if (flags & CA_T_RSQRT) != 0u {
+        return cu_y4(g, row) * cu_t4(0u, g, t0, staged, true);
+    }
+    var v = vec4<Real>(Real(0.0));
+    for (var l = 0u; l < min(4u * g + 4u, params.comp); l = l + 1u) {
+        v = v + pool[(params.dst + l) * params.n + row] * cu_t4(l, g, t0, staged, false);
+    }
+    return v;
+}
+
+fn cu_store(g: u32, row: u32, v: vec4<Real>) {
+    let j = 4u * g;
+    let ny = params.comp;
+    let base = (params.dst + j) * params.n + row;
+    if j < ny {
+        pool[base] = v.x;
+    }
+    if j + 1u < ny {
+        pool[base + params.n] = v.y;
+    }
+    if j + 2u < ny {
+        pool[base + 2u * params.n] = v.z;
+    }
+    if j + 3u < ny {
+        pool[base + 3u * params.n] = v.w;
+    }
+}
+
+// The X term of groups ga (and gb when `has_b`) for rows r0 and r1 (r1 valid when `two`).
+struct CuAcc {
+    a0: vec4<Real>,
+    b0: vec4<Real>,
+    a1: vec4<Real>,
+    b1: vec4<Real>,
+}
+
+fn cu_x_term(r0: u32, r1: u32, two: bool, ga: u32, gb: u32, has_b: bool, staged: bool) -> CuAcc {
+    let n = params.n;
+    let nx = params.den;
+    var o = CuAcc(vec4<Real>(Real(0.0)), vec4<Real>(Real(0.0)), vec4<Real>(Real(0.0)), vec4<Real>(Real(0.0)));
+    let rb = select(r0, r1, two);
+    var i = 0u;
+    for (; i + 2u <= nx; i = i + 2u) {
+        let base = (params.num + i) * n;
+        let x0 = pool[base + r0];
+        let x1 = pool[base + rb];
+        let y0 = pool[base + n + r0];
+        let y1 = pool[base + n + rb];
+        let ca = cu_c4(i, ga, staged);
+        let da = cu_c4(i + 1u, ga, staged);
+        o.a0 = o.a0 + x0 * ca + y0 * da;
+        o.a1 = o.a1 + x1 * ca + y1 * da;
+        if has_b {
+            let cb = cu_c4(i, gb, staged);
+            let db = cu_c4(i + 1u, gb, staged);
+            o.b0 = o.b0 + x0 * cb + y0 * db;
+            o.b1 = o.b1 + x1 * cb + y1 * db;
+        }
+    }
+    for (; i < nx; i = i + 1u) {
+        let base = (params.num + i) * n;
+        let x0 = pool[base + r0];
+        let x1 = pool[base + rb];
+        let ca = cu_c4(i, ga, staged);
+        o.a0 = o.a0 + x0 * ca;
+        o.a1 = o.a1 + x1 * ca;
+        if has_b {
+            let cb = cu_c4(i, gb, staged);
+            o.b0 = o.b0 + x0 * cb;
+            o.b1 = o.b1 + x1 * cb;
+        }
+    }
+    return o;
+}
+
+@compute @workgroup_size(WG)
+fn main(ids: Ids) {
+    let n = params.n;
+    let nx = params.den;
+    let ny = min(params.comp, CA_MAX_S);
+    let flags = params.flags;
+    let with_x = (flags & CA_NO_X) == 0u;
+    let rsqrt = (flags & (CA_T_IDENTITY | CA_STORE)) == 0u && (flags & CA_T_RSQRT) != 0u;
+    let full_t = (flags & (CA_T_IDENTITY | CA_T_RSQRT | CA_STORE)) == 0u;
+    let passes = (ny + 7u) / 8u;
+    let groups = 2u * passes;
+    let t0 = groups * nx;
+    var t_len = 0u;
+    if full_t {
+        t_len = groups * ny;
+    } else if rsqrt {
+        t_len = groups;
+    }
+    let total = t0 + t_len;
+    let staged = total <= CU_STAGE4;
+    // Two rows per thread: the first half of the launched workgroups do the work.
+    let half = (params.groups + 1u) / 2u;
+    let w = ids.wid.y * ids.nwg.x + ids.wid.x;
+    if w >= half {
+        return;
+    }
+    if staged {
+        for (var k = ids.lid; k < total; k = k + WG) {
+            if k < t0 {
+                cu_stage[k] = cu_c4_load(k % nx, k / nx);
+            } else if rsqrt {
+                cu_stage[k] = cu_r4_load(k - t0);
+            } else {
+                cu_stage[k] = cu_t4_load((k - t0) % ny, (k - t0) / ny);
+            }
+        }
+    }
+    workgroupBarrier();
+    let sign = select(Real(-1.0), Real(1.0), (flags & CA_C_ADD) != 0u);
+    let stride = half * WG;
+    for (var r0 = w * WG + ids.lid; r0 < n; r0 = r0 + 2u * stride) {
+        let r1 = r0 + stride;
+        let two = r1 < n;
+        var scale0 = sign;
+        var scale1 = sign;
+        if (flags & CA_DINV) != 0u {
+            scale0 = sign * dinv[r0];
+            if two {
+                scale1 = sign * dinv[r1];
+            }
+        }
+        for (var pp = 0u; pp < passes; pp = pp + 1u) {
+            let p = passes - 1u - pp;
+            let ga = 2u * p;
+            let gb = ga + 1u;
+            let has_b = 4u * gb < ny;
+            var va0 = cu_y_term(ga, r0, t0, staged);
+            var vb0 = vec4<Real>(Real(0.0));
+            var va1 = vec4<Real>(Real(0.0));
+            var vb1 = vec4<Real>(Real(0.0));
+            if two {
+                va1 = cu_y_term(ga, r1, t0, staged);
+            }
+            if has_b {
+                vb0 = cu_y_term(gb, r0, t0, staged);
+                if two {
+                    vb1 = cu_y_term(gb, r1, t0, staged);
+                }
+            }
+            if with_x {
+                let o = cu_x_term(r0, r1, two, ga, gb, has_b, staged);
+                va0 = va0 + scale0 * o.a0;
+                vb0 = vb0 + scale0 * o.b0;
+                va1 = va1 + scale1 * o.a1;
+                vb1 = vb1 + scale1 * o.b1;
+            }
+            cu_store(ga, r0, va0);
+            if has_b {
+                cu_store(gb, r0, vb0);
+            }
+            if two {
+                cu_store(ga, r1, va1);
+                if has_b {
+                    cu_store(gb, r1, vb1);
+                }
+            }
+        }
+    }
+}
