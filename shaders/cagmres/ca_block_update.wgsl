@@ -220,34 +220,25 @@ fn main(ids: Ids) {
                 var acc_a = vec4<Real>(Real(0.0));
                 var acc_b = vec4<Real>(Real(0.0));
                 var i = 0u;
-                if has_b {
-                    // Four independent loads before their products.
-                    for (; i + 4u <= nx; i = i + 4u) {
-                        let x0 = pool[(params.num + i) * n + row];
-                        let x1 = pool[(params.num + i + 1u) * n + row];
-                        let x2 = pool[(params.num + i + 2u) * n + row];
-                        let x3 = pool[(params.num + i + 3u) * n + row];
-                        acc_a = acc_a + x0 * cu_c4(i, ga, staged) + x1 * cu_c4(i + 1u, ga, staged)
-                            + x2 * cu_c4(i + 2u, ga, staged) + x3 * cu_c4(i + 3u, ga, staged);
+                // Four independent loads before their products; group gb's products only
+                // when it holds columns (a uniform branch).
+                for (; i + 4u <= nx; i = i + 4u) {
+                    let x0 = pool[(params.num + i) * n + row];
+                    let x1 = pool[(params.num + i + 1u) * n + row];
+                    let x2 = pool[(params.num + i + 2u) * n + row];
+                    let x3 = pool[(params.num + i + 3u) * n + row];
+                    acc_a = acc_a + x0 * cu_c4(i, ga, staged) + x1 * cu_c4(i + 1u, ga, staged)
+                        + x2 * cu_c4(i + 2u, ga, staged) + x3 * cu_c4(i + 3u, ga, staged);
+                    if has_b {
                         acc_b = acc_b + x0 * cu_c4(i, gb, staged) + x1 * cu_c4(i + 1u, gb, staged)
                             + x2 * cu_c4(i + 2u, gb, staged) + x3 * cu_c4(i + 3u, gb, staged);
                     }
-                    for (; i < nx; i = i + 1u) {
-                        let x = pool[(params.num + i) * n + row];
-                        acc_a = acc_a + x * cu_c4(i, ga, staged);
+                }
+                for (; i < nx; i = i + 1u) {
+                    let x = pool[(params.num + i) * n + row];
+                    acc_a = acc_a + x * cu_c4(i, ga, staged);
+                    if has_b {
                         acc_b = acc_b + x * cu_c4(i, gb, staged);
-                    }
-                } else {
-                    for (; i + 4u <= nx; i = i + 4u) {
-                        let x0 = pool[(params.num + i) * n + row];
-                        let x1 = pool[(params.num + i + 1u) * n + row];
-                        let x2 = pool[(params.num + i + 2u) * n + row];
-                        let x3 = pool[(params.num + i + 3u) * n + row];
-                        acc_a = acc_a + x0 * cu_c4(i, ga, staged) + x1 * cu_c4(i + 1u, ga, staged)
-                            + x2 * cu_c4(i + 2u, ga, staged) + x3 * cu_c4(i + 3u, ga, staged);
-                    }
-                    for (; i < nx; i = i + 1u) {
-                        acc_a = acc_a + pool[(params.num + i) * n + row] * cu_c4(i, ga, staged);
                     }
                 }
                 va = va + scale * acc_a;
