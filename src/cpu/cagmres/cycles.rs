@@ -70,16 +70,27 @@ pub(crate) trait CaBackend {
         ))
     }
     /// The results of the blocks `(j, steps)` recorded by [`Self::record_borth`], in order,
-    /// from one readback (a non-finite block is an error of its own entry only); `None` when
-    /// a block needs the host after all (a Cholesky failed on the device): the cycle is then
-    /// run again block by block from its start vector.
-    fn collect(
-        &mut self,
-        _blocks: &[(usize, usize)],
-        _tsqr: Tsqr,
-    ) -> Result<Option<Vec<Result<BlockResult>>>> {
+    /// from one readback (a non-finite block is an error of its own entry only), with the
+    /// restart residual when [`Self::record_restart`] was recorded before them; `blocks` is
+    /// `None` when a block needs the host after all (a Cholesky failed on the device): the
+    /// cycle is then run again block by block from its start vector.
+    fn collect(&mut self, _blocks: &[(usize, usize)], _tsqr: Tsqr) -> Result<Collected> {
         Err(KrylovError::Unsupported(
             "this CA-GMRES backend does not defer blocks".into(),
+        ))
+    }
+    /// Whether the restart before a cycle whose blocks [`defer`](Self::defers) can be
+    /// recorded with them ([`Self::record_restart`]) and read back with them: one host round
+    /// trip per cycle instead of two.
+    fn fuses_restart(&self, _tsqr: Tsqr) -> bool {
+        false
+    }
+    /// [`Self::restart`] and [`Self::start_basis`] recorded without reading anything back:
+    /// q₀ = r/‖r‖ with the ‖r‖ the device finished; ‖r‖ comes back with the next
+    /// [`Self::collect`].
+    fn record_restart(&mut self) -> Result<()> {
+        Err(KrylovError::Unsupported(
+            "this CA-GMRES backend does not fuse the restart".into(),
         ))
     }
     /// Called once per block with the history so far (the GPU forwards new entries to its
@@ -87,6 +98,14 @@ pub(crate) trait CaBackend {
     fn checkpoint(&mut self, _hist: &[f64]) -> bool {
         false
     }
+}
+
+/// What [`CaBackend::collect`] reads back at once.
+pub(crate) struct Collected {
+    /// ‖r‖ of the restart recorded before the blocks ([`CaBackend::record_restart`]).
+    pub rho: Option<f64>,
+    /// The blocks' results; `None` when the cycle must be made again on demand.
+    pub blocks: Option<Vec<Result<BlockResult>>>,
 }
 
 /// What the cycle logic needs to know about the system besides the backend.
@@ -141,26 +160,59 @@ impl Source {
                 redone: false,
             });
         }
+        Ok(Self::record(be, plan, tsqr, shifts, sigma)?.1)
+    }
+
+    /// The restart, q₀ and the cycle's blocks recorded together and read back once (the
+    /// backend [`fuses_restart`](CaBackend::fuses_restart) for `tsqr`; `plan` not empty):
+    /// ‖r‖ and the blocks.
+    fn after_restart<B: CaBackend>(
+        be: &mut B,
+        plan: &[(usize, usize)],
+        tsqr: Tsqr,
+        shifts: &[Shift],
+        sigma: f64,
+    ) -> Result<(f64, Source)> {
+        be.record_restart()?;
+        let (rho, src) = Self::record(be, plan, tsqr, shifts, sigma)?;
+        let rho = rho.ok_or_else(|| {
+            KrylovError::Gpu("CA-GMRES: the fused restart residual was not read back".into())
+        })?;
+        Ok((rho, src))
+    }
+
+    /// Records the blocks of `plan` and reads them back once.
+    fn record<B: CaBackend>(
+        be: &mut B,
+        plan: &[(usize, usize)],
+        tsqr: Tsqr,
+        shifts: &[Shift],
+        sigma: f64,
+    ) -> Result<(Option<f64>, Source)> {
         let mut bs = Vec::with_capacity(plan.len());
         for &(j, steps) in plan {
             bs.push(be.powers(j, steps, shifts, sigma)?);
             be.record_borth(j, steps, tsqr)?;
         }
         let recorded = plan.iter().map(|p| p.1).sum();
-        Ok(match be.collect(plan, tsqr)? {
-            Some(results) => Source {
-                queue: Some(bs.into_iter().zip(results).collect()),
-                recorded,
-                redone: false,
+        let got = be.collect(plan, tsqr)?;
+        Ok((
+            got.rho,
+            match got.blocks {
+                Some(results) => Source {
+                    queue: Some(bs.into_iter().zip(results).collect()),
+                    recorded,
+                    redone: false,
+                },
+                // Run the cycle again block by block (its start vector is intact); the
+                // deferred work was done and is counted.
+                None => Source {
+                    queue: None,
+                    recorded,
+                    redone: true,
+                },
             },
-            // Run the cycle again block by block (its start vector is intact); the deferred
-            // work was done and is counted.
-            None => Source {
-                queue: None,
-                recorded,
-                redone: true,
-            },
-        })
+        ))
     }
 
     /// The block from basis vector j: its basis change matrix B and its BOrth + TSQR.
@@ -218,20 +270,13 @@ fn arnoldi_cycle<B: CaBackend>(
     be: &mut B,
     ctl: &Control,
     c: &mut Cycle,
+    src: &mut Source,
     m: usize,
     sigma: f64,
     rho: f64,
     total: &mut usize,
     hist: &mut Vec<f64>,
 ) -> Result<Option<Stop>> {
-    let plan: Vec<(usize, usize)> = (0..m.min(ctl.max_iter.saturating_sub(*total)))
-        .map(|i| (i, 1))
-        .collect();
-    let mut src = Source::new(be, &plan, Tsqr::Cgs2, &[], sigma)?;
-    c.recorded += src.recorded;
-    c.redone |= src.redone;
-    // A deferred cycle's one readback of all its blocks.
-    c.info.syncs += src.extra_syncs();
     for i in 0..m {
         if *total >= ctl.max_iter {
             break;
@@ -290,26 +335,13 @@ fn ca_cycle<B: CaBackend>(
     be: &mut B,
     ctl: &Control,
     c: &mut Cycle,
+    src: &mut Source,
     ca: &CaOptions,
     rep: &CaReport,
     rho: f64,
     total: &mut usize,
     hist: &mut Vec<f64>,
 ) -> Result<Option<Stop>> {
-    let mut plan = Vec::new();
-    let mut left = ctl.max_iter.saturating_sub(*total);
-    for b in 0..ca.m / ca.s {
-        let steps = ca.s.min(left);
-        if steps == 0 {
-            break;
-        }
-        plan.push((b * ca.s, steps));
-        left -= steps;
-    }
-    let mut src = Source::new(be, &plan, ca.tsqr, &rep.shifts, rep.scale)?;
-    c.recorded += src.recorded;
-    c.redone |= src.redone;
-    c.info.syncs += src.extra_syncs();
     for _ in 0..ca.m / ca.s {
         let steps = ca.s.min(ctl.max_iter.saturating_sub(*total));
         if steps == 0 {
@@ -385,8 +417,49 @@ fn ca_cycle<B: CaBackend>(
     Ok(None)
 }
 
+/// The blocks `(j, steps)` of the next cycle with `left` iterations left: m blocks of one
+/// vector for an Arnoldi cycle, m/s blocks of s otherwise (the last one shorter, or fewer
+/// blocks, near `max_iter`).
+fn cycle_plan(arnoldi: bool, ca: &CaOptions, left: usize) -> Vec<(usize, usize)> {
+    if arnoldi {
+        return (0..ca.m.min(left)).map(|i| (i, 1)).collect();
+    }
+    let mut plan = Vec::new();
+    let mut left = left;
+    for b in 0..ca.m / ca.s {
+        let steps = ca.s.min(left);
+        if steps == 0 {
+            break;
+        }
+        plan.push((b * ca.s, steps));
+        left -= steps;
+    }
+    plan
+}
+
+/// A cycle that ran, waiting for the restart residual after it.
+struct Ended {
+    info: CycleInfo,
+    /// ‖r‖ at the cycle's start (stagnation).
+    start: f64,
+    /// The cycle's last least-squares estimate.
+    est: f64,
+    breakdown: Option<(usize, f64, f64)>,
+    /// Whether it generated all m vectors (or stopped on a rank-deficient block).
+    full: bool,
+}
+
 /// The restart cycles until convergence, a stop, or an error (a non-finite block is
 /// reported as `NonFinite`; other backend errors are returned).
+///
+/// Where the backend [`fuses_restart`](CaBackend::fuses_restart), the restart residual after
+/// a cycle is recorded with the next cycle's blocks and read back with them, and the host
+/// then decides on that residual first: one round trip per cycle. It does so unless the
+/// cycle's own estimate already met the threshold or it broke down (the restart is then
+/// most likely the last, and is read alone). When the residual ends the solve anyway (it met
+/// the threshold although the estimate had not, stagnation, a non-finite value), the next
+/// cycle's recorded blocks are discarded: work done, counted in the ended cycle's
+/// `recorded`.
 pub(crate) fn run_cycles<B: CaBackend>(
     be: &mut B,
     ctl: &Control,
@@ -395,22 +468,59 @@ pub(crate) fn run_cycles<B: CaBackend>(
     rep: &mut CaReport,
 ) -> Result<Stop> {
     let m = ca.m;
-    let mut rho = be.restart()?;
-    hist.push(rho);
-    if !rho.is_finite() {
-        return Ok(Stop::non_finite(0, "<r, r>", rho));
-    }
-    if ctl.done(rho) {
-        return Ok(Stop::converged(0, rho, ctl.b_norm));
-    }
     let mut total = 0usize;
     let (mut gap_cycles, mut gap_restarts) = (0usize, 0usize);
     let mut stagnation = StagnationWatch::default();
+    let mut ended: Option<Ended> = None;
     let stop = loop {
+        let arnoldi = ca.basis == Basis::Newton && rep.shifts.is_empty();
+        let tsqr = if arnoldi { Tsqr::Cgs2 } else { ca.tsqr };
+        let plan = cycle_plan(arnoldi, ca, ctl.max_iter.saturating_sub(total));
+        let settled = ended
+            .as_ref()
+            .is_some_and(|e| e.breakdown.is_some() || ctl.done(e.est));
+        let fused = !plan.is_empty() && !settled && be.fuses_restart(tsqr);
+        let (rho, fused_src) = if fused {
+            let (rho, src) = Source::after_restart(be, &plan, tsqr, &rep.shifts, rep.scale)?;
+            (rho, Some(src))
+        } else {
+            (be.restart()?, None)
+        };
+        // The restart residual settles the cycle before it (or the initial guess).
+        match ended.take() {
+            None => {
+                hist.push(rho);
+                if !rho.is_finite() {
+                    break Stop::non_finite(0, "<r, r>", rho);
+                }
+                if ctl.done(rho) {
+                    break Stop::converged(0, rho, ctl.b_norm);
+                }
+            }
+            Some(mut e) => {
+                e.info.restart_residual = rho;
+                let stop = settle(
+                    ctl,
+                    &e,
+                    rho,
+                    total,
+                    m,
+                    &mut gap_cycles,
+                    &mut gap_restarts,
+                    &mut stagnation,
+                );
+                if stop.is_some() {
+                    e.info.recorded += fused_src.as_ref().map_or(0, |s| s.recorded);
+                }
+                rep.cycles.push(e.info);
+                if let Some(stop) = stop {
+                    break stop;
+                }
+            }
+        }
         if total >= ctl.max_iter {
             break Stop::max_iterations(total, rho, ctl.b_norm);
         }
-        let arnoldi = ca.basis == Basis::Newton && rep.shifts.is_empty();
         let mut c = Cycle {
             h: DMatrix::zeros(m + 1, m),
             k: 0,
@@ -420,7 +530,8 @@ pub(crate) fn run_cycles<B: CaBackend>(
                 columns: 0,
                 blocks: 0,
                 reductions: 1,
-                syncs: 1,
+                // The restart's own readback, unless it came back with the blocks.
+                syncs: (!fused) as usize,
                 basis_cond: 1.0,
                 below_subdiagonal: 0.0,
                 tsqr: Vec::new(),
@@ -433,12 +544,23 @@ pub(crate) fn run_cycles<B: CaBackend>(
             recorded: 0,
             redone: false,
         };
-        be.start_basis(rho)?;
-        let cycle_start = rho;
+        let mut src = match fused_src {
+            Some(src) => src,
+            None => {
+                be.start_basis(rho)?;
+                Source::new(be, &plan, tsqr, &rep.shifts, rep.scale)?
+            }
+        };
+        c.recorded += src.recorded;
+        c.redone |= src.redone;
+        // A deferred cycle's one readback of all its blocks.
+        c.info.syncs += src.extra_syncs();
         let early = if arnoldi {
-            arnoldi_cycle(be, ctl, &mut c, m, rep.scale, rho, &mut total, hist)
+            arnoldi_cycle(
+                be, ctl, &mut c, &mut src, m, rep.scale, rho, &mut total, hist,
+            )
         } else {
-            ca_cycle(be, ctl, &mut c, ca, rep, rho, &mut total, hist)
+            ca_cycle(be, ctl, &mut c, &mut src, ca, rep, rho, &mut total, hist)
         };
         let early = match early {
             Ok(s) => s,
@@ -451,12 +573,12 @@ pub(crate) fn run_cycles<B: CaBackend>(
                 f64::NAN,
             )),
         };
+        c.info.recorded = if c.redone {
+            c.recorded + c.info.vectors
+        } else {
+            c.recorded.max(c.info.vectors)
+        };
         if let Some(stop) = early {
-            c.info.recorded = if c.redone {
-                c.recorded + c.info.vectors
-            } else {
-                c.recorded.max(c.info.vectors)
-            };
             rep.cycles.push(c.info);
             break stop;
         }
@@ -477,56 +599,20 @@ pub(crate) fn run_cycles<B: CaBackend>(
                     }
                 }
                 Err(e) => {
-                    c.info.recorded = if c.redone {
-                        c.recorded + c.info.vectors
-                    } else {
-                        c.recorded.max(c.info.vectors)
-                    };
                     rep.cycles.push(c.info);
                     break Stop::non_finite(total, &format!("Ritz values ({e})"), f64::NAN);
                 }
             }
         }
-        rho = be.restart()?;
         c.info.columns = c.k;
-        c.info.restart_residual = rho;
         let full = c.info.vectors == m || c.info.truncated;
-        c.info.recorded = if c.redone {
-            c.recorded + c.info.vectors
-        } else {
-            c.recorded.max(c.info.vectors)
-        };
-        rep.cycles.push(c.info);
-        if !rho.is_finite() {
-            break Stop::non_finite(total, "<r, r>", rho);
-        }
-        if ctl.done(rho) {
-            break Stop::converged(total, rho, ctl.b_norm);
-        }
-        if let Some((col, value, scale)) = c.breakdown {
-            let mut s = Stop::breakdown(total, "R_kk", value, scale);
-            s.detail = format!(
-                "{} (column {col} of the cycle: the new Krylov vector lies in the span of \
-                 the basis)",
-                s.detail
-            );
-            break s;
-        }
-        if ctl.done(c.est) {
-            // The estimate converged, the true residual did not.
-            if rho > 0.5 * cycle_start {
-                gap_cycles += 1;
-            }
-            if gap_cycles >= MAX_GAP_RESTARTS || total >= ctl.max_iter {
-                break Stop::converged(total, c.est, ctl.b_norm);
-            }
-            gap_restarts += 1;
-        }
-        if let Some(stop) =
-            stagnation.after_cycle(full && total < ctl.max_iter, cycle_start, rho, total, m)
-        {
-            break stop;
-        }
+        ended = Some(Ended {
+            info: c.info,
+            start: rho,
+            est: c.est,
+            breakdown: c.breakdown,
+            full,
+        });
     };
     // `iterations` are the basis vectors the solution used (one history entry each, as GMRES
     // counts its steps); a block whose estimate met the threshold early generated more.
@@ -545,4 +631,44 @@ pub(crate) fn run_cycles<B: CaBackend>(
         replacements: gap_restarts,
         ..stop
     })
+}
+
+/// What the restart residual `rho` after cycle `e` decides: a stop, or `None` to go on.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    ctl: &Control,
+    e: &Ended,
+    rho: f64,
+    total: usize,
+    m: usize,
+    gap_cycles: &mut usize,
+    gap_restarts: &mut usize,
+    stagnation: &mut StagnationWatch,
+) -> Option<Stop> {
+    if !rho.is_finite() {
+        return Some(Stop::non_finite(total, "<r, r>", rho));
+    }
+    if ctl.done(rho) {
+        return Some(Stop::converged(total, rho, ctl.b_norm));
+    }
+    if let Some((col, value, scale)) = e.breakdown {
+        let mut s = Stop::breakdown(total, "R_kk", value, scale);
+        s.detail = format!(
+            "{} (column {col} of the cycle: the new Krylov vector lies in the span of the \
+             basis)",
+            s.detail
+        );
+        return Some(s);
+    }
+    if ctl.done(e.est) {
+        // The estimate converged, the true residual did not.
+        if rho > 0.5 * e.start {
+            *gap_cycles += 1;
+        }
+        if *gap_cycles >= MAX_GAP_RESTARTS || total >= ctl.max_iter {
+            return Some(Stop::converged(total, e.est, ctl.b_norm));
+        }
+        *gap_restarts += 1;
+    }
+    stagnation.after_cycle(e.full && total < ctl.max_iter, e.start, rho, total, m)
 }

@@ -64,7 +64,7 @@ pub mod tsqr;
 mod cycles;
 mod driver;
 
-pub(crate) use cycles::{BlockResult, CaBackend, Control, run_cycles};
+pub(crate) use cycles::{BlockResult, CaBackend, Collected, Control, run_cycles};
 pub use driver::solve;
 pub(crate) use driver::{operator_scale, solve_as, summarise};
 

@@ -17,8 +17,11 @@
 //! thread), a cycle's blocks need no host value until the cycle ends: the GPU records all of
 //! them (each block's C, R and norms in its own slots of the cycle buffer) and reads them back
 //! once; the shared cycle logic then takes its decisions block by block as it would have,
-//! from the same numbers. A full cycle then costs 2 host syncs (restart residual, the blocks)
-//! instead of 1 + m/s·(the TSQR's syncs); the blocks recorded past the one where the cycle
+//! from the same numbers. The restart residual before the cycle (below) is recorded with
+//! its blocks and comes back in the same readback, so a full cycle costs 1 host sync instead
+//! of 1 + m/s·(the TSQR's syncs) (the last restart of a solve, after a cycle whose estimate
+//! met the threshold, is read alone: see [`run_cycles`]); the blocks recorded past the one
+//! where the cycle
 //! ended are wasted work, counted in `iterations_recorded` (and the cycles' `recorded`). A
 //! Cholesky that fails on the device (a pivot at the rounding level: the block is numerically
 //! rank deficient) flags its block, and the host runs that cycle again block by block with
@@ -26,10 +29,11 @@
 //! CGS2) is deferred too; SVQR and CAQR need the host once per block.
 //!
 //! Per cycle: the restart residual r = b − Ax and ‖r‖ (`ca_powers` with (−1, 0, 1) and one
-//! reduction: 1 sync), q₀ = r/‖r‖ on the device, and x += Q y (`ca_block_update`, one upload
-//! of y). So a full cycle has 1 + m/s·(2 + the TSQR's) reductions and 1 + m/s·max(1, the
-//! TSQR's syncs) host syncs — [`crate::cpu::cagmres::ca_counts_per_cycle`], asserted by the
-//! tests. With the Newton basis the first cycle is a standard GMRES(m) (Arnoldi with CGS2:
+//! reduction: 1 sync, shared with a deferred cycle's), q₀ = r/‖r‖ on the device, and
+//! x += Q y (`ca_block_update`, one upload of y). So a full cycle has 1 + m/s·(2 + the
+//! TSQR's) reductions and 1 + m/s·max(1, the TSQR's syncs) host syncs as the algorithm
+//! counts them — [`crate::cpu::cagmres::ca_counts_per_cycle`], asserted by the tests — and
+//! 1 sync on the GPU when the cycle is deferred. With the Newton basis the first cycle is a standard GMRES(m) (Arnoldi with CGS2:
 //! blocks of one vector) whose Ritz values, Leja-ordered, are the shifts.
 //!
 //! The host does what is s × s or m × m: Cholesky, SVQR's eigen-decomposition and R⁻¹, the
@@ -77,7 +81,9 @@ use crate::cpu::cagmres::powers::{basis_change, step_coefficients};
 use crate::cpu::cagmres::tsqr::{
     TsqrReport, cholesky, positive_diagonal, right_upper_inverse, svqr_r,
 };
-use crate::cpu::cagmres::{BlockResult, CaBackend, Control, operator_scale, run_cycles, summarise};
+use crate::cpu::cagmres::{
+    BlockResult, CaBackend, Collected, Control, operator_scale, run_cycles, summarise,
+};
 use crate::gpu::Engine;
 use crate::matrix::Csr;
 use crate::solvers::{Method, Monitor, Precond, Side, Solution, SolveOptions, StopReason};
@@ -88,6 +94,8 @@ struct GpuBackend<'s, 'e, 'm, T> {
     sys: &'s CaSystem<'e, T>,
     pow: Option<Vec<f64>>,
     run: &'s mut Run<'m>,
+    /// A restart was recorded (`record_restart`) and comes back with the next `collect`.
+    restart_pending: bool,
 }
 
 impl<T: Scalar> GpuBackend<'_, '_, '_, T> {
@@ -200,6 +208,17 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
         // q₀ = r/√(‖r‖²) with the ‖r‖² the device finished.
         let rr = self.sys.lay.rr;
         self.sys.record_update(0, 0, 0, 1, 0, rr, T_RSQRT | NO_X);
+        Ok(())
+    }
+
+    fn fuses_restart(&self, tsqr: Tsqr) -> bool {
+        defers(tsqr)
+    }
+
+    fn record_restart(&mut self) -> Result<()> {
+        self.sys.record_residual();
+        self.start_basis(f64::NAN)?;
+        self.restart_pending = true;
         Ok(())
     }
 
@@ -320,16 +339,20 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
         Ok(())
     }
 
-    fn collect(
-        &mut self,
-        blocks: &[(usize, usize)],
-        tsqr: Tsqr,
-    ) -> Result<Option<Vec<Result<BlockResult>>>> {
+    fn collect(&mut self, blocks: &[(usize, usize)], tsqr: Tsqr) -> Result<Collected> {
         let sys = self.sys;
         let lay = sys.lay;
         let last = blocks.iter().map(|b| b.0).max().unwrap_or(0);
-        let v = sys.read(lay.blocks, (last + 1) * lay.per_block)?;
-        let from = lay.blocks;
+        let end = lay.blocks + (last + 1) * lay.per_block;
+        // With a fused restart ‖r‖² comes in the same readback: from the buffer's start
+        // (a few m² entries more than the blocks alone).
+        let from = if self.restart_pending {
+            lay.rr
+        } else {
+            lay.blocks
+        };
+        let v = sys.read(from, end - from)?;
+        let rho = std::mem::take(&mut self.restart_pending).then(|| v[lay.rr - from].sqrt());
         let mut out = Vec::with_capacity(blocks.len());
         for &(j, steps) in blocks {
             let at = lay.slots_at(j, sys.s);
@@ -337,7 +360,7 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
                 Tsqr::CholQr | Tsqr::CholQr2 => {
                     if v[at.flag - from] != 0.0 {
                         // A Cholesky failed on the device: the host redoes the cycle.
-                        return Ok(None);
+                        return Ok(Collected { rho, blocks: None });
                     }
                     let r_at = |base: usize| {
                         DMatrix::from_fn(steps, steps, |l, k| v[base - from + l + steps * k])
@@ -358,7 +381,10 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
             };
             out.push(block.map(|(c, r)| block_result(tsqr, tsqr, None, steps, c, r)));
         }
-        Ok(Some(out))
+        Ok(Collected {
+            rho,
+            blocks: Some(out),
+        })
     }
 
     fn update_x(&mut self, y: &[f64]) -> Result<()> {
@@ -463,6 +489,7 @@ pub fn solve<T: Scalar>(
             sys: &sys,
             pow: None,
             run: &mut run,
+            restart_pending: false,
         };
         let stop = run_cycles(&mut be, &ctl, &mut hist, &ca, &mut rep)?;
         be.checkpoint(&hist);
@@ -552,6 +579,7 @@ pub fn matrix_powers_gpu<T: Scalar>(
         sys: &sys,
         pow: None,
         run: &mut run,
+        restart_pending: false,
     };
     be.powers(0, steps, shifts, sigma)?;
     sys.flush()?;
@@ -589,6 +617,7 @@ pub fn tsqr_block<T: Scalar>(
         sys: &sys,
         pow: None,
         run: &mut run,
+        restart_pending: false,
     };
     let block = be.borth(0, s, tsqr)?;
     sys.flush()?;
