@@ -80,6 +80,8 @@ pub(super) struct CaSystem<'e, T> {
     batch: RefCell<Option<Batch<'e>>>,
     /// Set while [`Self::warm_up`] makes bind groups: nothing is recorded.
     warming: std::cell::Cell<bool>,
+    /// Launches recorded since the last submit ([`Self::submit_after`]).
+    unsubmitted: std::cell::Cell<usize>,
 }
 
 impl<'e, T: Scalar> CaSystem<'e, T> {
@@ -187,6 +189,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             bind_groups: RefCell::new(HashMap::new()),
             batch: RefCell::new(None),
             warming: std::cell::Cell::new(false),
+            unsubmitted: std::cell::Cell::new(0),
         };
         engine.write(&sys.pool, sys.b() * n, b);
         if let Some(x0) = x0 {
@@ -241,6 +244,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         let mut batch = self.batch.borrow_mut();
         let batch = batch.get_or_insert_with(|| self.engine.begin("cagmres"));
         batch.dispatch(kernel, bg, groups);
+        self.unsubmitted.set(self.unsubmitted.get() + 1);
     }
 
     /// Makes (without recording) the bind groups a full cycle needs, so that the loop's
@@ -542,8 +546,19 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         self.record_update(0, j + 1, j + 1, steps, lay.d, 0, T_IDENTITY);
     }
 
+    /// Submits what is recorded once it is at least `launches` launches (no wait): a
+    /// deferred cycle records hundreds of launches before its one readback, and the GPU
+    /// should not sit idle while the host records and submits them all at once.
+    pub(super) fn submit_after(&self, launches: usize) -> Result<()> {
+        if self.unsubmitted.get() >= launches {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
     /// Submits what is recorded (no wait); nothing when nothing is.
     pub(super) fn flush(&self) -> Result<()> {
+        self.unsubmitted.set(0);
         match self.batch.borrow_mut().take() {
             Some(b) => b.submit(),
             None => Ok(()),
@@ -553,6 +568,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// Submits what is recorded and reads `count` entries of the cycle buffer from `at`
     /// (one host sync).
     pub(super) fn read(&self, at: usize, count: usize) -> Result<Vec<f64>> {
+        self.unsubmitted.set(0);
         let batch = self
             .batch
             .borrow_mut()
