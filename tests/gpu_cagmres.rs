@@ -488,6 +488,46 @@ fn a_full_cycle_costs_exactly_its_syncs_and_launches() {
     let _ = CaOptions::default();
 }
 
+/// The Newton basis's first cycle is standard Arnoldi (blocks of one vector): each step is
+/// 7 launches and 2 global reductions on the GPU — the SpMV, BOrth's first pass (dots,
+/// finish, update) and its second pass fused with the normalisation (dots of [Q, w]ᵀw,
+/// finish, update by ν = √(wᵀw − ‖Qᵀw‖²)) — and takes the CPU reference's decisions.
+#[test]
+fn an_arnoldi_step_costs_seven_launches_and_two_reductions() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = convection_diffusion_2d::<f64>(20, 5.0);
+    let b = rhs(&a);
+    let m = 12;
+    let o = SolveOptions {
+        rtol: 0.0,
+        atol: 1e-300,
+        max_iter: m,
+        ..opts(4, m, Basis::Newton, Tsqr::CholQr2, 0.0)
+    };
+    let sol = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+    let r = &sol.report;
+    assert_eq!(r.reason, StopReason::MaxIterations, "{}", r.reason_detail);
+    let ca = r.cagmres.as_ref().unwrap();
+    assert_eq!(ca.cycles.len(), 1);
+    assert_eq!(ca.cycles[0].kind, "arnoldi");
+    // The restart (ca_powers, dots, finish) and q₀ (1), m steps, x += Q y (1), and the
+    // restart after the cycle (3).
+    assert_eq!(r.loop_counts.dispatches as usize, 4 + 7 * m + 1 + 3);
+    assert_eq!(r.loop_counts.reductions as usize, 1 + 2 * m + 1);
+    assert_eq!(ca.cycles[0].reductions, 1 + 2 * m);
+    let cpu = krylov_wgpu::cpu::solve(&a, &b, None, &o).unwrap();
+    let (g, c) = (&r.history, &cpu.report.history);
+    assert_eq!(g.len(), c.len());
+    for (k, (x, y)) in g.iter().zip(c).enumerate() {
+        assert!(
+            (x - y).abs() <= 1e-8 * c[0],
+            "step {k}: GPU {x:e}, CPU {y:e}"
+        );
+    }
+}
+
 /// A solve that converges over several cycles reads back once per cycle (the restart
 /// residual comes back with the next cycle's blocks) plus once for the last restart, which
 /// follows a cycle whose estimate met the threshold and is read alone; both bases, and the

@@ -3,12 +3,15 @@
 // (`scalars`) at params.dst. With CA_ACC_STORE D is also stored at params.comp_monitor, with
 // CA_ACC_ADD added there: BOrth's C = C₁ + C₂ over its two passes, a Gram–Schmidt TSQR's
 // column of R over its passes. What the host reads back once per block (or not at all: the
-// next ca_block_update reads D on the device).
+// next ca_block_update reads D on the device). With CA_ACC_SKIP_LAST the last row of D is
+// not accumulated: an Arnoldi step's second BOrth pass computes [Q, w]ᵀw, whose last entry
+// wᵀw goes to D only (ca_block_update's CA_PYTHAG makes the norm from it).
 //
 // params: slot, den = nx, comp = ny, dst, comp_monitor = the accumulator, flags.
 
 const CA_ACC_STORE: u32 = 1u;
 const CA_ACC_ADD: u32 = 2u;
+const CA_ACC_SKIP_LAST: u32 = 4u;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
@@ -27,6 +30,9 @@ fn main(ids: Ids) {
             if i < nx {
                 let k = i + nx * j;
                 scalars[params.dst + k] = s[c];
+                if (params.flags & CA_ACC_SKIP_LAST) != 0u && i + 1u == nx {
+                    continue;
+                }
                 if (params.flags & CA_ACC_STORE) != 0u {
                     scalars[params.comp_monitor + k] = s[c];
                 } else if (params.flags & CA_ACC_ADD) != 0u {

@@ -14,6 +14,13 @@
 //   CA_C_ADD       + X·C instead of − X·C
 //   CA_STORE       no Y term: Y ← ±X·C (u = Q y, before a factored M⁻¹ is applied to it)
 //   CA_DINV        the X term times D⁻¹ (params.jacobi's diagonal): x += D⁻¹ Q y
+//   CA_PYTHAG      (ny = 1, with CA_T_IDENTITY) an Arnoldi step's second BOrth pass and
+//                  normalisation in one: y ← (y − X c)/ν with ν² = yᵀy − cᵀc (Pythagoras:
+//                  c = Xᵀy, X orthonormal), yᵀy at scalars[c + nx] where ca_block_finish
+//                  left it, and ν² stored at scalars[t] for the host (0 scale when ν² ≤ 0:
+//                  the step broke down, which the host sees in ν). After the first pass c is
+//                  at rounding level against y, so the difference loses nothing (the
+//                  low-synchronisation CGS2 of Świrydowicz et al. 2020 does the same).
 //
 // One row per thread (the host launches ⌈n/WG⌉ workgroups: enough rows in flight to hide
 // the memory latency of the dependent loops below), X read four columns at a time.
@@ -37,6 +44,7 @@ const CA_NO_X: u32 = 4u;
 const CA_C_ADD: u32 = 8u;
 const CA_STORE: u32 = 16u;
 const CA_DINV: u32 = 32u;
+const CA_PYTHAG: u32 = 64u;
 const CA_MAX_S: u32 = 16u;
 // vec4 coefficient slots in workgroup memory: C (groups·nx) then T (groups·ny, or groups
 // for CA_T_RSQRT), groups = 2·⌈ny/8⌉ (even: a pass takes two).
@@ -198,6 +206,24 @@ fn main(ids: Ids) {
         }
     }
     workgroupBarrier();
+    // CA_PYTHAG: ν² = yᵀy − cᵀc, the same in every thread; the result's scale 1/ν.
+    var unit = Real(1.0);
+    if (flags & CA_PYTHAG) != 0u {
+        var cc = Real(0.0);
+        for (var i = 0u; i < nx; i = i + 1u) {
+            let c = cu_c4(i, 0u, staged).x;
+            cc = cc + c * c;
+        }
+        let nu2 = scalars[params.slot + nx] - cc;
+        if nu2 > Real(0.0) {
+            unit = Real(1.0) / sqrt(nu2);
+        } else {
+            unit = Real(0.0);
+        }
+        if ids.wid.x == 0u && ids.wid.y == 0u && ids.lid == 0u {
+            scalars[params.comp_monitor] = nu2;
+        }
+    }
     let sign = select(Real(-1.0), Real(1.0), (flags & CA_C_ADD) != 0u);
     let first = (ids.wid.y * ids.nwg.x + ids.wid.x) * WG + ids.lid;
     for (var row = first; row < n; row = row + params.groups * WG) {
@@ -244,6 +270,7 @@ fn main(ids: Ids) {
                 va = va + scale * acc_a;
                 vb = vb + scale * acc_b;
             }
+            va = va * unit;
             cu_store(ga, row, va);
             if has_b {
                 cu_store(gb, row, vb);

@@ -26,7 +26,9 @@
 //! Cholesky that fails on the device (a pivot at the rounding level: the block is numerically
 //! rank deficient) flags its block, and the host runs that cycle again block by block with
 //! its own CholQR → SVQR fallback. The Newton basis's Arnoldi cycle (blocks of one vector,
-//! CGS2) is deferred too; SVQR and CAQR need the host once per block.
+//! CGS2) is deferred too, each step in 7 launches and 2 reductions: the SpMV, BOrth's first
+//! pass, and its second pass fused with the normalisation (`ca_block_dots` of [Q, w]ᵀw, then
+//! `ca_block_update` with ν² = wᵀw − ‖Qᵀw‖²). SVQR and CAQR need the host once per block.
 //!
 //! Per cycle: the restart residual r = b − Ax and ‖r‖ (`ca_powers` with (−1, 0, 1) and one
 //! reduction: 1 sync, shared with a deferred cycle's), q₀ = r/‖r‖ on the device, and
@@ -386,7 +388,17 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
                 }
                 _ => self.gs_block(&v, from, at, j, steps),
             };
-            out.push(block.map(|(c, r)| block_result(tsqr, tsqr, None, steps, c, r)));
+            let one = steps == 1 && matches!(tsqr, Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2);
+            out.push(block.map(|(c, r)| {
+                let mut b = block_result(tsqr, tsqr, None, steps, c, r);
+                if one {
+                    // An Arnoldi step: the norm came with BOrth's second pass
+                    // (`record_arnoldi_second_pass`), no reduction of its own.
+                    b.report.reductions = 0;
+                    b.reductions = 2;
+                }
+                b
+            }));
         }
         Ok(Collected {
             rho,

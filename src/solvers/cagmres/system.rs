@@ -23,6 +23,8 @@ use super::layout::{CaLayout, Slots, caqr_leaves, powers_prev};
 /// `ca_block_finish`: also store D at the accumulator (`CA_ACC_STORE`) or add it there.
 pub(super) const ACC_STORE: u32 = 1;
 pub(super) const ACC_ADD: u32 = 2;
+/// `ca_block_finish`: the last row of D is not accumulated (`CA_ACC_SKIP_LAST`).
+pub(super) const ACC_SKIP_LAST: u32 = 4;
 /// `ca_block_update` flags (`CA_*` in the WGSL).
 pub(super) const T_IDENTITY: u32 = 1;
 pub(super) const T_RSQRT: u32 = 2;
@@ -30,6 +32,8 @@ pub(super) const NO_X: u32 = 4;
 pub(super) const C_ADD: u32 = 8;
 pub(super) const STORE: u32 = 16;
 pub(super) const DINV: u32 = 32;
+/// `ca_block_update`: an Arnoldi step's second pass and normalisation (`CA_PYTHAG`).
+pub(super) const PYTHAG: u32 = 64;
 /// `ca_powers`: the SpMV reads M⁻¹·pool[src] from the apply's output (`CA_VIN`).
 const VIN: u32 = 16;
 /// The largest block `ca_block_update` takes (`CA_MAX_S`).
@@ -281,13 +285,21 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// A block of a deferred cycle, all on the device: BOrth's two passes and the TSQR, its C,
     /// R (and CholQR2's second R, a CholQR's failure flag) in the block's own slots.
+    ///
+    /// A block of one vector with a Gram–Schmidt TSQR (an Arnoldi step) runs its second pass
+    /// and its normalisation in one reduction ([`Self::record_arnoldi_second_pass`]).
     pub(super) fn record_deferred_block(&self, j: usize, steps: usize, tsqr: crate::base::Tsqr) {
         use crate::base::Tsqr;
         let at = self.lay.slots_at(j, self.s);
+        let w0 = j + 1;
+        if steps == 1 && matches!(tsqr, Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2) {
+            self.record_projection(j, 1, 0, at);
+            self.record_arnoldi_second_pass(j, at);
+            return;
+        }
         for pass in 0..2 {
             self.record_projection(j, steps, pass, at);
         }
-        let w0 = j + 1;
         match tsqr {
             Tsqr::CholQr | Tsqr::CholQr2 => {
                 let passes = if tsqr == Tsqr::CholQr2 { 2 } else { 1 };
@@ -544,6 +556,24 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         let lay = self.lay;
         self.record_dots(0, j + 1, j + 1, steps, lay.d, Some((at.c, acc)));
         self.record_update(0, j + 1, j + 1, steps, lay.d, 0, T_IDENTITY);
+    }
+
+    /// An Arnoldi step's second BOrth pass and normalisation of w = q_{j+1} against
+    /// q₀ … q_j, 3 launches and one reduction instead of 6 and two: [Q, w]ᵀw in one
+    /// `ca_block_dots` (w is the pool vector after q_j), C += Qᵀw, then
+    /// w ← (w − Q·Qᵀw)/ν with ν² = wᵀw − ‖Qᵀw‖² at `at.nrm` (`ca_block_update`'s
+    /// `CA_PYTHAG`), where a separate normalisation would have put ‖w‖².
+    fn record_arnoldi_second_pass(&self, j: usize, at: Slots) {
+        let lay = self.lay;
+        self.record_dots(
+            0,
+            j + 2,
+            j + 1,
+            1,
+            lay.d,
+            Some((at.c, ACC_ADD | ACC_SKIP_LAST)),
+        );
+        self.record_update(0, j + 1, j + 1, 1, lay.d, at.nrm, T_IDENTITY | PYTHAG);
     }
 
     /// Submits what is recorded once it is at least `launches` launches (no wait): a
