@@ -7,6 +7,7 @@ use nalgebra::DMatrix;
 use super::hessenberg::{extend_hessenberg, least_squares};
 use super::leja::Shift;
 use super::leja::{newton_shifts, ritz_values};
+use super::source::{Previous, Source, ahead_blocks};
 use super::tsqr::{Tsqr, TsqrReport};
 use super::{Basis, CaOptions, CaReport, CycleInfo};
 use crate::base::error::{KrylovError, Result};
@@ -123,123 +124,6 @@ impl Control {
     }
 }
 
-/// The blocks of one cycle: made on demand (each block's powers, BOrth and TSQR, then the
-/// host's decision) or, when the backend [`defers`](CaBackend::defers) the TSQR, all recorded
-/// at the cycle's start and read back once, then handed out in the same order.
-struct Source {
-    queue: Option<std::collections::VecDeque<(DMatrix<f64>, Result<BlockResult>)>>,
-    /// Basis vectors recorded by the deferred blocks (the work done, used or not).
-    recorded: usize,
-    /// The deferred blocks came back needing the host: made again on demand.
-    redone: bool,
-}
-
-impl Source {
-    /// Whether the blocks were recorded ahead and read back at once.
-    fn deferred(&self) -> bool {
-        self.queue.is_some()
-    }
-
-    /// The one readback of a deferred cycle's blocks (also when they were then made again).
-    fn extra_syncs(&self) -> usize {
-        (self.deferred() || self.redone) as usize
-    }
-
-    /// `plan`: the blocks `(j, steps)` the cycle will ask for, if none stops it early.
-    fn new<B: CaBackend>(
-        be: &mut B,
-        plan: &[(usize, usize)],
-        tsqr: Tsqr,
-        shifts: &[Shift],
-        sigma: f64,
-    ) -> Result<Source> {
-        if plan.is_empty() || !be.defers(tsqr) {
-            return Ok(Source {
-                queue: None,
-                recorded: 0,
-                redone: false,
-            });
-        }
-        Ok(Self::record(be, plan, tsqr, shifts, sigma)?.1)
-    }
-
-    /// The restart, q₀ and the cycle's blocks recorded together and read back once (the
-    /// backend [`fuses_restart`](CaBackend::fuses_restart) for `tsqr`; `plan` not empty):
-    /// ‖r‖ and the blocks.
-    fn after_restart<B: CaBackend>(
-        be: &mut B,
-        plan: &[(usize, usize)],
-        tsqr: Tsqr,
-        shifts: &[Shift],
-        sigma: f64,
-    ) -> Result<(f64, Source)> {
-        be.record_restart()?;
-        let (rho, src) = Self::record(be, plan, tsqr, shifts, sigma)?;
-        let rho = rho.ok_or_else(|| {
-            KrylovError::Gpu("CA-GMRES: the fused restart residual was not read back".into())
-        })?;
-        Ok((rho, src))
-    }
-
-    /// Records the blocks of `plan` and reads them back once.
-    fn record<B: CaBackend>(
-        be: &mut B,
-        plan: &[(usize, usize)],
-        tsqr: Tsqr,
-        shifts: &[Shift],
-        sigma: f64,
-    ) -> Result<(Option<f64>, Source)> {
-        let mut bs = Vec::with_capacity(plan.len());
-        for &(j, steps) in plan {
-            bs.push(be.powers(j, steps, shifts, sigma)?);
-            be.record_borth(j, steps, tsqr)?;
-        }
-        let recorded = plan.iter().map(|p| p.1).sum();
-        let got = be.collect(plan, tsqr)?;
-        Ok((
-            got.rho,
-            match got.blocks {
-                Some(results) => Source {
-                    queue: Some(bs.into_iter().zip(results).collect()),
-                    recorded,
-                    redone: false,
-                },
-                // Run the cycle again block by block (its start vector is intact); the
-                // deferred work was done and is counted.
-                None => Source {
-                    queue: None,
-                    recorded,
-                    redone: true,
-                },
-            },
-        ))
-    }
-
-    /// The block from basis vector j: its basis change matrix B and its BOrth + TSQR.
-    fn next<B: CaBackend>(
-        &mut self,
-        be: &mut B,
-        j: usize,
-        steps: usize,
-        tsqr: Tsqr,
-        shifts: &[Shift],
-        sigma: f64,
-    ) -> Result<(DMatrix<f64>, BlockResult)> {
-        match &mut self.queue {
-            Some(q) => {
-                let (b, r) = q.pop_front().ok_or_else(|| {
-                    KrylovError::Gpu("CA-GMRES: a deferred block was not recorded".into())
-                })?;
-                Ok((b, r?))
-            }
-            None => {
-                let b = be.powers(j, steps, shifts, sigma)?;
-                Ok((b, be.borth(j, steps, tsqr)?))
-            }
-        }
-    }
-}
-
 /// The state of one cycle while it runs.
 struct Cycle {
     h: DMatrix<f64>,
@@ -250,10 +134,6 @@ struct Cycle {
     breakdown: Option<(usize, f64, f64)>,
     /// The last per-step estimate.
     est: f64,
-    /// Basis vectors recorded ahead by deferred blocks (0 when blocks are made on demand).
-    recorded: usize,
-    /// Whether the deferred blocks had to be made again on demand.
-    redone: bool,
 }
 
 /// ‖column l of W‖ before BOrth + TSQR, from W = Q_prev C + Q R (Pythagoras: no reduction).
@@ -480,8 +360,14 @@ pub(crate) fn run_cycles<B: CaBackend>(
             .as_ref()
             .is_some_and(|e| e.breakdown.is_some() || ctl.done(e.est));
         let fused = !plan.is_empty() && !settled && be.fuses_restart(tsqr);
+        let prev = ended.as_ref().map(|e| Previous {
+            start: e.start,
+            est: e.est,
+            columns: e.info.columns,
+        });
+        let ahead = ahead_blocks(&plan, prev, ctl.tau);
         let (rho, fused_src) = if fused {
-            let (rho, src) = Source::after_restart(be, &plan, tsqr, &rep.shifts, rep.scale)?;
+            let (rho, src) = Source::after_restart(be, &plan, ahead, tsqr, &rep.shifts, rep.scale)?;
             (rho, Some(src))
         } else {
             (be.restart()?, None)
@@ -541,20 +427,14 @@ pub(crate) fn run_cycles<B: CaBackend>(
             },
             breakdown: None,
             est: rho,
-            recorded: 0,
-            redone: false,
         };
         let mut src = match fused_src {
             Some(src) => src,
             None => {
                 be.start_basis(rho)?;
-                Source::new(be, &plan, tsqr, &rep.shifts, rep.scale)?
+                Source::new(be, &plan, ahead, tsqr, &rep.shifts, rep.scale)?
             }
         };
-        c.recorded += src.recorded;
-        c.redone |= src.redone;
-        // A deferred cycle's one readback of all its blocks.
-        c.info.syncs += src.extra_syncs();
         let early = if arnoldi {
             arnoldi_cycle(
                 be, ctl, &mut c, &mut src, m, rep.scale, rho, &mut total, hist,
@@ -573,11 +453,10 @@ pub(crate) fn run_cycles<B: CaBackend>(
                 f64::NAN,
             )),
         };
-        c.info.recorded = if c.redone {
-            c.recorded + c.info.vectors
-        } else {
-            c.recorded.max(c.info.vectors)
-        };
+        // The deferred readbacks (one, the first fused with the restart's; two when the
+        // cycle outran its blocks recorded ahead), and all the vectors computed.
+        c.info.syncs += src.collects;
+        c.info.recorded = src.recorded + src.eager;
         if let Some(stop) = early {
             rep.cycles.push(c.info);
             break stop;

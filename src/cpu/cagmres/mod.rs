@@ -63,6 +63,7 @@ pub mod tsqr;
 
 mod cycles;
 mod driver;
+mod source;
 
 pub(crate) use cycles::{BlockResult, CaBackend, Collected, Control, run_cycles};
 pub use driver::solve;
