@@ -73,8 +73,9 @@ pub(crate) trait CaBackend {
     /// The results of the blocks `(j, steps)` recorded by [`Self::record_borth`], in order,
     /// from one readback (a non-finite block is an error of its own entry only), with the
     /// restart residual when [`Self::record_restart`] was recorded before them; `blocks` is
-    /// `None` when a block needs the host after all (a Cholesky failed on the device): the
-    /// cycle is then run again block by block from its start vector.
+    /// `None` when a block needs the host after all (a Cholesky failed on the device): those
+    /// blocks are then made again one by one, from the first of them (its start vector is
+    /// intact).
     fn collect(&mut self, _blocks: &[(usize, usize)], _tsqr: Tsqr) -> Result<Collected> {
         Err(KrylovError::Unsupported(
             "this CA-GMRES backend does not defer blocks".into(),
