@@ -576,6 +576,35 @@ fn a_converging_solve_reads_back_once_per_cycle_and_once_at_the_end() {
     }
 }
 
+/// A solve that stops on a restart residual fused with the next cycle's blocks (here
+/// stagnation: west0479, like the CPU reference at the same step) discards those blocks,
+/// counts them as recorded work, and measures the orthogonality of the one cycle's basis
+/// the GPU holds, not a mix of two cycles.
+#[test]
+fn a_stop_at_a_fused_restart_discards_the_next_cycle_and_says_what_it_cost() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let a = load("west0479");
+    let b = rhs(&a);
+    let o = opts(4, 32, Basis::Newton, Tsqr::CholQr2, 1e-8);
+    let gpu = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+    let cpu = krylov_wgpu::cpu::solve(&a, &b, None, &o).unwrap();
+    let (g, c) = (&gpu.report, &cpu.report);
+    assert_eq!(c.reason, StopReason::Stagnation, "{}", c.reason_detail);
+    assert_eq!(g.reason, StopReason::Stagnation, "{}", g.reason_detail);
+    assert_eq!(g.iterations, c.iterations);
+    let ca = g.cagmres.as_ref().unwrap();
+    let last = ca.cycles.last().unwrap();
+    // The last cycle was full and its restart residual came back with the next cycle's
+    // blocks, recorded and not used.
+    assert_eq!(last.vectors, 32);
+    assert!(last.recorded > last.vectors, "{:?}", last);
+    assert!(g.iterations_recorded > g.iterations);
+    let loss = g.orthogonality_loss.expect("measured");
+    assert!(loss < 1e-6, "orthogonality loss {loss:e}");
+}
+
 #[test]
 fn bad_requests_are_clear_errors() {
     let Some(engine) = common::engine() else {

@@ -95,6 +95,10 @@ pub(crate) trait CaBackend {
             "this CA-GMRES backend does not fuse the restart".into(),
         ))
     }
+    /// The blocks recorded with a fused restart are not used (that restart residual ended
+    /// the solve): the basis now holds the first `recorded` vectors of a cycle that did not
+    /// run, not the last cycle's.
+    fn discard(&mut self, _recorded: usize) {}
     /// Called once per block with the history so far (the GPU forwards new entries to its
     /// monitor); returns whether the caller asked to stop.
     fn checkpoint(&mut self, _hist: &[f64]) -> bool {
@@ -396,8 +400,9 @@ pub(crate) fn run_cycles<B: CaBackend>(
                     &mut gap_restarts,
                     &mut stagnation,
                 );
-                if stop.is_some() {
-                    e.info.recorded += fused_src.as_ref().map_or(0, |s| s.recorded);
+                if let (Some(_), Some(src)) = (&stop, &fused_src) {
+                    e.info.recorded += src.recorded;
+                    be.discard(src.recorded);
                 }
                 rep.cycles.push(e.info);
                 if let Some(stop) = stop {

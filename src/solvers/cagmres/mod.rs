@@ -100,6 +100,9 @@ struct GpuBackend<'s, 'e, 'm, T> {
     run: &'s mut Run<'m>,
     /// A restart was recorded (`record_restart`) and comes back with the next `collect`.
     restart_pending: bool,
+    /// Basis vectors past q₀ left by a discarded cycle (`discard`): the only ones of the
+    /// basis still from one cycle.
+    discarded: Option<usize>,
 }
 
 impl<T: Scalar> GpuBackend<'_, '_, '_, T> {
@@ -415,6 +418,10 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
         Ok(())
     }
 
+    fn discard(&mut self, recorded: usize) {
+        self.discarded = Some(recorded);
+    }
+
     fn checkpoint(&mut self, hist: &[f64]) -> bool {
         for &h in &hist[self.run.history.len().min(hist.len())..] {
             self.run.push(h);
@@ -511,11 +518,13 @@ pub fn solve<T: Scalar>(
             pow: None,
             run: &mut run,
             restart_pending: false,
+            discarded: None,
         };
         let stop = run_cycles(&mut be, &ctl, &mut hist, &ca, &mut rep)?;
         be.checkpoint(&hist);
-        stop
+        (stop, be.discarded)
     };
+    let (stop, discarded) = stop;
     sys.flush()?;
     // The work done: a deferred cycle computes all its blocks before the host decides.
     let recorded: usize = rep.cycles.iter().map(|c| c.recorded).sum();
@@ -546,7 +555,13 @@ pub fn solve<T: Scalar>(
         ),
         other => (other, stop.detail.clone()),
     };
-    let last_columns = rep.cycles.last().map_or(0, |c| c.columns);
+    // The last cycle's basis, or what a discarded cycle left of its own (a basis of one
+    // cycle either way).
+    let last_columns = rep
+        .cycles
+        .last()
+        .map_or(0, |c| c.columns)
+        .min(discarded.unwrap_or(usize::MAX));
     report.orthogonality_loss = sys.orthogonality_loss(last_columns)?;
     summarise(&mut rep);
     report.notes.insert(
@@ -601,6 +616,7 @@ pub fn matrix_powers_gpu<T: Scalar>(
         pow: None,
         run: &mut run,
         restart_pending: false,
+        discarded: None,
     };
     be.powers(0, steps, shifts, sigma)?;
     sys.flush()?;
@@ -639,6 +655,7 @@ pub fn tsqr_block<T: Scalar>(
         pow: None,
         run: &mut run,
         restart_pending: false,
+        discarded: None,
     };
     let block = be.borth(0, s, tsqr)?;
     sys.flush()?;
