@@ -1,5 +1,5 @@
 # (Saved as bench/results/h100-2026-11-27-ca-f32-1e7/run.sh; ran on an H100.) 2D Poisson at 1e7 in f32 (issue 17's roofline goal): 18b13f3 ("before") and d308201
-# ("after", every change of this folder) alternating, to solution (rtol 1e-6 from x = 0,
+# ("after", every change timed in bench/results/h200-2026-11-27-fused-restart/) alternating, to solution (rtol 1e-6 from x = 0,
 # at most 1200 iterations), then bench/gpu/cagmres.sh with the new binary at 1e7 f32.
 . bench/gpu/device_env.sh
 gunzip -c .dev-c/krylov.gz > /tmp/k-before; gunzip -c .dev-c/krylov-pred.gz > /tmp/k-after; chmod +x /tmp/k-before /tmp/k-after
