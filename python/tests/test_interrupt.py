@@ -61,7 +61,11 @@ def test_ctrl_c_stops_a_long_solve(device):
         sys.exit(1)
         """
     )
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy())
+    # SIGINT back to its default in the child: a suite started in the background by a
+    # non-interactive shell inherits it ignored, and Python then never raises
+    # KeyboardInterrupt (as a terminal's Ctrl-C would).
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stdout.readline().strip() == "solving"
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
