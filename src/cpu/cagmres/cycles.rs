@@ -169,7 +169,7 @@ fn arnoldi_cycle<B: CaBackend>(
         if be.checkpoint(hist) {
             return Ok(Some(cancelled(*total)));
         }
-        let (_, bo) = src.next(be, i, 1, Tsqr::Cgs2, &[], sigma)?;
+        let (_, bo) = src.next(be, i, 1)?;
         c.info.reductions += bo.reductions;
         c.info.syncs += (!src.deferred()) as usize;
         c.info.vectors += 1;
@@ -214,7 +214,8 @@ fn cancelled(iterations: usize) -> Stop {
     }
 }
 
-/// One CA cycle of m/s blocks with the shifts and scaling of `rep` (no shifts: monomial).
+/// One CA cycle of m/s blocks, made by `src` with the cycle's shifts and scaling (no shifts:
+/// monomial).
 #[allow(clippy::too_many_arguments)]
 fn ca_cycle<B: CaBackend>(
     be: &mut B,
@@ -222,7 +223,6 @@ fn ca_cycle<B: CaBackend>(
     c: &mut Cycle,
     src: &mut Source,
     ca: &CaOptions,
-    rep: &CaReport,
     rho: f64,
     total: &mut usize,
     hist: &mut Vec<f64>,
@@ -236,7 +236,7 @@ fn ca_cycle<B: CaBackend>(
             return Ok(Some(cancelled(*total)));
         }
         let j = c.k;
-        let (b, bo) = src.next(be, j, steps, ca.tsqr, &rep.shifts, rep.scale)?;
+        let (b, bo) = src.next(be, j, steps)?;
         *total += steps;
         c.info.vectors += steps;
         c.info.blocks += 1;
@@ -446,7 +446,7 @@ pub(crate) fn run_cycles<B: CaBackend>(
                 be, ctl, &mut c, &mut src, m, rep.scale, rho, &mut total, hist,
             )
         } else {
-            ca_cycle(be, ctl, &mut c, &mut src, ca, rep, rho, &mut total, hist)
+            ca_cycle(be, ctl, &mut c, &mut src, ca, rho, &mut total, hist)
         };
         let early = match early {
             Ok(s) => s,

@@ -15,6 +15,10 @@ use crate::base::error::{KrylovError, Result};
 /// converge early records only its first blocks ([`ahead_blocks`]); should it need more,
 /// the rest is recorded and read back when the first ones run out.
 pub(super) struct Source {
+    /// The cycle's TSQR, Newton shifts and scaling: every block of it is made with them.
+    tsqr: Tsqr,
+    shifts: Vec<Shift>,
+    sigma: f64,
     queue: Option<std::collections::VecDeque<(DMatrix<f64>, Result<BlockResult>)>>,
     /// Blocks of the plan not recorded yet.
     rest: Vec<(usize, usize)>,
@@ -32,9 +36,12 @@ impl Source {
         self.queue.is_some()
     }
 
-    /// Blocks made on demand from the start.
-    pub(super) fn on_demand() -> Source {
+    /// Blocks made on demand from the start, with `tsqr`, `shifts` and `sigma`.
+    pub(super) fn on_demand(tsqr: Tsqr, shifts: &[Shift], sigma: f64) -> Source {
         Source {
+            tsqr,
+            shifts: shifts.to_vec(),
+            sigma,
             queue: None,
             rest: Vec::new(),
             recorded: 0,
@@ -53,11 +60,10 @@ impl Source {
         shifts: &[Shift],
         sigma: f64,
     ) -> Result<Source> {
-        if plan.is_empty() || !be.defers(tsqr) {
-            return Ok(Self::on_demand());
+        let mut src = Self::on_demand(tsqr, shifts, sigma);
+        if !plan.is_empty() && be.defers(tsqr) {
+            src.record(be, plan, ahead)?;
         }
-        let mut src = Self::on_demand();
-        src.record(be, plan, ahead, tsqr, shifts, sigma)?;
         Ok(src)
     }
 
@@ -73,8 +79,8 @@ impl Source {
         sigma: f64,
     ) -> Result<(f64, Source)> {
         be.record_restart()?;
-        let mut src = Self::on_demand();
-        let rho = src.record(be, plan, ahead, tsqr, shifts, sigma)?;
+        let mut src = Self::on_demand(tsqr, shifts, sigma);
+        let rho = src.record(be, plan, ahead)?;
         let rho = rho.ok_or_else(|| {
             KrylovError::Gpu("CA-GMRES: the fused restart residual was not read back".into())
         })?;
@@ -89,14 +95,12 @@ impl Source {
         be: &mut B,
         plan: &[(usize, usize)],
         ahead: usize,
-        tsqr: Tsqr,
-        shifts: &[Shift],
-        sigma: f64,
     ) -> Result<Option<f64>> {
+        let (tsqr, sigma) = (self.tsqr, self.sigma);
         let (now, later) = plan.split_at(ahead.clamp(1, plan.len()));
         let mut bs = Vec::with_capacity(now.len());
         for &(j, steps) in now {
-            bs.push(be.powers(j, steps, shifts, sigma)?);
+            bs.push(be.powers(j, steps, &self.shifts, sigma)?);
             be.record_borth(j, steps, tsqr)?;
         }
         self.recorded += now.iter().map(|p| p.1).sum::<usize>();
@@ -120,14 +124,11 @@ impl Source {
         be: &mut B,
         j: usize,
         steps: usize,
-        tsqr: Tsqr,
-        shifts: &[Shift],
-        sigma: f64,
     ) -> Result<(DMatrix<f64>, BlockResult)> {
         if self.queue.as_ref().is_some_and(|q| q.is_empty()) && !self.rest.is_empty() {
             // The cycle outran the blocks recorded ahead: the rest of its plan.
             let rest = std::mem::take(&mut self.rest);
-            self.record(be, &rest, rest.len(), tsqr, shifts, sigma)?;
+            self.record(be, &rest, rest.len())?;
         }
         match &mut self.queue {
             Some(q) => {
@@ -138,8 +139,8 @@ impl Source {
             }
             None => {
                 self.eager += steps;
-                let b = be.powers(j, steps, shifts, sigma)?;
-                Ok((b, be.borth(j, steps, tsqr)?))
+                let b = be.powers(j, steps, &self.shifts, self.sigma)?;
+                Ok((b, be.borth(j, steps, self.tsqr)?))
             }
         }
     }

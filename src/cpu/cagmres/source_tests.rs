@@ -81,7 +81,7 @@ const PLAN: [(usize, usize); 4] = [(0, 4), (4, 4), (8, 4), (12, 2)];
 /// Takes every block of PLAN from `src`, checking each is the one asked for.
 fn take_all(src: &mut Source, be: &mut Fake) {
     for &(j, steps) in &PLAN {
-        let (b, r) = src.next(be, j, steps, Tsqr::CholQr2, &[], 1.0).unwrap();
+        let (b, r) = src.next(be, j, steps).unwrap();
         assert_eq!((b[(0, 0)], r.c[(0, 0)]), (j as f64, j as f64));
         assert_eq!((r.c.nrows(), r.c.ncols()), (j + 1, steps));
     }

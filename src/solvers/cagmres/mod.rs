@@ -393,10 +393,9 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
                 }
                 _ => self.gs_block(&v, from, at, j, steps),
             };
-            let one = steps == 1 && matches!(tsqr, Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2);
             out.push(block.map(|(c, r)| {
                 let mut b = block_result(tsqr, tsqr, None, steps, c, r);
-                if one {
+                if system::arnoldi_step(steps, tsqr) {
                     // An Arnoldi step: the norm came with BOrth's second pass
                     // (`record_arnoldi_second_pass`), no reduction of its own.
                     b.report.reductions = 0;
@@ -512,7 +511,7 @@ pub fn solve<T: Scalar>(
     let mut run = Run::new(monitor);
     let before = engine.counters().snapshot();
     let mut hist = Vec::new();
-    let stop = {
+    let (stop, discarded) = {
         let mut be = GpuBackend {
             sys: &sys,
             pow: None,
@@ -524,7 +523,6 @@ pub fn solve<T: Scalar>(
         be.checkpoint(&hist);
         (stop, be.discarded)
     };
-    let (stop, discarded) = stop;
     sys.flush()?;
     // The work done: a deferred cycle computes all its blocks before the host decides.
     let recorded: usize = rep.cycles.iter().map(|c| c.recorded).sum();

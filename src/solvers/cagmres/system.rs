@@ -38,6 +38,14 @@ pub(super) const PYTHAG: u32 = 64;
 const VIN: u32 = 16;
 /// The largest block `ca_block_update` takes (`CA_MAX_S`).
 pub const MAX_S: usize = 16;
+/// Whether a deferred block is an Arnoldi step (one vector, a Gram–Schmidt TSQR): its
+/// second BOrth pass and its normalisation share one reduction
+/// ([`CaSystem::record_deferred_block`]).
+pub(super) fn arnoldi_step(steps: usize, tsqr: crate::base::Tsqr) -> bool {
+    use crate::base::Tsqr;
+    steps == 1 && matches!(tsqr, Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2)
+}
+
 /// Which kernel a cached bind group belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Which {
@@ -292,7 +300,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         use crate::base::Tsqr;
         let at = self.lay.slots_at(j, self.s);
         let w0 = j + 1;
-        if steps == 1 && matches!(tsqr, Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2) {
+        if arnoldi_step(steps, tsqr) {
             self.record_projection(j, 1, 0, at);
             self.record_arnoldi_second_pass(j, at);
             return;
