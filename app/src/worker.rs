@@ -45,7 +45,7 @@ pub struct SolveJob {
     pub precision: Precision,
     /// Time every kernel with GPU timestamps.
     pub profile: bool,
-    /// Split the rows over these devices (CG, BiCGStab and GMRES; BiCG puts its two
+    /// Split the rows over these devices (CG, BiCGStab, GMRES and CA-GMRES; BiCG puts its two
     /// recurrences on two; other runs use the open device and say so); `None`: the open
     /// device alone.
     pub devices: Option<DeviceList>,
@@ -319,7 +319,7 @@ fn run_kinds<T: Scalar>(
         let split = job.devices.as_ref().filter(|_| {
             matches!(
                 opts.method,
-                Method::Cg | Method::Bicgstab | Method::Gmres | Method::Bicg
+                Method::Cg | Method::Bicgstab | Method::Gmres | Method::CaGmres | Method::Bicg
             )
         });
         if let Some(list) = split {
@@ -385,7 +385,7 @@ fn run_kinds<T: Scalar>(
         };
         let note = match (&job.devices, note) {
             (Some(_), None) => Some(format!(
-                "{} runs on one device (several devices run CG, BiCGStab, GMRES and BiCG)",
+                "{} runs on one device (several devices run CG, BiCGStab, GMRES, CA-GMRES and BiCG)",
                 kind.title(opts.method)
             )),
             (_, note) => note,

@@ -400,7 +400,7 @@ fn devices_option(options: &Bound<'_, PyDict>) -> PyResult<Option<DeviceList>> {
     }
 }
 
-/// A solve split over several devices (`devices=`): CG, BiCGStab or GMRES, one row block per
+/// A solve split over several devices (`devices=`): CG, BiCGStab, GMRES or CA-GMRES, one row block per
 /// device, or BiCG with its A- and Aᵀ-recurrences on two devices.
 fn run_on_devices(
     matrix: &NativeMatrix,

@@ -1,4 +1,4 @@
-"""devices=: CG, BiCGStab and GMRES split over two logical GPUs (the first adapter twice), BiCG's
+"""devices=: CG, BiCGStab, GMRES and CA-GMRES split over two logical GPUs (the first adapter twice), BiCG's
 two recurrences on two, against SciPy's solution, and the refusals."""
 
 import os
@@ -22,7 +22,7 @@ def gpu():
 
 
 @pytest.mark.parametrize("method,name", [("cg", "494_bus"), ("bicgstab", "sherman4"),
-                                             ("gmres", "sherman4")])
+                                             ("gmres", "sherman4"), ("cagmres", "sherman4")])
 def test_two_devices_solve_as_scipy_does(gpu, method, name):
     A, b = load(name)
     rep = kw.solve(A, b, method=method, precond="jacobi", rtol=1e-8, devices=[0, 0],
@@ -65,7 +65,7 @@ def test_what_several_devices_do_not_run_is_refused(gpu):
         kw.solve(A, b, devices="two")
     with pytest.raises(kw.InputError):
         kw.solve(A, b, devices=[])
-    with pytest.raises(kw.KrylovError, match="CG, BiCGStab and GMRES"):
-        kw.solve(A, b, method="cagmres", devices=[0, 0])
+    with pytest.raises(kw.KrylovError, match="cholqr2"):
+        kw.solve(A, b, method="cagmres", tsqr="caqr", devices=[0, 0])
     with pytest.raises(kw.KrylovError, match="mixed"):
         kw.solve(A, b, precision="mixed", devices=[0, 0])

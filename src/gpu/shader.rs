@@ -372,6 +372,8 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("dist", "dist_gmres_prepare", true, 0, [Dist, DistBasis]),
     kernel!("dist", "dist_gmres_update_x", true, 0, [Dist, DistBasis]),
     kernel!("dist", "dist_gmres_residual", true, 0, [Dist, DistRows]),
+    kernel!("dist", "dist_ca_load", true, 0, [Dist]),
+    kernel!("dist", "dist_ca_powers", true, 0, [Dist, DistRows]),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
     // primitives applied elementwise (tests/gpu_ds.rs).
     kernel!("ds", "fma_probe", false, 0, [Ds]),
@@ -447,6 +449,11 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("dist_gmres_prepare", 0),
     ("dist_gmres_update_x", 0),
     ("dist_gmres_residual", 1),
+    // CA-GMRES: the operand's load sums nothing; the powers step's launch starts the restart
+    // residual's ‖r‖² (a matrix powers step records it `without_reduction`: its sums are
+    // not read). BOrth's and the TSQR's inner products are `ca_block_dots`'.
+    ("dist_ca_load", 0),
+    ("dist_ca_powers", 1),
     // precond: elementwise scaling and triangular solves, no sums.
     ("diag_scale", 0),
     ("trisolve_levels", 0),

@@ -8,6 +8,7 @@ mod common;
 
 mod bicg;
 mod bicgstab;
+mod cagmres;
 mod gmres;
 
 use std::sync::Arc;
@@ -391,13 +392,6 @@ fn what_is_not_built_or_not_valid_is_refused_clearly() {
     let a = poisson_2d_fd::<f32>(6);
     let b = rhs(&a);
     let err = |o: SolveOptions| solve_dist(&devs, &a, &b, None, &o).unwrap_err();
-    let cagmres = SolveOptions {
-        method: Method::CaGmres,
-        ..cg(Precond::None, 1e-6)
-    };
-    assert!(
-        matches!(err(cagmres), KrylovError::Unsupported(m) if m.contains("CG, BiCGStab and GMRES"))
-    );
     let left = SolveOptions {
         method: Method::Bicgstab,
         side: krylov_wgpu::solvers::Side::Left,

@@ -241,7 +241,7 @@ impl StudioApp {
                     ui.add(egui::TextEdit::singleline(&mut self.devices_text).desired_width(60.0))
                 })
                 .on_hover_text(
-                    "split the rows over several devices (CG, BiCGStab and GMRES; BiCG puts its \
+                    "split the rows over several devices (CG, BiCGStab, GMRES and CA-GMRES; BiCG puts its \
                      A- and A^T-recurrences on two): a count N or adapter indices like 0,1 \
                      (an index may repeat); empty: one device",
                 );

@@ -147,7 +147,7 @@ pub struct SolveArgs {
     /// Write the residual history as CSV (iteration,residual,relative_residual).
     #[arg(long)]
     history: Option<PathBuf>,
-    /// Solve on several GPUs (CG, BiCGStab or GMRES; --precond none|jacobi): a count N (the first N
+    /// Solve on several GPUs (CG, BiCGStab, GMRES or CA-GMRES; --precond none|jacobi): a count N (the first N
     /// adapters of `krylov info`) or adapter indices, `0,1`; an index may repeat (`0,0`: two
     /// logical devices on one adapter). A's rows are split in blocks balanced by non-zeros;
     /// the JSON report's `devices` has each block and the halo exchange.
@@ -280,7 +280,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     finish_solve(args, &name, (&a, &b), run)
 }
 
-/// `--devices`: CG, BiCGStab or GMRES over several devices, one row block each, or BiCG
+/// `--devices`: CG, BiCGStab, GMRES or CA-GMRES over several devices, one row block each, or BiCG
 /// with its two recurrences on two devices.
 fn solve_on_devices(
     args: &SolveArgs,
@@ -332,6 +332,9 @@ fn dist_options(args: &SolveArgs, flag: &str) -> Result<(SolveOptions, Precision
         max_iter: args.max_iter,
         precond: args.precond,
         restart: args.restart,
+        s_step: args.s_step,
+        tsqr: args.tsqr,
+        basis: args.basis,
         side: args.side,
         gs: args.gs,
         trisolve: args.trisolve,

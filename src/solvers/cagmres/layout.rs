@@ -8,7 +8,7 @@ pub const CAQR_MAX_LEAVES: usize = 256;
 
 /// The leaves of a CAQR of s columns of n rows: one per reduction workgroup (`groups`), at
 /// most [`CAQR_MAX_LEAVES`], and few enough that every leaf has at least s rows.
-pub(super) fn caqr_leaves(n: usize, s: usize, groups: u32) -> usize {
+pub(crate) fn caqr_leaves(n: usize, s: usize, groups: u32) -> usize {
     (groups as usize)
         .min(CAQR_MAX_LEAVES)
         .min(n / s.max(1))
@@ -25,42 +25,42 @@ pub(super) fn caqr_leaves(n: usize, s: usize, groups: u32) -> usize {
 /// C, R, the norms, the Gram matrix and the CAQR stack (the leaves' R factors, then Q̂; empty
 /// unless the solve runs CAQR) are contiguous: one readback per block gets them.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct CaLayout {
-    pub(super) rr: usize,
-    pub(super) pow: usize,
-    pub(super) c: usize,
-    pub(super) r: usize,
-    pub(super) nrm: usize,
-    pub(super) gram: usize,
-    pub(super) stack: usize,
-    pub(super) d: usize,
-    pub(super) t: usize,
-    pub(super) y: usize,
-    pub(super) vtv: usize,
+pub(crate) struct CaLayout {
+    pub(crate) rr: usize,
+    pub(crate) pow: usize,
+    pub(crate) c: usize,
+    pub(crate) r: usize,
+    pub(crate) nrm: usize,
+    pub(crate) gram: usize,
+    pub(crate) stack: usize,
+    pub(crate) d: usize,
+    pub(crate) t: usize,
+    pub(crate) y: usize,
+    pub(crate) vtv: usize,
     /// ε of the working precision (`ca_cholqr`'s tolerance), then the eager flag slot.
-    pub(super) eps: usize,
+    pub(crate) eps: usize,
     /// Deferred cycles: per block starting at column j, its own C, R and norms at
     /// `blocks + j·per_block` ([`CaLayout::slots_at`]).
-    pub(super) blocks: usize,
-    pub(super) per_block: usize,
+    pub(crate) blocks: usize,
+    pub(crate) per_block: usize,
     m: usize,
-    pub(super) len: usize,
+    pub(crate) len: usize,
 }
 
 /// Where a block's C (leading dimension j+1), R (leading dimension s) and column norms² go.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Slots {
-    pub(super) c: usize,
-    pub(super) r: usize,
-    pub(super) nrm: usize,
+pub(crate) struct Slots {
+    pub(crate) c: usize,
+    pub(crate) r: usize,
+    pub(crate) nrm: usize,
     /// A deferred CholQR2's second R (leading dimension `steps`, as `r` for CholQR).
-    pub(super) r2: usize,
+    pub(crate) r2: usize,
     /// A deferred CholQR's failure flag (`ca_cholqr`).
-    pub(super) flag: usize,
+    pub(crate) flag: usize,
 }
 
 impl CaLayout {
-    pub(super) fn new(m: usize, s: usize, leaves: usize) -> Self {
+    pub(crate) fn new(m: usize, s: usize, leaves: usize) -> Self {
         let rr = 0;
         let pow = 4;
         let c = pow + 3 * s;
@@ -96,7 +96,7 @@ impl CaLayout {
     }
 
     /// The shared slots of an eagerly read block.
-    pub(super) fn eager(&self) -> Slots {
+    pub(crate) fn eager(&self) -> Slots {
         Slots {
             c: self.c,
             r: self.r,
@@ -107,7 +107,7 @@ impl CaLayout {
     }
 
     /// The slots of the block starting after column j in a deferred cycle.
-    pub(super) fn slots_at(&self, j: usize, s: usize) -> Slots {
+    pub(crate) fn slots_at(&self, j: usize, s: usize) -> Slots {
         let base = self.blocks + j * self.per_block;
         let c_len = (self.m + 1) * s;
         Slots {
@@ -122,6 +122,6 @@ impl CaLayout {
 
 /// The `prev` vector of powers step k of the block from q_j (v_{k−1}; unused at k = 0,
 /// where it is q_j itself so that the bind group is the same for every call).
-pub(super) fn powers_prev(j: usize, k: usize) -> usize {
+pub(crate) fn powers_prev(j: usize, k: usize) -> usize {
     if k == 0 { j } else { j + k - 1 }
 }

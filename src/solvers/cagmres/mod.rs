@@ -63,8 +63,8 @@
 //! [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last cycle's basis in
 //! `orthogonality_loss`.
 
-mod layout;
-mod system;
+pub(crate) mod layout;
+pub(crate) mod system;
 
 pub use layout::CAQR_MAX_LEAVES;
 pub use system::MAX_S;
@@ -174,7 +174,7 @@ fn defers(tsqr: Tsqr) -> bool {
 }
 
 /// A block's result with its TSQR report (the per-block orthogonality is not measured here).
-fn block_result(
+pub(crate) fn block_result(
     requested: Tsqr,
     used: Tsqr,
     fallback_reason: Option<String>,
@@ -200,7 +200,7 @@ fn block_result(
     }
 }
 
-fn finite(m: &DMatrix<f64>) -> Result<()> {
+pub(crate) fn finite(m: &DMatrix<f64>) -> Result<()> {
     match m.iter().position(|v| !v.is_finite()) {
         Some(index) => Err(KrylovError::NonFinite {
             what: "matrix powers basis",

@@ -21,19 +21,19 @@ use crate::solvers::{SolveOptions, SolveReport};
 use super::layout::{CaLayout, Slots, caqr_leaves, powers_prev};
 
 /// `ca_block_finish`: also store D at the accumulator (`CA_ACC_STORE`) or add it there.
-pub(super) const ACC_STORE: u32 = 1;
-pub(super) const ACC_ADD: u32 = 2;
+pub(crate) const ACC_STORE: u32 = 1;
+pub(crate) const ACC_ADD: u32 = 2;
 /// `ca_block_finish`: the last row of D is not accumulated (`CA_ACC_SKIP_LAST`).
-pub(super) const ACC_SKIP_LAST: u32 = 4;
+pub(crate) const ACC_SKIP_LAST: u32 = 4;
 /// `ca_block_update` flags (`CA_*` in the WGSL).
-pub(super) const T_IDENTITY: u32 = 1;
-pub(super) const T_RSQRT: u32 = 2;
-pub(super) const NO_X: u32 = 4;
-pub(super) const C_ADD: u32 = 8;
-pub(super) const STORE: u32 = 16;
-pub(super) const DINV: u32 = 32;
+pub(crate) const T_IDENTITY: u32 = 1;
+pub(crate) const T_RSQRT: u32 = 2;
+pub(crate) const NO_X: u32 = 4;
+pub(crate) const C_ADD: u32 = 8;
+pub(crate) const STORE: u32 = 16;
+pub(crate) const DINV: u32 = 32;
 /// `ca_block_update`: an Arnoldi step's second pass and normalisation (`CA_PYTHAG`).
-pub(super) const PYTHAG: u32 = 64;
+pub(crate) const PYTHAG: u32 = 64;
 /// `ca_powers`: the SpMV reads M⁻¹·pool[src] from the apply's output (`CA_VIN`).
 const VIN: u32 = 16;
 /// The largest block `ca_block_update` takes (`CA_MAX_S`).
@@ -41,7 +41,7 @@ pub const MAX_S: usize = 16;
 /// Whether a deferred block is an Arnoldi step (one vector, a Gram–Schmidt TSQR): its
 /// second BOrth pass and its normalisation share one reduction
 /// ([`CaSystem::record_deferred_block`]).
-pub(super) fn arnoldi_step(steps: usize, tsqr: crate::base::Tsqr) -> bool {
+pub(crate) fn arnoldi_step(steps: usize, tsqr: crate::base::Tsqr) -> bool {
     use crate::base::Tsqr;
     steps == 1 && matches!(tsqr, Tsqr::Mgs | Tsqr::Cgs | Tsqr::Cgs2)
 }
@@ -59,25 +59,27 @@ enum Which {
 }
 
 /// Everything resident on the GPU for one CA-GMRES solve, and the batch being recorded.
-pub(super) struct CaSystem<'e, T> {
-    pub(super) engine: &'e Engine,
-    pub(super) n: usize,
-    pub(super) m: usize,
-    pub(super) s: usize,
+pub(crate) struct CaSystem<'e, T> {
+    pub(crate) engine: &'e Engine,
+    pub(crate) n: usize,
+    pub(crate) m: usize,
+    pub(crate) s: usize,
     g: u32,
     /// Leaves of a CAQR ([`caqr_leaves`]; 0 unless the solve runs CAQR).
-    pub(super) leaves: usize,
-    pub(super) lay: CaLayout,
-    pub(super) a: GpuMatrix<T>,
+    pub(crate) leaves: usize,
+    pub(crate) lay: CaLayout,
+    /// A on this device; `None` for a distributed solve's row block
+    /// ([`Self::for_rows`]), whose products `solvers::dist` launches itself.
+    pub(crate) a: Option<GpuMatrix<T>>,
     precond: SolverPrecond<T>,
     /// A factored M's apply (`ca_powers` binds its output as `vin`).
     factored: Option<FactoredApply>,
     /// What `ca_powers` binds as `vin` without a factored M (it must not be the pool, which
     /// it binds read-write).
     unused_vin: wgpu::Buffer,
-    pub(super) pool: wgpu::Buffer,
+    pub(crate) pool: wgpu::Buffer,
     partials: wgpu::Buffer,
-    pub(super) cyc: wgpu::Buffer,
+    pub(crate) cyc: wgpu::Buffer,
     powers: Kernel,
     dots: Kernel,
     finish: Kernel,
@@ -98,25 +100,29 @@ pub(super) struct CaSystem<'e, T> {
 
 impl<'e, T: Scalar> CaSystem<'e, T> {
     /// Pool index of x.
-    pub(super) fn x(&self) -> usize {
+    pub(crate) fn x(&self) -> usize {
         self.m + 1
     }
     /// Pool index of b.
-    pub(super) fn b(&self) -> usize {
+    pub(crate) fn b(&self) -> usize {
         self.m + 2
     }
     /// Pool index of the scratch vector (u = Q y before M⁻¹ with a factored M).
-    pub(super) fn z(&self) -> usize {
+    pub(crate) fn z(&self) -> usize {
         self.m + 3
     }
+    /// The buffer the kernels bind as D⁻¹ (M's, or a dummy without a diagonal form).
+    pub(crate) fn dinv(&self) -> &wgpu::Buffer {
+        self.precond.dinv()
+    }
     /// Whether M = D⁻¹ is fused into `ca_powers` and x's update.
-    pub(super) fn jacobi(&self) -> bool {
+    pub(crate) fn jacobi(&self) -> bool {
         self.precond.fused_diagonal()
     }
 
     /// Uploads A (format recorded in `report`), b and x0 into the pool; refuses a pool larger
     /// than one storage binding and blocks larger than [`MAX_S`].
-    pub(super) fn upload(
+    pub(crate) fn upload(
         engine: &'e Engine,
         a: &Csr<T>,
         b: &[T],
@@ -140,6 +146,55 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             )));
         }
         let gpu_a = crate::solvers::reuse::upload_matrix(engine, a, opts, report)?;
+        let config = gpu_a.shader_config(engine);
+        let g = engine.fused_groups(n, gpu_a.passes());
+        report.workgroups = g;
+        let precond = crate::solvers::reuse::precond(engine, a, opts)?;
+        crate::solvers::system::record_precond(report, &precond);
+        Self::build(engine, Some(gpu_a), precond, config, g, b, x0, opts)
+    }
+
+    /// The pool, cycle buffer and block kernels of one row block of a distributed CA-GMRES
+    /// (`solvers::dist`): `b` and `x0` are the block's rows, `diag` its diagonal block
+    /// (what a Jacobi M is built from). The matrix powers' products are the distributed
+    /// layer's; everything else (BOrth, the TSQR's updates, x's update) runs here on the
+    /// block's rows, its inner products as this block's share of the global ones.
+    pub(crate) fn for_rows(
+        engine: &'e Engine,
+        diag: &Csr<T>,
+        b: &[T],
+        x0: Option<&[T]>,
+        opts: &SolveOptions,
+    ) -> Result<Self> {
+        let n = diag.nrows();
+        let ca = opts.ca();
+        if ca.s > MAX_S || ca.m + 1 > n {
+            return Err(KrylovError::InvalidOption(format!(
+                "CA-GMRES({}, {}) on a row block of {n} rows: s ≤ {MAX_S} and m + 1 ≤ the rows of                  every block (use fewer devices or a smaller --restart)",
+                ca.s, ca.m
+            )));
+        }
+        let config = engine.shader_config(T::PRECISION);
+        let g = engine.reduction_groups(n);
+        let precond = crate::solvers::reuse::precond(engine, diag, opts)?;
+        Self::build(engine, None, precond, config, g, b, x0, opts)
+    }
+
+    /// Allocates the pool (b and x0 written) and the cycle buffer, and compiles the kernels.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        engine: &'e Engine,
+        gpu_a: Option<GpuMatrix<T>>,
+        precond: SolverPrecond<T>,
+        config: crate::gpu::ShaderConfig,
+        g: u32,
+        b: &[T],
+        x0: Option<&[T]>,
+        opts: &SolveOptions,
+    ) -> Result<Self> {
+        let n = b.len();
+        let ca = opts.ca();
+        let (s, m) = (ca.s, ca.m);
         let vectors = m + 4;
         let elem = std::mem::size_of::<T>() as u64;
         let pool_what = format!(
@@ -149,12 +204,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         engine
             .context()
             .check_binding(&pool_what, vectors as u64 * n as u64 * elem)?;
-        let g = engine.fused_groups(n, gpu_a.passes());
-        report.workgroups = g;
         let caqr = ca.tsqr == crate::base::Tsqr::Caqr;
         let leaves = if caqr { caqr_leaves(n, s, g) } else { 0 };
         let lay = CaLayout::new(m, s, leaves);
-        let config = gpu_a.shader_config(engine);
         let caqr = if caqr {
             Some((
                 solver_kernel::<T>(engine, "ca_tsqr_leaf", config)?,
@@ -168,8 +220,6 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             "cagmres partials",
             partials_entries(slots as u32, g, config.compensated),
         )?;
-        let precond = crate::solvers::reuse::precond(engine, a, opts)?;
-        crate::solvers::system::record_precond(report, &precond);
         // A factored M's launches bind a status word, always "running" here: the host stops
         // CA-GMRES.
         let state = engine.storage_zeroed::<u32>("cagmres state", 4)?;
@@ -241,7 +291,11 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                 (11, self.precond.dinv()),
             ];
             if which == Which::Powers {
-                e.extend(self.a.bindings(false));
+                let a = self
+                    .a
+                    .as_ref()
+                    .expect("ca_powers runs where A is on the device");
+                e.extend(a.bindings(false));
                 let vin = self
                     .factored
                     .as_ref()
@@ -261,7 +315,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// Makes (without recording) the bind groups a full cycle needs, so that the loop's
     /// uploads are only its coefficients.
-    pub(super) fn warm_up(&self, arnoldi: bool, tsqr: crate::base::Tsqr) {
+    pub(crate) fn warm_up(&self, arnoldi: bool, tsqr: crate::base::Tsqr) {
         self.warming.set(true);
         let (m, s) = (self.m, self.s);
         let mut starts: Vec<(usize, usize)> = (0..m / s).map(|b| (b * s, s)).collect();
@@ -296,7 +350,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     ///
     /// A block of one vector with a Gram–Schmidt TSQR (an Arnoldi step) runs its second pass
     /// and its normalisation in one reduction ([`Self::record_arnoldi_second_pass`]).
-    pub(super) fn record_deferred_block(&self, j: usize, steps: usize, tsqr: crate::base::Tsqr) {
+    pub(crate) fn record_deferred_block(&self, j: usize, steps: usize, tsqr: crate::base::Tsqr) {
         use crate::base::Tsqr;
         let at = self.lay.slots_at(j, self.s);
         let w0 = j + 1;
@@ -343,7 +397,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// MGS/CGS/CGS2 (projections and normalisations on the device, their C, R and norms at
     /// `at`), the Gram matrix of CholQR/CholQR2/SVQR and CAQR's leaves (while warming up also
     /// the launches after the host's step: Q = W·T, CAQR's Q = diag(Q_i)·Q̂).
-    pub(super) fn record_tsqr_launches(
+    pub(crate) fn record_tsqr_launches(
         &self,
         w0: usize,
         steps: usize,
@@ -409,7 +463,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     }
 
     /// CAQR's last launch, after the host wrote Q̂ into the stack: Q = diag(Q_i)·Q̂.
-    pub(super) fn record_caqr_apply(&self, w0: usize, steps: usize) {
+    pub(crate) fn record_caqr_apply(&self, w0: usize, steps: usize) {
         self.record_caqr(Which::Apply, w0, steps);
     }
 
@@ -418,7 +472,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     ///
     /// Right preconditioning: Jacobi is fused (`Params.jacobi`); a factored M is applied to
     /// pool[src] first (copy out, its triangular solves) and the SpMV reads the result.
-    pub(super) fn record_powers(&self, src: usize, dst: usize, prev: usize, k: usize) {
+    pub(crate) fn record_powers(&self, src: usize, dst: usize, prev: usize, k: usize) {
         let flags = if self.factored.is_some() {
             self.record_apply(src);
             VIN
@@ -454,7 +508,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// x += M⁻¹ Q[:, :k] y with y at `lay.y`: one `ca_block_update` (D⁻¹ fused for Jacobi);
     /// with a factored M, u = Q y into the scratch vector, u = M⁻¹u, x += u.
-    pub(super) fn record_update_x(&self, k: usize) {
+    pub(crate) fn record_update_x(&self, k: usize) {
         let (lay, x, z) = (self.lay, self.x(), self.z());
         match &self.factored {
             None => {
@@ -478,7 +532,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// r = b − A·x into pool vector 0 and ‖r‖² into `lay.rr` (the coefficients (−1, 0, 1)
     /// sit at indices 1 … 3 of the cycle buffer, written at set-up).
-    pub(super) fn record_residual(&self) {
+    pub(crate) fn record_residual(&self) {
         let p = Params {
             num: self.x() as u32,
             den: self.b() as u32,
@@ -493,7 +547,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// D = pool[x0 .. x0+nx)ᵀ pool[y0 .. y0+ny) into the cycle buffer at `dst` (column-major,
     /// leading dimension nx), and stored (`Some((acc, ACC_STORE))`) or added (`ACC_ADD`) at
     /// `acc`: one `ca_block_dots` and one `ca_block_finish` launch, one global reduction.
-    pub(super) fn record_dots(
+    pub(crate) fn record_dots(
         &self,
         x0: usize,
         nx: usize,
@@ -530,7 +584,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// Y ← Y·T ∓ X·C on pool ranges (see `ca_block_update`): X = [x0, x0+nx), Y = [y0,
     /// y0+ny), C at `c`, T at `t`, `flags`.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn record_update(
+    pub(crate) fn record_update(
         &self,
         x0: usize,
         nx: usize,
@@ -559,7 +613,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// One BOrth pass over the block [j+1, j+steps] against q₀ … q_j: C_pass = Q_prevᵀW
     /// (into the scratch D and C: stored on pass 0, added on pass 1), W −= Q_prev C_pass.
-    pub(super) fn record_projection(&self, j: usize, steps: usize, pass: usize, at: Slots) {
+    pub(crate) fn record_projection(&self, j: usize, steps: usize, pass: usize, at: Slots) {
         let acc = if pass == 0 { ACC_STORE } else { ACC_ADD };
         let lay = self.lay;
         self.record_dots(0, j + 1, j + 1, steps, lay.d, Some((at.c, acc)));
@@ -587,7 +641,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// Submits what is recorded once it is at least `launches` launches (no wait): a
     /// deferred cycle records hundreds of launches before its one readback, and the GPU
     /// should not sit idle while the host records and submits them all at once.
-    pub(super) fn submit_after(&self, launches: usize) -> Result<()> {
+    pub(crate) fn submit_after(&self, launches: usize) -> Result<()> {
         if self.unsubmitted.get() >= launches {
             self.flush()?;
         }
@@ -595,7 +649,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     }
 
     /// Submits what is recorded (no wait); nothing when nothing is.
-    pub(super) fn flush(&self) -> Result<()> {
+    pub(crate) fn flush(&self) -> Result<()> {
         self.unsubmitted.set(0);
         match self.batch.borrow_mut().take() {
             Some(b) => b.submit(),
@@ -605,7 +659,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// Submits what is recorded and reads `count` entries of the cycle buffer from `at`
     /// (one host sync).
-    pub(super) fn read(&self, at: usize, count: usize) -> Result<Vec<f64>> {
+    pub(crate) fn read(&self, at: usize, count: usize) -> Result<Vec<f64>> {
         self.unsubmitted.set(0);
         let batch = self
             .batch
@@ -616,9 +670,25 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         Ok(v.into_iter().map(|x| x.as_f64()).collect())
     }
 
+    /// [`Self::read`] without waiting: a distributed solve submits every device's read
+    /// before it waits for any.
+    pub(crate) fn read_pending(
+        &self,
+        at: usize,
+        count: usize,
+    ) -> Result<crate::gpu::PendingRead<'e, T>> {
+        self.unsubmitted.set(0);
+        let batch = self
+            .batch
+            .borrow_mut()
+            .take()
+            .unwrap_or_else(|| self.engine.begin("cagmres read"));
+        batch.submit_read(&self.cyc, at, count)
+    }
+
     /// Writes `values` into the cycle buffer at `at` after submitting what is recorded
     /// (recorded launches must not see a value written after them).
-    pub(super) fn write(&self, at: usize, values: &[f64]) -> Result<()> {
+    pub(crate) fn write(&self, at: usize, values: &[f64]) -> Result<()> {
         self.flush()?;
         let v: Vec<T> = values.iter().map(|&x| T::from_f64(x)).collect();
         self.engine.write(&self.cyc, at, &v);
@@ -626,14 +696,14 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     }
 
     /// The solution x (one readback).
-    pub(super) fn read_x(&self) -> Result<Vec<T>> {
+    pub(crate) fn read_x(&self) -> Result<Vec<T>> {
         self.flush()?;
         self.engine.read(&self.pool, self.x() * self.n, self.n)
     }
 
     /// ‖I − QᵀQ‖_F over q₁ … q_k (the Gram matrix on the GPU, column by column; one
     /// readback; outside the per-iteration counts).
-    pub(super) fn orthogonality_loss(&self, k: usize) -> Result<Option<f64>> {
+    pub(crate) fn orthogonality_loss(&self, k: usize) -> Result<Option<f64>> {
         if k == 0 {
             return Ok(None);
         }
@@ -653,12 +723,12 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
     /// ‖b − Ax‖² in f64 for an f32 solve: the double-single true residual from the pool's x
     /// and b (as GMRES does).
-    pub(super) fn true_residual_ds(&self) -> Result<crate::gpu::ds::TrueResidualDs> {
+    pub(crate) fn true_residual_ds(&self) -> Result<crate::gpu::ds::TrueResidualDs> {
         self.flush()?;
         let n = self.n;
         crate::gpu::ds::TrueResidualDs::at(
             self.engine,
-            &self.a,
+            self.a.as_ref().expect("A is on the device"),
             (&self.pool, self.x() * n),
             (&self.pool, self.b() * n),
         )

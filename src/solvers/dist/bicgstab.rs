@@ -264,6 +264,7 @@ fn s_phase<T: Scalar>(sv: &mut Solver<'_, '_, T>, alpha: f64) -> Result<([f64; 3
             gather: Some((&b.s_gather, &b.s_ext)),
             interior: Some(&b.as_interior),
             boundary: Some(&b.as_boundary),
+            no_sums: false,
         },
         [&|b| vec![&b.as_interior, &b.as_boundary], &|b| {
             vec![&b.s_update]
@@ -324,6 +325,7 @@ fn pipelined_loop<T: Scalar>(
                 gather: Some((&b.p_gather, &b.p_ext)),
                 interior: Some(&b.ap_interior),
                 boundary: Some(&b.ap_boundary),
+                no_sums: false,
             },
             [&|b| vec![&b.xr_update], &|b| {
                 vec![&b.ap_interior, &b.ap_boundary]
@@ -360,6 +362,7 @@ fn classical_loop<T: Scalar>(
                 gather: (!first).then_some((&b.p_gather, &b.p_ext)),
                 interior: Some(&b.ap_interior),
                 boundary: Some(&b.ap_boundary),
+                no_sums: false,
             },
             [&|b| vec![&b.ap_interior, &b.ap_boundary]],
         )?;

@@ -133,6 +133,7 @@ fn step<T: Scalar>(
             gather: update.map(|_| (&b.gather, &b.p_ext)),
             interior: Some(&b.interior),
             boundary: Some(&b.boundary),
+            no_sums: false,
         })
         .collect();
     let cores: Vec<&BlockCore<T>> = blocks.iter().map(|b| &b.core).collect();
@@ -207,6 +208,7 @@ fn classical_step<T: Scalar>(
             gather: Some((&b.gather, &b.p_ext)),
             interior: Some(&b.interior),
             boundary: Some(&b.boundary),
+            no_sums: false,
         })
         .collect();
     let parts = host.phase(&cores, &launches)?;

@@ -185,6 +185,7 @@ fn product<T: Scalar>(
             gather: Some((&b.gather_z, &b.z_ext)),
             interior: Some(&b.product_interior),
             boundary: Some(&b.product_boundary),
+            no_sums: false,
         })
         .collect();
     let cores: Vec<&BlockCore<T>> = blocks.iter().map(|b| &b.core).collect();
@@ -254,6 +255,7 @@ fn restart_residual<T: Scalar>(
             gather: Some((&b.gather_x, &b.x_ext)),
             interior: Some(&b.residual_interior),
             boundary: Some(&b.residual_boundary),
+            no_sums: false,
         })
         .collect();
     let cores: Vec<&BlockCore<T>> = blocks.iter().map(|b| &b.core).collect();

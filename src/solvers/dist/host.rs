@@ -78,6 +78,10 @@ pub(super) struct PhaseLaunches<'l> {
     pub(super) gather: Option<(&'l Option<Launch>, &'l wgpu::Buffer)>,
     pub(super) interior: Option<&'l Option<Launch>>,
     pub(super) boundary: Option<&'l Option<Launch>>,
+    /// The phase's sums are not needed: submit 3 reads nothing back (the next phase's first
+    /// read, behind it on the same queue, is its synchronisation). CA-GMRES's matrix powers
+    /// steps: one host round trip each instead of two.
+    pub(super) no_sums: bool,
 }
 
 /// The host's side of a distributed solve: A and b for the true residual, the exchange
@@ -282,7 +286,11 @@ impl<T: Scalar> Host<'_, T> {
                     _ => bnd.record(&mut batch),
                 }
             }
-            pending.push(Self::read_partials(core, l, batch)?);
+            if l.no_sums {
+                batch.submit()?;
+            } else {
+                pending.push(Self::read_partials(core, l, batch)?);
+            }
         }
         self.submit_seconds += t.elapsed().as_secs_f64();
         self.queue_submit_seconds += queue_seconds(cores) - q;

@@ -6,8 +6,10 @@
 //! Methods: **CG** — pipelined (paper 000, Alg. 2, the recurrence of
 //! [`super::cg::PipelinedCg`]) or classical (Alg. 1) —, **BiCGStab** — pipelined (Alg. 4,
 //! two phases per iteration) or classical (Alg. 3, three), right-preconditioned — and **GMRES(m)** (the simpler
-//! GMRES of [`crate::cpu::gmres`] with classical Gram–Schmidt twice, right-preconditioned), each
-//! with Jacobi or no preconditioner.
+//! GMRES of [`crate::cpu::gmres`] with classical Gram–Schmidt twice, right-preconditioned) and
+//! **CA-GMRES(s, m)** (paper 002's cycle logic of [`crate::cpu::cagmres`], each device's rows
+//! of the basis in a CA-GMRES system of its own: `cagmres.rs`), each with Jacobi or no
+//! preconditioner.
 //! All are written as *phases* ([`Host::phase`]): one phase on every device is
 //!
 //! ```text
@@ -46,6 +48,7 @@
 mod bicg_pair;
 mod bicgstab;
 mod block;
+mod cagmres;
 mod cg;
 mod comm;
 mod gmres;
@@ -74,7 +77,7 @@ use crate::matrix::partition::{Exchange, LocalPart, RowPartition};
 use crate::solvers::SolveOptions;
 
 /// Solves A x = b over `devices` (one row block each), A split by
-/// [`RowPartition::balanced`], with the method of `opts` (CG, BiCGStab or GMRES).
+/// [`RowPartition::balanced`], with the method of `opts` (CG, BiCGStab, GMRES or CA-GMRES).
 pub fn solve_dist<T: Scalar>(
     devices: &[Arc<GpuContext>],
     a: &Csr<T>,
@@ -244,6 +247,7 @@ fn solve_blocks<T: Scalar>(
     let (x, host, cores) = match opts.method {
         Method::Cg => cg::solve(host, setup, monitor, &mut report)?,
         Method::Gmres => gmres::solve(host, setup, monitor, &mut report)?,
+        Method::CaGmres => cagmres::solve(host, setup, monitor, &mut report)?,
         _ => bicgstab::solve(host, setup, monitor, &mut report)?,
     };
     report.seconds = start.elapsed().as_secs_f64();
@@ -262,9 +266,20 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
     }
     match (opts.method, opts.variant) {
         (Method::Cg | Method::Bicgstab | Method::Gmres, _) => {}
+        (Method::CaGmres, _) => {
+            opts.ca().validate()?;
+            let tsqr = opts.ca().tsqr;
+            if !cagmres::supports(tsqr) {
+                return Err(KrylovError::Unsupported(format!(
+                    "CA-GMRES on several devices runs --tsqr cholqr, cholqr2 or svqr (its blocks \
+                     are orthogonalised from Gram matrices summed over the devices); {tsqr} is not \
+                     built there"
+                )));
+            }
+        }
         (method, variant) => {
             return Err(KrylovError::Unsupported(format!(
-                "--devices runs CG, BiCGStab and GMRES over row blocks, and BiCG on two devices in one process ({variant} {method} {} is not built yet)",
+                "--devices runs CG, BiCGStab, GMRES and CA-GMRES over row blocks, and BiCG on two devices in one process ({variant} {method} {} is not built yet)",
                 if method == Method::Bicg {
                     "over MPI ranks"
                 } else {
@@ -279,8 +294,10 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
             opts.precond
         )));
     }
-    if matches!(opts.method, Method::Bicgstab | Method::Gmres)
-        && opts.side == crate::base::Side::Left
+    if matches!(
+        opts.method,
+        Method::Bicgstab | Method::Gmres | Method::CaGmres
+    ) && opts.side == crate::base::Side::Left
         && opts.precond != Precond::None
     {
         return Err(KrylovError::Unsupported(format!(

@@ -37,7 +37,7 @@ use crate::gpu::GpuContext;
 use crate::matrix::Csr;
 use crate::solvers::SolveOptions;
 
-/// Solves A x = b with block `rank` of `world.size()` on `device` (CG, BiCGStab or GMRES, as
+/// Solves A x = b with block `rank` of `world.size()` on `device` (CG, BiCGStab, GMRES or CA-GMRES, as
 /// [`super::solve_dist`]). Call it on every rank with the same system and options.
 pub fn solve_mpi<T: Scalar>(
     world: &SimpleCommunicator,
