@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The MPI build (`--features mpi`) against the single-process solves: `mpirun -np 2` (and 3)
-# `krylov solve --mpi` for CG, BiCGStab and GMRES on lavapipe must converge, take the same
+# `krylov solve --mpi` for CG, BiCGStab, GMRES and CA-GMRES on lavapipe must converge, take the same
 # iterations as the same blocks on logical devices in one process (`--devices 0,0`) and
 # within one of a single device, and meet the tolerance. Needs Open MPI and libclang
 # (apt-get install libopenmpi-dev openmpi-bin libclang-dev); .ci/run installs them.
@@ -45,3 +45,7 @@ check bicgstab convdiff2d:24 2
 check gmres convdiff2d:16 2 --restart 60
 check gmres convdiff2d:16 3 --restart 60
 check cg poisson2d:32 3
+# CA-GMRES(5, 30): its matrix powers exchange a depth-5 halo between ranks once per block
+# (Péclet 5: 112 iterations; a 500-iteration solve differs by a few between device counts).
+check cagmres convdiff2d:24:5 2 --s-step 5 --restart 30
+check cagmres convdiff2d:24:5 3 --s-step 5 --restart 30

@@ -3,7 +3,7 @@
 # `--device gpu`), on the distributed path with one device (`--devices 1`) and with two
 # (`--devices 2`), same run, 3D Laplace (7-point) and 2D Poisson (5-point) from 1e7 to 1e8
 # unknowns in f64 and f32: strong scaling (same n), weak scaling (5e7 on one GPU vs 1e8 on
-# two) and the exchange's share. 200 iterations from x = 0 (rtol 0); time per iteration =
+# two) and the exchange's share. 200 iterations (DIST_ITERS) from x = 0 (rtol 0); time per iteration =
 # loop_seconds / iterations. JSON lines under $OUT, a table from bench/gpu/dist_md.py.
 #
 #   bench/gpu/dist.sh [KRYLOV] [OUT] [small]     (small: lavapipe-sized check of the script)
@@ -17,7 +17,7 @@ source bench/gpu/device_env.sh
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; "$BIN" info; } >"$OUT/info.txt" 2>&1
 timeout 120 "$BIN" bench --json --sizes 1e6 --method cg --variant pipelined --precision f64 \
     --check-mode device --iterations 30 --runs 3 >"$OUT/bandwidth.jsonl" 2>>"$OUT/err.txt"
-ITERS=200
+ITERS=${DIST_ITERS:-200}
 if [ "$MODE" = small ]; then
     RUNS="laplace3d:20:f32:one,d1,d2 poisson2d:60:f64:one,d1,d2"
     ITERS=20

@@ -374,6 +374,8 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("dist", "dist_gmres_residual", true, 0, [Dist, DistRows]),
     kernel!("dist", "dist_ca_load", true, 0, [Dist]),
     kernel!("dist", "dist_ca_powers", true, 0, [Dist, DistRows]),
+    kernel!("dist", "dist_ca_mpk_load", true, 0),
+    kernel!("dist", "dist_ca_mpk_step", true, 0),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
     // primitives applied elementwise (tests/gpu_ds.rs).
     kernel!("ds", "fma_probe", false, 0, [Ds]),
@@ -454,6 +456,8 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     // not read). BOrth's and the TSQR's inner products are `ca_block_dots`'.
     ("dist_ca_load", 0),
     ("dist_ca_powers", 1),
+    ("dist_ca_mpk_load", 0),
+    ("dist_ca_mpk_step", 0),
     // precond: elementwise scaling and triangular solves, no sums.
     ("diag_scale", 0),
     ("trisolve_levels", 0),

@@ -30,6 +30,7 @@ use std::time::Instant;
 use nalgebra::DMatrix;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
+use super::mpk::{DeepHalo, ExtBlock, MpkDevice};
 use super::{Host, LoopTotals, PhaseLaunches, Restarts, Run, Setup, Solved};
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
@@ -39,7 +40,7 @@ use crate::cpu::cagmres::powers::{basis_change, step_coefficients};
 use crate::cpu::cagmres::tsqr::{cholesky, right_upper_inverse, svqr_r};
 use crate::cpu::cagmres::{BlockResult, CaBackend, Control, operator_scale, run_cycles, summarise};
 use crate::matrix::Csr;
-use crate::matrix::partition::LocalPart;
+use crate::matrix::partition::{LocalPart, RowPartition};
 use crate::solvers::cagmres::layout::powers_prev;
 use crate::solvers::cagmres::system::{CaSystem, NO_X, T_IDENTITY, arnoldi_step};
 use crate::solvers::cagmres::{block_result, finite};
@@ -128,10 +129,14 @@ struct DistBackend<'b, 'a, 'e, 'm, T> {
     cores: &'b [BlockCore<T>],
     systems: &'b [CaSystem<'e, T>],
     launches: &'b [CaLaunches],
+    /// The matrix powers from one exchange per block (paper 002 Fig. 4), where built.
+    deep: Option<(&'b DeepHalo, &'b [MpkDevice])>,
     run: &'b mut Run<'m>,
     jacobi: bool,
     /// Global rows (the Cholesky's pivot tolerance).
     n: usize,
+    /// Values moved between devices so far.
+    exchanged: usize,
 }
 
 impl<T: Scalar> DistBackend<'_, '_, '_, '_, T> {
@@ -189,6 +194,7 @@ impl<T: Scalar> DistBackend<'_, '_, '_, '_, T> {
             .collect();
         let cores: Vec<&BlockCore<T>> = self.cores.iter().collect();
         let parts = self.host.phase(&cores, &phase)?;
+        self.exchanged += self.host.exchange.values();
         if !residual {
             return Ok(0.0);
         }
@@ -198,6 +204,71 @@ impl<T: Scalar> DistBackend<'_, '_, '_, '_, T> {
         }
         self.host.sum(&mut rr);
         Ok(rr[0])
+    }
+
+    /// A block's `steps` ≥ 2 products from pool vector `j` on the extended rows: one exchange
+    /// of the deep halo (all devices' reads submitted before any is waited for), then every
+    /// step on each device alone (see `mpk.rs`).
+    fn deep_powers(
+        &mut self,
+        (halo, mpks): (&DeepHalo, &[MpkDevice]),
+        j: usize,
+        coef: &[f64],
+        steps: usize,
+    ) -> Result<()> {
+        self.flush()?;
+        let cores = self.cores;
+        for (core, m) in cores.iter().zip(mpks) {
+            m.set_block::<T>(&core.engine, j, coef);
+        }
+        let exchanging = !halo.exchange.transfers.is_empty();
+        let t = Instant::now();
+        let mut reads = Vec::with_capacity(cores.len());
+        for (core, m) in cores.iter().zip(mpks) {
+            let mut batch = core.engine.begin("dist mpk load");
+            m.record_load(&mut batch);
+            if exchanging && m.send_len > 0 {
+                reads.push(Some(batch.submit_read::<T>(&m.send, 0, m.send_len)?));
+            } else {
+                batch.submit()?;
+                reads.push(None);
+            }
+        }
+        self.host.submit_seconds += t.elapsed().as_secs_f64();
+        let mut sent = Vec::with_capacity(cores.len());
+        for (d, read) in reads.into_iter().enumerate() {
+            let t = Instant::now();
+            sent.push(match read {
+                Some(r) => r.wait()?,
+                None => Vec::new(),
+            });
+            self.host.wait[d] += t.elapsed().as_secs_f64();
+        }
+        if exchanging {
+            let t = Instant::now();
+            let first = self.host.here.start;
+            self.host.comm.exchange(
+                &halo.exchange,
+                self.host.here.clone(),
+                &sent,
+                |to, dst, values| {
+                    let d = to - first;
+                    cores[d]
+                        .engine
+                        .write(&mpks[d].z, mpks[d].nloc + dst, values);
+                },
+            );
+            self.host.exchange_seconds += t.elapsed().as_secs_f64();
+            self.exchanged += halo.exchange.values();
+        }
+        let t = Instant::now();
+        for (core, m) in cores.iter().zip(mpks) {
+            let mut batch = core.engine.begin("dist mpk steps");
+            m.record_steps(&mut batch, steps);
+            batch.submit()?;
+        }
+        self.host.submit_seconds += t.elapsed().as_secs_f64();
+        Ok(())
     }
 
     /// D = pool[x0 .. x0+nx)ᵀ pool[y0 .. y0+ny), nx × ny: every device's share from its
@@ -360,6 +431,10 @@ impl<T: Scalar> CaBackend for DistBackend<'_, '_, '_, '_, T> {
         sigma: f64,
     ) -> Result<DMatrix<f64>> {
         let coef = step_coefficients(steps, shifts, sigma);
+        if let (Some(deep), true) = (self.deep, steps >= 2) {
+            self.deep_powers(deep, j, &coef, steps)?;
+            return Ok(basis_change(steps, shifts, sigma));
+        }
         for k in 0..steps {
             let at = [j + k, powers_prev(j, k), j + k + 1];
             self.product(at, &coef[3 * k..3 * k + 3], self.jacobi, false)?;
@@ -456,7 +531,8 @@ pub(super) fn solve<'a, T: Scalar>(
     let counts0 = cores[0].engine.counters().snapshot();
     let mut totals = LoopTotals::default();
     let mut run = Run::new(monitor);
-    let (x, true_rel, stop, rep) = {
+    let dinv = setup.dinv.take();
+    let (x, true_rel, stop, rep, exchanged) = {
         let systems: Vec<CaSystem<'_, T>> = cores
             .iter()
             .zip(&rest)
@@ -469,6 +545,21 @@ pub(super) fn solve<'a, T: Scalar>(
             .zip(&systems)
             .map(|(core, sys)| CaLaunches::new(core, sys))
             .collect::<Result<_>>()?;
+        let deep = deep_powers(&host, &cores, &systems, dinv.as_deref(), ca.s)?;
+        report.notes.push(match &deep {
+            Some((halo, _)) => format!(
+                "matrix powers: one exchange per block of a depth-{} halo ({} values over the \
+                 devices, against {} for one product's), then every product on each device \
+                 alone (paper 002 Fig. 4)",
+                halo.depth,
+                halo.exchange.values(),
+                host.exchange.values()
+            ),
+            None if ca.s >= 2 => "matrix powers: one exchange per product (a block's extended \
+                 rows exceed one storage binding)"
+                .into(),
+            None => "matrix powers: one exchange per product (s = 1)".into(),
+        });
         let mut rep = CaReport {
             options: ca,
             shifts: Vec::new(),
@@ -492,13 +583,16 @@ pub(super) fn solve<'a, T: Scalar>(
             cores: &cores,
             systems: &systems,
             launches: &launches,
+            deep: deep.as_ref().map(|(h, m)| (h, m.as_slice())),
             run: &mut run,
             jacobi: opts.precond == Precond::Jacobi,
             n,
+            exchanged: 0,
         };
         let stop = run_cycles(&mut be, &ctl, &mut hist, &ca, &mut rep)?;
         be.checkpoint(&hist);
         be.flush()?;
+        let exchanged = be.exchanged;
         // x from each pool into the first rows of `ext`, where the host reads it.
         for ((core, sys), l) in cores.iter().zip(&systems).zip(&launches) {
             let bytes = (sys.n * std::mem::size_of::<T>()) as u64;
@@ -516,18 +610,21 @@ pub(super) fn solve<'a, T: Scalar>(
             cores: &cores,
             systems: &systems,
             launches: &launches,
+            deep: None,
             run: &mut run,
             jacobi: false,
             n,
+            exchanged: 0,
         };
         report.orthogonality_loss = be.orthogonality_loss(last_columns)?;
-        (x, true_rel, stop, rep)
+        (x, true_rel, stop, rep, exchanged)
     };
     let mut rep = rep;
     let recorded: usize = rep.cycles.iter().map(|c| c.recorded).sum();
     run.recorded = recorded.max(run.iterations());
     run.batch_size = ca.s;
     run.cycles = Some(rep.cycles.len());
+    host.values_per_iteration = Some(exchanged / run.recorded.max(1));
     report.loop_seconds = totals.seconds;
     let true_abs = true_rel * if b_norm > 0.0 { b_norm } else { 1.0 };
     let (reason, detail) = match stop.reason {
@@ -574,4 +671,51 @@ pub(super) fn solve<'a, T: Scalar>(
         report.reason_detail = detail;
     }
     Ok((x, host, cores))
+}
+
+/// The deep halo of CA-GMRES's matrix powers for blocks of `s` and every device's side of it
+/// (`mpk.rs`); `None` for s = 1, or where a device's extended rows exceed one binding (the
+/// products then exchange once each).
+#[allow(clippy::type_complexity)]
+fn deep_powers<T: Scalar>(
+    host: &Host<'_, T>,
+    cores: &[BlockCore<T>],
+    systems: &[CaSystem<'_, T>],
+    dinv: Option<&[T]>,
+    s: usize,
+) -> Result<Option<(DeepHalo, Vec<MpkDevice>)>> {
+    if s < 2 {
+        return Ok(None);
+    }
+    let n = host.a.nrows();
+    let mut bounds = vec![0];
+    for o in &host.orders {
+        bounds.push(bounds.last().expect("bounds start at 0") + o.len());
+    }
+    let partition = RowPartition::from_bounds(n, bounds)?;
+    let interiors: Vec<usize> = host.summaries.iter().map(|s| s[1]).collect();
+    let halo = DeepHalo::plan(host.a, &partition, &host.orders, &interiors, s);
+    let mut devices = Vec::with_capacity(cores.len());
+    for (core, sys) in cores.iter().zip(systems) {
+        let p = core.local.part;
+        let ext = ExtBlock::build(host.a, &partition, p, &host.orders[p], &halo);
+        let dinv_ext: Option<Vec<T>> = dinv.map(|d| {
+            host.orders[p]
+                .iter()
+                .chain(&halo.ghosts[p])
+                .map(|&g| d[g as usize])
+                .collect()
+        });
+        match MpkDevice::new(
+            &core.engine,
+            &ext,
+            dinv_ext.as_deref(),
+            &halo.exchange.send[p],
+            &sys.pool,
+        )? {
+            Some(m) => devices.push(m),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some((halo, devices)))
 }

@@ -105,6 +105,9 @@ pub(super) struct Host<'a, T> {
     pub(super) in_loops: HostTimes,
     /// Products (each with a halo exchange) per iteration: 1 for CG, 2 for BiCGStab.
     pub(super) products: usize,
+    /// Values exchanged per iteration where it is not `products` halos (CA-GMRES's matrix
+    /// powers: one deep halo per block): set by the method.
+    pub(super) values_per_iteration: Option<usize>,
     /// The parts whose blocks live in this process (`cores[p − here.start]`) and their rows.
     pub(super) here: std::ops::Range<usize>,
     pub(super) rows: std::ops::Range<usize>,
@@ -415,8 +418,13 @@ impl<T: Scalar> Host<'_, T> {
         DistReport {
             partition: "contiguous row blocks balanced by non-zeros; rows reordered interior first within a block".into(),
             devices,
-            exchange_values_per_iteration: self.products * self.exchange.values(),
-            exchange_bytes_per_iteration: self.products as u64 * self.exchange.bytes(size),
+            exchange_values_per_iteration: self
+                .values_per_iteration
+                .unwrap_or(self.products * self.exchange.values()),
+            exchange_bytes_per_iteration: match self.values_per_iteration {
+                Some(v) => (2 * v * size) as u64,
+                None => self.products as u64 * self.exchange.bytes(size),
+            },
             exchange_seconds: self.in_loops.exchange,
             exchange_share: if report.loop_seconds > 0.0 {
                 self.in_loops.exchange / report.loop_seconds

@@ -55,6 +55,7 @@ mod gmres;
 mod host;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+mod mpk;
 
 pub(crate) use self::comm::Comm;
 
@@ -231,6 +232,7 @@ fn solve_blocks<T: Scalar>(
         loop_mark: Default::default(),
         in_loops: Default::default(),
         products: 1,
+        values_per_iteration: None,
         rows: partition.bounds[here.start]..partition.bounds[here.end],
         here,
         orders,
