@@ -1,8 +1,9 @@
 //! Issue #16 item 3, no size refused: a CSR matrix whose column indices and values exceed one
-//! storage binding goes over two (`format_csr_split.wgsl`), and so does GMRES's pool of basis
-//! and work vectors (`gmres_pool.wgsl`). With the binding limit forced below their size
-//! (`Tuning::max_binding_bytes`), every solver — CG both variants, BiCGStab, GMRES, BiCG with
-//! its Aᵀ as a second split matrix — and the SpMV give exactly the results of one binding:
+//! storage binding goes over two (`format_csr_split.wgsl`), and so do GMRES's and CA-GMRES's
+//! pools of basis and work vectors (`gmres_pool.wgsl`). With the binding limit forced below
+//! their size (`Tuning::max_binding_bytes`), every solver — CG both variants, BiCGStab, GMRES,
+//! CA-GMRES, BiCG with its Aᵀ as a second split matrix — and the SpMV give exactly the results
+//! of one binding:
 //! the same iterations and the same x bit for bit.
 
 mod common;
@@ -11,7 +12,7 @@ use common::problems::{load, rhs};
 
 use krylov_wgpu::gpu::{GpuMatrix, Spmv, Tuning};
 use krylov_wgpu::matrix::generators::random_nonsymmetric;
-use krylov_wgpu::solvers::{Format, Method, Precond, SolveOptions, Variant, solve_gpu};
+use krylov_wgpu::solvers::{Format, Method, Precond, SolveOptions, Tsqr, Variant, solve_gpu};
 use krylov_wgpu::{KrylovError, Scalar};
 
 fn split_engine(limit: u64) -> Option<krylov_wgpu::gpu::Engine> {
@@ -132,6 +133,88 @@ fn the_gmres_basis_over_two_bindings_gives_the_results_of_one() {
     let e = solve_gpu(&tiny, &a, &b, None, &opts, &mut ()).unwrap_err();
     assert!(matches!(e, KrylovError::BufferTooLarge { .. }), "{e}");
     assert!(e.to_string().contains("GMRES(30)"), "{e}");
+}
+
+#[test]
+fn the_cagmres_pool_over_two_bindings_gives_the_results_of_one() {
+    let Some(one) = common::engine() else {
+        return;
+    };
+    let a = load("sherman4");
+    let b = rhs(&a);
+    // CA-GMRES(5, 30): 34 vectors of 1104 f64, split a little past the middle (x, b and the
+    // scratch vector in the second buffer, with the basis's last columns).
+    let limit = 34 * 1104 * 8 * 6 / 10;
+    let split = split_engine(limit).unwrap();
+    let cases = [
+        (Tsqr::CholQr2, Precond::Jacobi),
+        (Tsqr::Cgs2, Precond::None),
+        (Tsqr::Svqr, Precond::Ilu0),
+        (Tsqr::Caqr, Precond::Jacobi),
+    ];
+    for (tsqr, precond) in cases {
+        let opts = SolveOptions {
+            method: Method::CaGmres,
+            s_step: 5,
+            restart: 30,
+            tsqr,
+            precond,
+            rtol: 1e-9,
+            max_iter: 3000,
+            format: Format::Csr,
+            ..Default::default()
+        };
+        let whole = solve_gpu(&one, &a, &b, None, &opts, &mut ()).unwrap();
+        let parts = solve_gpu(&split, &a, &b, None, &opts, &mut ()).unwrap();
+        let ctx = format!("{tsqr} {precond}");
+        assert!(
+            whole.report.converged,
+            "{ctx}: {}",
+            whole.report.reason_detail
+        );
+        assert!(
+            parts.report.notes.iter().any(|n| n.contains("held in two")),
+            "{ctx}: {:?}",
+            parts.report.notes
+        );
+        assert!(!whole.report.notes.iter().any(|n| n.contains("held in two")));
+        assert_eq!(whole.report.iterations, parts.report.iterations, "{ctx}");
+        assert!(same_bits(&whole.x, &parts.x), "{ctx}");
+    }
+    // f32: the double-single true residual reads x and b from the second buffer.
+    let a32 = a.cast::<f32>().unwrap();
+    let b32: Vec<f32> = b.iter().map(|&v| v as f32).collect();
+    let split32 = split_engine(34 * 1104 * 4 * 6 / 10).unwrap();
+    let opts = SolveOptions {
+        method: Method::CaGmres,
+        precond: Precond::Jacobi,
+        rtol: 1e-5,
+        format: Format::Csr,
+        ..Default::default()
+    };
+    let whole = solve_gpu(&one, &a32, &b32, None, &opts, &mut ()).unwrap();
+    let parts = solve_gpu(&split32, &a32, &b32, None, &opts, &mut ()).unwrap();
+    assert!(whole.report.converged, "{}", whole.report.reason_detail);
+    assert!(parts.report.notes.iter().any(|n| n.contains("held in two")));
+    assert_eq!(whole.report.iterations, parts.report.iterations);
+    assert_eq!(
+        whole.report.relative_residual,
+        parts.report.relative_residual
+    );
+    assert!(same_bits(&whole.x, &parts.x));
+    // A pool larger than two bindings is refused by name.
+    let tiny = split_engine(34 * 1104 * 8 / 3).unwrap();
+    let e = solve_gpu(&tiny, &a, &b, None, &opts_ca(), &mut ()).unwrap_err();
+    assert!(matches!(e, KrylovError::BufferTooLarge { .. }), "{e}");
+    assert!(e.to_string().contains("CA-GMRES(5, 30)"), "{e}");
+}
+
+fn opts_ca() -> SolveOptions {
+    SolveOptions {
+        method: Method::CaGmres,
+        format: Format::Csr,
+        ..Default::default()
+    }
 }
 
 #[test]

@@ -187,14 +187,15 @@ fn the_prelude_selects_the_precision() {
     assert!(specialise(k, ShaderConfig::new(Precision::F64)).contains("alias Real = f64;"));
 }
 
-/// The GMRES kernels compile with the pool over two bindings (`gmres_pool_split.wgsl`,
-/// `ShaderConfig::split_pool`) as with one, in both precisions and reduction flavours.
+/// The GMRES and CA-GMRES kernels compile with the pool over two bindings
+/// (`gmres_pool_split.wgsl`, `ShaderConfig::split_pool`) as with one, in both precisions and
+/// reduction flavours.
 #[test]
 fn gmres_kernels_validate_with_the_pool_over_two_bindings() {
     let mut seen = 0;
     for k in KERNELS
         .iter()
-        .filter(|k| k.pieces.contains(&Piece::GmresPool))
+        .filter(|k| k.pieces.contains(&Piece::GmresPool) || k.pieces.contains(&Piece::PoolRead))
     {
         for precision in [Precision::F32, Precision::F64] {
             for subgroups in [false, true] {
@@ -215,5 +216,7 @@ fn gmres_kernels_validate_with_the_pool_over_two_bindings() {
         }
         seen += 1;
     }
-    assert_eq!(seen, 10, "GMRES kernels on the pool");
+    // 10 GMRES kernels, and CA-GMRES's ca_powers, ca_block_dots, ca_block_update,
+    // ca_tsqr_leaf and ca_tsqr_apply.
+    assert_eq!(seen, 15, "GMRES and CA-GMRES kernels on the pool");
 }

@@ -15,11 +15,10 @@
 //
 // params: num = x0, den = nx, dst = y0, comp = ny, slot = the first partials slot.
 
-@group(0) @binding(5) var<storage, read> pool: array<Real>;
 
 fn cb_at(col: u32, end: u32, row: u32) -> Real {
     if col < end {
-        return pool[col * params.n + row];
+        return pool_get(col * params.n + row);
     }
     return Real(0.0);
 }

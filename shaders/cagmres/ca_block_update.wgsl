@@ -50,7 +50,6 @@ const CA_MAX_S: u32 = 16u;
 // for CA_T_RSQRT), groups = 2·⌈ny/8⌉ (even: a pass takes two).
 const CU_STAGE4: u32 = 384u;
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
 var<workgroup> cu_stage: array<vec4<Real>, CU_STAGE4>;
@@ -126,7 +125,7 @@ fn cu_t4(l: u32, g: u32, t0: u32, staged: bool, rsqrt: bool) -> vec4<Real> {
 
 fn cu_y(j: u32, row: u32) -> Real {
     if j < params.comp {
-        return pool[(params.dst + j) * params.n + row];
+        return pool_get((params.dst + j) * params.n + row);
     }
     return Real(0.0);
 }
@@ -151,7 +150,7 @@ fn cu_y_term(g: u32, row: u32, t0: u32, staged: bool) -> vec4<Real> {
     }
     var v = vec4<Real>(Real(0.0));
     for (var l = 0u; l < min(4u * g + 4u, params.comp); l = l + 1u) {
-        v = v + pool[(params.dst + l) * params.n + row] * cu_t4(l, g, t0, staged, false);
+        v = v + pool_get((params.dst + l) * params.n + row) * cu_t4(l, g, t0, staged, false);
     }
     return v;
 }
@@ -161,16 +160,16 @@ fn cu_store(g: u32, row: u32, v: vec4<Real>) {
     let ny = params.comp;
     let base = (params.dst + j) * params.n + row;
     if j < ny {
-        pool[base] = v.x;
+        pool_set(base, v.x);
     }
     if j + 1u < ny {
-        pool[base + params.n] = v.y;
+        pool_set(base + params.n, v.y);
     }
     if j + 2u < ny {
-        pool[base + 2u * params.n] = v.z;
+        pool_set(base + 2u * params.n, v.z);
     }
     if j + 3u < ny {
-        pool[base + 3u * params.n] = v.w;
+        pool_set(base + 3u * params.n, v.w);
     }
 }
 
@@ -249,10 +248,10 @@ fn main(ids: Ids) {
                 // Four independent loads before their products; group gb's products only
                 // when it holds columns (a uniform branch).
                 for (; i + 4u <= nx; i = i + 4u) {
-                    let x0 = pool[(params.num + i) * n + row];
-                    let x1 = pool[(params.num + i + 1u) * n + row];
-                    let x2 = pool[(params.num + i + 2u) * n + row];
-                    let x3 = pool[(params.num + i + 3u) * n + row];
+                    let x0 = pool_get((params.num + i) * n + row);
+                    let x1 = pool_get((params.num + i + 1u) * n + row);
+                    let x2 = pool_get((params.num + i + 2u) * n + row);
+                    let x3 = pool_get((params.num + i + 3u) * n + row);
                     acc_a = acc_a + x0 * cu_c4(i, ga, staged) + x1 * cu_c4(i + 1u, ga, staged)
                         + x2 * cu_c4(i + 2u, ga, staged) + x3 * cu_c4(i + 3u, ga, staged);
                     if has_b {
@@ -261,7 +260,7 @@ fn main(ids: Ids) {
                     }
                 }
                 for (; i < nx; i = i + 1u) {
-                    let x = pool[(params.num + i) * n + row];
+                    let x = pool_get((params.num + i) * n + row);
                     acc_a = acc_a + x * cu_c4(i, ga, staged);
                     if has_b {
                         acc_b = acc_b + x * cu_c4(i, gb, staged);

@@ -18,7 +18,6 @@
 
 const CA_VIN: u32 = 16u;
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(6) var<storage, read> vin: array<Real>;
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 
@@ -26,7 +25,7 @@ fn spmv_x(col: u32) -> Real {
     if (params.flags & CA_VIN) != 0u {
         return vin[col];
     }
-    let v = pool[params.num * params.n + col];
+    let v = pool_get(params.num * params.n + col);
     if params.jacobi != 0u {
         return dinv[col] * v;
     }
@@ -45,11 +44,11 @@ fn main(ids: Ids) {
     for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
         let y = spmv_pass(chunk, ids.lid);
         if y.valid {
-            var v = c_a * y.value + c_s * pool[src + y.row];
+            var v = c_a * y.value + c_s * pool_get(src + y.row);
             if c_p != Real(0.0) {
-                v = v + c_p * pool[prev + y.row];
+                v = v + c_p * pool_get(prev + y.row);
             }
-            pool[dst + y.row] = v;
+            pool_set(dst + y.row, v);
         }
     }
 }

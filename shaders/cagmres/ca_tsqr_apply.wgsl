@@ -21,14 +21,14 @@ fn main(ids: Ids) {
     for (var r = leaf_row(w) + ids.lid; r < leaf_row(w + 1u); r = r + WG) {
         var q: array<Real, CA_MAX_S>;
         for (var l = 0u; l < s; l = l + 1u) {
-            q[l] = pool[leaf_at(l, r)];
+            q[l] = pool_get(leaf_at(l, r));
         }
         for (var j = 0u; j < s; j = j + 1u) {
             var v = Real(0.0);
             for (var l = 0u; l < s; l = l + 1u) {
                 v = v + q[l] * scalars[qh + l + s * j];
             }
-            pool[leaf_at(j, r)] = v;
+            pool_set(leaf_at(j, r), v);
         }
     }
 }

@@ -27,7 +27,7 @@ fn leaf_row4(j0: u32, s: u32, row: u32) -> vec4<Real> {
     var v = vec4<Real>(Real(0.0));
     for (var c = 0u; c < 4u; c = c + 1u) {
         if j0 + c < s {
-            v[c] = pool[leaf_at(j0 + c, row)];
+            v[c] = pool_get(leaf_at(j0 + c, row));
         }
     }
     return v;
@@ -40,7 +40,7 @@ fn below_products(k: u32, j0: u32, s: u32, r0: u32, r1: u32, ids: Ids) -> array<
     for (var j = j0; j < s; j = j + 4u) {
         var acc = sum_zero();
         for (var r = r0 + k + 1u + ids.lid; r < r1; r = r + WG) {
-            acc = sum_add(acc, pool[leaf_at(k, r)] * leaf_row4(j, s, r));
+            acc = sum_add(acc, pool_get(leaf_at(k, r)) * leaf_row4(j, s, r));
         }
         let t = sum_value(workgroup_total(acc, ids));
         d[j] = t.x;
@@ -68,7 +68,7 @@ fn main(ids: Ids) {
         // The pivot row k, columns k … s−1 (x_k and the future row k of R).
         var p: array<Real, CA_MAX_S>;
         for (var j = k; j < s; j = j + 1u) {
-            p[j] = pool[leaf_at(j, r0 + k)];
+            p[j] = pool_get(leaf_at(j, r0 + k));
         }
         storageBarrier();
         let d = below_products(k, k, s, r0, r1, ids);
@@ -90,16 +90,16 @@ fn main(ids: Ids) {
             tw[j] = t * (p[j] + scale * d[j]);
         }
         for (var r = r0 + k + 1u + ids.lid; r < r1; r = r + WG) {
-            let v = scale * pool[leaf_at(k, r)];
-            pool[leaf_at(k, r)] = v;
+            let v = scale * pool_get(leaf_at(k, r));
+            pool_set(leaf_at(k, r), v);
             for (var j = k + 1u; j < s; j = j + 1u) {
-                pool[leaf_at(j, r)] = pool[leaf_at(j, r)] - tw[j] * v;
+                pool_set(leaf_at(j, r), pool_get(leaf_at(j, r)) - tw[j] * v);
             }
         }
         if ids.lid == 0u {
-            pool[leaf_at(k, r0 + k)] = beta;
+            pool_set(leaf_at(k, r0 + k), beta);
             for (var j = k + 1u; j < s; j = j + 1u) {
-                pool[leaf_at(j, r0 + k)] = p[j] - tw[j];
+                pool_set(leaf_at(j, r0 + k), p[j] - tw[j]);
             }
         }
     }
@@ -113,7 +113,7 @@ fn main(ids: Ids) {
         let j = e / s;
         var v = Real(0.0);
         if l <= j {
-            v = pool[leaf_at(j, r0 + l)];
+            v = pool_get(leaf_at(j, r0 + l));
         }
         scalars[base + e] = v;
     }
@@ -126,19 +126,19 @@ fn main(ids: Ids) {
         // Columns j > k hold H_{k+1} … H_{s−1} e_j, zero in rows ≤ k: v·Q[:, j] sums below k.
         let d = below_products(k, k + 1u, s, r0, r1, ids);
         for (var r = r0 + k + 1u + ids.lid; r < r1; r = r + WG) {
-            let v = pool[leaf_at(k, r)];
+            let v = pool_get(leaf_at(k, r));
             for (var j = k + 1u; j < s; j = j + 1u) {
-                pool[leaf_at(j, r)] = pool[leaf_at(j, r)] - t * d[j] * v;
+                pool_set(leaf_at(j, r), pool_get(leaf_at(j, r)) - t * d[j] * v);
             }
-            pool[leaf_at(k, r)] = -t * v;
+            pool_set(leaf_at(k, r), -t * v);
         }
         if ids.lid == 0u {
-            pool[leaf_at(k, r0 + k)] = Real(1.0) - t;
+            pool_set(leaf_at(k, r0 + k), Real(1.0) - t);
             for (var j = k + 1u; j < s; j = j + 1u) {
-                pool[leaf_at(j, r0 + k)] = -t * d[j];
+                pool_set(leaf_at(j, r0 + k), -t * d[j]);
             }
             for (var l = 0u; l < k; l = l + 1u) {
-                pool[leaf_at(k, r0 + l)] = Real(0.0);
+                pool_set(leaf_at(k, r0 + l), Real(0.0));
             }
         }
         storageBarrier();

@@ -6,7 +6,6 @@
 
 const CA_MAX_S: u32 = 16u;
 
-@group(0) @binding(5) var<storage, read_write> pool: array<Real>;
 
 // The first row of leaf w (leaf_row(g) = n), without the overflow of w·n.
 fn leaf_row(w: u32) -> u32 {

@@ -64,12 +64,16 @@ pub enum Piece {
     /// `ds_rows.wgsl`: the format libraries' rows accumulated in double-single (exact products,
     /// Ds sums; on [`Piece::Ds`]) instead of `row_sum.wgsl`'s plain sum in `Real`.
     DsRows,
-    /// `ca_leaf.wgsl`: the pool and the row blocks (leaves) of CA-GMRES's CAQR kernels
-    /// `ca_tsqr_leaf` and `ca_tsqr_apply`.
+    /// `ca_leaf.wgsl`: the row blocks (leaves) of CA-GMRES's CAQR kernels `ca_tsqr_leaf` and
+    /// `ca_tsqr_apply` (on [`Piece::GmresPool`]'s pool).
     CaLeaf,
-    /// `gmres_pool.wgsl`: GMRES's pool (basis and work vectors) with `pool_get`/`pool_set`;
-    /// `gmres_pool_split.wgsl` (two bindings) when [`ShaderConfig::split_pool`].
+    /// `gmres_pool.wgsl`: GMRES's and CA-GMRES's pool (basis and work vectors) with
+    /// `pool_get`/`pool_set`; `gmres_pool_split.wgsl` (two bindings) when
+    /// [`ShaderConfig::split_pool`].
     GmresPool,
+    /// `pool_read.wgsl`: [`Piece::GmresPool`]'s `pool_get` over a read-only binding, for a kernel
+    /// that only reads the pool; `pool_read_split.wgsl` when [`ShaderConfig::split_pool`].
+    PoolRead,
     /// `batch_cg.wgsl`: batched CG, whole iterations of one work item per workgroup, written
     /// against the column type `Col` the kernels `batch_cg` and `batch_cg_block` define.
     BatchCg,
@@ -87,7 +91,7 @@ pub enum Piece {
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 14] = [
+    pub const ALL: [Piece; 15] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -99,6 +103,7 @@ impl Piece {
         Piece::CaLeaf,
         Piece::BatchCg,
         Piece::GmresPool,
+        Piece::PoolRead,
         Piece::Dist,
         Piece::DistRows,
         Piece::DistBasis,
@@ -135,6 +140,7 @@ impl Piece {
             Piece::CaLeaf => lib_file!("ca_leaf.wgsl"),
             Piece::BatchCg => lib_file!("batch_cg.wgsl"),
             Piece::GmresPool => lib_file!("gmres_pool.wgsl"),
+            Piece::PoolRead => lib_file!("pool_read.wgsl"),
             Piece::Dist => lib_file!("dist.wgsl"),
             Piece::DistRows => lib_file!("dist_rows.wgsl"),
             Piece::DistBasis => lib_file!("dist_basis.wgsl"),
@@ -156,6 +162,8 @@ pub const SOLVER_STATE: &str = include_str!("../../shaders/lib/solver_state.wgsl
 pub const SPMV_ROW: &str = include_str!("../../shaders/lib/spmv_row.wgsl");
 /// `shaders/lib/gmres_pool_split.wgsl`: [`Piece::GmresPool`] over two bindings.
 pub const GMRES_POOL_SPLIT: &str = include_str!("../../shaders/lib/gmres_pool_split.wgsl");
+/// `shaders/lib/pool_read_split.wgsl`: [`Piece::PoolRead`] over two bindings.
+pub const POOL_READ_SPLIT: &str = include_str!("../../shaders/lib/pool_read_split.wgsl");
 /// `shaders/lib/row_sum.wgsl`: how the format libraries accumulate a row, in `Real` (every
 /// kernel with a matrix but those built on [`Piece::DsRows`]).
 pub const ROW_SUM: &str = include_str!("../../shaders/lib/row_sum.wgsl");
@@ -295,13 +303,13 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("gmres", "gmres_basis_scale", true, 0, [GmresPool]),
     kernel!("gmres", "gmres_finish", true, 0, [Gmres]),
     // CA-GMRES(s, m).
-    kernel!("cagmres", "ca_powers", true, 1),
-    kernel!("cagmres", "ca_block_dots", true),
+    kernel!("cagmres", "ca_powers", true, 1, [GmresPool]),
+    kernel!("cagmres", "ca_block_dots", true, 0, [PoolRead]),
     kernel!("cagmres", "ca_block_finish", true),
-    kernel!("cagmres", "ca_block_update", true),
+    kernel!("cagmres", "ca_block_update", true, 0, [GmresPool]),
     kernel!("cagmres", "ca_cholqr", true),
-    kernel!("cagmres", "ca_tsqr_leaf", true, 0, [CaLeaf]),
-    kernel!("cagmres", "ca_tsqr_apply", true, 0, [CaLeaf]),
+    kernel!("cagmres", "ca_tsqr_leaf", true, 0, [GmresPool, CaLeaf]),
+    kernel!("cagmres", "ca_tsqr_apply", true, 0, [GmresPool, CaLeaf]),
     // Batched CG: many small systems, one workgroup each (one column, or a block of four).
     kernel!("batch", "batch_cg", true, 0, [BatchCg]),
     kernel!("batch", "batch_cg_block", true, 0, [BatchCg]),
@@ -627,6 +635,8 @@ pub fn specialise_with(kernel: &KernelSource, config: ShaderConfig, two_prod: Tw
     for piece in kernel.pieces {
         if *piece == Piece::GmresPool && config.split_pool {
             text.push_str(GMRES_POOL_SPLIT);
+        } else if *piece == Piece::PoolRead && config.split_pool {
+            text.push_str(POOL_READ_SPLIT);
         } else {
             text.push_str(piece.source());
         }

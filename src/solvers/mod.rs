@@ -13,6 +13,7 @@ mod driver;
 pub mod gmres;
 pub mod jacobi;
 pub mod mixed;
+pub(crate) mod pool;
 mod reuse;
 
 pub use reuse::{KeptUploads, ReuseScope, reuse_uploads, reuse_uploads_from};

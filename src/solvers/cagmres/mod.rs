@@ -606,7 +606,7 @@ pub fn matrix_powers_gpu<T: Scalar>(
     );
     let sys = CaSystem::upload(engine, a, v, None, &opts, &mut report)?;
     let n = a.nrows();
-    engine.write(&sys.pool, 0, v);
+    engine.write(sys.pool.low(), 0, v);
     let mut unit = ();
     let mut run = Run::new(&mut unit);
     let mut be = GpuBackend {
@@ -618,7 +618,7 @@ pub fn matrix_powers_gpu<T: Scalar>(
     };
     be.powers(0, steps, shifts, sigma)?;
     sys.flush()?;
-    let all: Vec<T> = engine.read(&sys.pool, 0, (steps + 1) * n)?;
+    let all: Vec<T> = engine.read(sys.pool.low(), 0, (steps + 1) * n)?;
     Ok(all.chunks(n).map(|c| c.to_vec()).collect())
 }
 
@@ -645,7 +645,7 @@ pub fn tsqr_block<T: Scalar>(
     let b = vec![T::zero(); n];
     let sys = CaSystem::upload(engine, &eye, &b, None, &opts, &mut report)?;
     let cols: Vec<T> = w.iter().map(|&v| T::from_f64(v)).collect();
-    engine.write(&sys.pool, n, &cols);
+    engine.write(sys.pool.low(), n, &cols);
     let mut unit = ();
     let mut run = Run::new(&mut unit);
     let mut be = GpuBackend {
@@ -657,7 +657,7 @@ pub fn tsqr_block<T: Scalar>(
     };
     let block = be.borth(0, s, tsqr)?;
     sys.flush()?;
-    let q: Vec<T> = engine.read(&sys.pool, n, s * n)?;
+    let q: Vec<T> = engine.read(sys.pool.low(), n, s * n)?;
     let q = DMatrix::from_iterator(n, s, q.into_iter().map(|v| v.as_f64()));
     let mut rep = block.report;
     rep.orth_error = crate::cpu::cagmres::tsqr::orth_error(&q);

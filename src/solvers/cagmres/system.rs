@@ -15,6 +15,7 @@ use crate::gpu::shader::partials_entries;
 use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
 use crate::precond::SolverPrecond;
+use crate::solvers::pool::PoolBuffers;
 use crate::solvers::system::FactoredApply;
 use crate::solvers::{SolveOptions, SolveReport};
 
@@ -77,7 +78,8 @@ pub(crate) struct CaSystem<'e, T> {
     /// What `ca_powers` binds as `vin` without a factored M (it must not be the pool, which
     /// it binds read-write).
     unused_vin: wgpu::Buffer,
-    pub(crate) pool: wgpu::Buffer,
+    /// The basis, x, b and the scratch vector, over two bindings where one cannot hold them.
+    pub(crate) pool: PoolBuffers,
     partials: wgpu::Buffer,
     pub(crate) cyc: wgpu::Buffer,
     powers: Kernel,
@@ -151,7 +153,18 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         report.workgroups = g;
         let precond = crate::solvers::reuse::precond(engine, a, opts)?;
         crate::solvers::system::record_precond(report, &precond);
-        Self::build(engine, Some(gpu_a), precond, config, g, b, x0, opts)
+        let sys = Self::build(engine, Some(gpu_a), precond, config, g, b, x0, opts)?;
+        if sys.pool.is_split() {
+            report.notes.push(format!(
+                "the CA-GMRES({}, {}) basis, x, b and scratch vector ({} vectors of {} entries) \
+                 exceed one storage binding: they are held in two",
+                sys.s,
+                sys.m,
+                sys.m + 4,
+                sys.n
+            ));
+        }
+        Ok(sys)
     }
 
     /// The pool, cycle buffer and block kernels of one row block of a distributed CA-GMRES
@@ -177,7 +190,18 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         let config = engine.shader_config(T::PRECISION);
         let g = engine.reduction_groups(n);
         let precond = crate::solvers::reuse::precond(engine, diag, opts)?;
-        Self::build(engine, None, precond, config, g, b, x0, opts)
+        let sys = Self::build(engine, None, precond, config, g, b, x0, opts)?;
+        if sys.pool.is_split() {
+            // The distributed kernels bind the pool as one buffer.
+            return Err(KrylovError::InvalidOption(format!(
+                "CA-GMRES({}, {}) on a row block of {n} rows: its {} vectors exceed one storage \
+                 binding (use more devices or a smaller --restart)",
+                ca.s,
+                ca.m,
+                ca.m + 4
+            )));
+        }
+        Ok(sys)
     }
 
     /// Allocates the pool (b and x0 written) and the cycle buffer, and compiles the kernels.
@@ -196,14 +220,16 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         let ca = opts.ca();
         let (s, m) = (ca.s, ca.m);
         let vectors = m + 4;
-        let elem = std::mem::size_of::<T>() as u64;
         let pool_what = format!(
-            "CA-GMRES({s}, {m}) Krylov basis, x, b and a scratch vector ({vectors} vectors of {n} entries in one \
-             buffer; use a smaller restart length)"
+            "CA-GMRES({s}, {m}) Krylov basis, x, b and a scratch vector ({vectors} vectors of {n} \
+             entries; use a smaller restart length)"
         );
-        engine
-            .context()
-            .check_binding(&pool_what, vectors as u64 * n as u64 * elem)?;
+        let pool = PoolBuffers::new::<T>(engine, &pool_what, vectors, n)?;
+        // The kernels address the pool through gmres_pool.wgsl: two bindings where it needs them.
+        let config = crate::gpu::ShaderConfig {
+            split_pool: pool.is_split(),
+            ..config
+        };
         let caqr = ca.tsqr == crate::base::Tsqr::Caqr;
         let leaves = if caqr { caqr_leaves(n, s, g) } else { 0 };
         let lay = CaLayout::new(m, s, leaves);
@@ -245,7 +271,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             precond,
             factored,
             unused_vin: engine.storage_zeroed::<T>("cagmres vin (unused)", 1)?,
-            pool: engine.storage_zeroed::<T>(&pool_what, vectors * n)?,
+            pool,
             partials,
             cyc: engine.storage_zeroed::<T>("cagmres cycle buffer", lay.len)?,
             bind_groups: RefCell::new(HashMap::new()),
@@ -253,9 +279,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             warming: std::cell::Cell::new(false),
             unsubmitted: std::cell::Cell::new(0),
         };
-        engine.write(&sys.pool, sys.b() * n, b);
+        sys.pool.write(engine, sys.b(), 0, b);
         if let Some(x0) = x0 {
-            engine.write(&sys.pool, sys.x() * n, x0);
+            sys.pool.write(engine, sys.x(), 0, x0);
         }
         Ok(sys)
     }
@@ -287,9 +313,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                 (1, &self.partials),
                 (2, &self.cyc),
                 (4, &params),
-                (5, &self.pool),
                 (11, self.precond.dinv()),
             ];
+            e.extend(self.pool.entries());
             if which == Which::Powers {
                 let a = self
                     .a
@@ -501,7 +527,14 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             let bytes = (self.n * std::mem::size_of::<T>()) as u64;
             let mut batch = self.batch.borrow_mut();
             let batch = batch.get_or_insert_with(|| self.engine.begin("cagmres"));
-            batch.copy(&self.pool, src as u64 * bytes, &f.input, 0, bytes);
+            let (buf, at) = self.pool.locate(src);
+            batch.copy(
+                buf,
+                (at * std::mem::size_of::<T>()) as u64,
+                &f.input,
+                0,
+                bytes,
+            );
             f.step.record(batch);
         }
     }
@@ -522,7 +555,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                 if !self.warming.get() {
                     let mut batch = self.batch.borrow_mut();
                     let batch = batch.get_or_insert_with(|| self.engine.begin("cagmres"));
-                    batch.copy(&f.output, 0, &self.pool, z as u64 * bytes, bytes);
+                    let (buf, at) = self.pool.locate(z);
+                    let offset = (at * std::mem::size_of::<T>()) as u64;
+                    batch.copy(&f.output, 0, buf, offset, bytes);
                 }
                 // x += 1·z: the constant 1 is the restart's third coefficient (index 3).
                 self.record_update(z, 1, x, 1, 3, 0, T_IDENTITY | C_ADD);
@@ -698,7 +733,8 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// The solution x (one readback).
     pub(crate) fn read_x(&self) -> Result<Vec<T>> {
         self.flush()?;
-        self.engine.read(&self.pool, self.x() * self.n, self.n)
+        let (buf, at) = self.pool.locate(self.x());
+        self.engine.read(buf, at, self.n)
     }
 
     /// ‖I − QᵀQ‖_F over q₁ … q_k (the Gram matrix on the GPU, column by column; one
@@ -725,12 +761,11 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// and b (as GMRES does).
     pub(crate) fn true_residual_ds(&self) -> Result<crate::gpu::ds::TrueResidualDs> {
         self.flush()?;
-        let n = self.n;
         crate::gpu::ds::TrueResidualDs::at(
             self.engine,
             self.a.as_ref().expect("A is on the device"),
-            (&self.pool, self.x() * n),
-            (&self.pool, self.b() * n),
+            self.pool.locate(self.x()),
+            self.pool.locate(self.b()),
         )
     }
 }

@@ -13,6 +13,7 @@ use crate::gpu::{Batch, Engine, GpuMatrix, Kernel};
 use crate::matrix::Csr;
 use crate::precond::SolverPrecond;
 use crate::solvers::driver::sum_component;
+use crate::solvers::pool::PoolBuffers;
 use crate::solvers::system::FactoredApply;
 use crate::solvers::{CheckMode, GramSchmidt, Precond, Side, SolveOptions, SolveReport, Variant};
 
@@ -70,73 +71,6 @@ impl Pool {
     /// Vectors in the pool: m + 5 (pipelined) or m + 6 (classical, with w).
     fn len(self, classical: bool) -> usize {
         self.m + if classical { 6 } else { 5 }
-    }
-}
-
-/// The pool on the GPU: one buffer, or two when it exceeds one storage binding (issue #16:
-/// no size refused) — vectors 0 … `split` − 1 in `low`, the rest in `high`, split at a vector
-/// so every copy and readback of a vector stays in one buffer. The kernels address it through
-/// `shaders/lib/gmres_pool.wgsl` (`pool_split` at binding 17, `high` at 18).
-pub(super) struct PoolBuffers {
-    low: wgpu::Buffer,
-    high: wgpu::Buffer,
-    /// Vectors in `low` (all of them with one binding).
-    split: usize,
-    /// Whether `high` holds any vector.
-    two: bool,
-    /// `vec4<u32>` with the first element of `high` (u32::MAX with one binding).
-    split_uniform: wgpu::Buffer,
-    n: usize,
-}
-
-impl PoolBuffers {
-    /// `vectors` vectors of `n` entries of `T`, over two buffers when one binding
-    /// ([`Engine::binding_limit`]) cannot hold them; an error when two cannot either.
-    fn new<T: Scalar>(engine: &Engine, what: &str, vectors: usize, n: usize) -> Result<Self> {
-        let elem = std::mem::size_of::<T>() as u64;
-        let limit = engine.binding_limit();
-        let per = ((limit / (n as u64 * elem).max(1)) as usize).max(1);
-        let (split, high_vectors) = if vectors <= per {
-            (vectors, 0)
-        } else {
-            (per, vectors - per)
-        };
-        if high_vectors > per || (split * n) as u64 >= u32::MAX as u64 {
-            return Err(crate::base::error::KrylovError::BufferTooLarge {
-                what: format!("{what} (over two bindings)"),
-                bytes: vectors as u64 * n as u64 * elem,
-                limit: 2 * per as u64 * n as u64 * elem,
-                limit_name: "two storage bindings",
-            });
-        }
-        let first_high = if high_vectors > 0 {
-            (split * n) as u32
-        } else {
-            u32::MAX
-        };
-        Ok(PoolBuffers {
-            low: engine.storage_zeroed::<T>(what, split * n)?,
-            high: engine
-                .storage_zeroed::<T>(&format!("{what} (second binding)"), high_vectors * n)?,
-            split,
-            two: high_vectors > 0,
-            split_uniform: engine.uniform_from("gmres pool split", &[first_high, 0, 0, 0]),
-            n,
-        })
-    }
-
-    /// The buffer holding pool vector `k` and the vector's offset in it, in elements.
-    pub(super) fn locate(&self, k: usize) -> (&wgpu::Buffer, usize) {
-        if k < self.split {
-            (&self.low, k * self.n)
-        } else {
-            (&self.high, (k - self.split) * self.n)
-        }
-    }
-
-    /// Whether the pool is over two bindings.
-    pub(super) fn is_split(&self) -> bool {
-        self.two
     }
 }
 
@@ -491,10 +425,10 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             (1, partials),
             (2, &self.cyc),
             (4, &params),
-            (5, &self.pool.low),
+            (5, self.pool.low()),
             (11, self.dinv()),
-            (17, &self.pool.split_uniform),
-            (18, &self.pool.high),
+            (17, self.pool.split_uniform()),
+            (18, self.pool.high()),
         ];
         e.extend(self.a.bindings(false));
         self.engine.bind_group_at(kernel, &e)

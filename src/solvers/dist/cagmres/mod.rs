@@ -72,7 +72,12 @@ impl CaLaunches {
         let next = core.local.nloc() + core.local.halo.len();
         let ext = poisoned::<T>(e, "dist cagmres v_ext", next)?;
         let step = e.uniform_from("dist cagmres step", &DistCa::default());
-        let vecs = [(8, &ext), (10, sys.dinv()), (22, &step), (23, &sys.pool)];
+        let vecs = [
+            (8, &ext),
+            (10, sys.dinv()),
+            (22, &step),
+            (23, sys.pool.low()),
+        ];
         let (k_load, k_gather, k_powers) = (
             core.kernel("dist_ca_load")?,
             core.kernel("dist_gather")?,
@@ -205,7 +210,7 @@ pub(super) fn solve<'a, T: Scalar>(
         for ((core, sys), l) in cores.iter().zip(&systems).zip(&launches) {
             let bytes = (sys.n * std::mem::size_of::<T>()) as u64;
             let mut batch = core.engine.begin("dist cagmres x");
-            batch.copy(&sys.pool, sys.x() as u64 * bytes, &l.ext, 0, bytes);
+            batch.copy(sys.pool.low(), sys.x() as u64 * bytes, &l.ext, 0, bytes);
             batch.submit()?;
         }
         let core_refs: Vec<&BlockCore<T>> = cores.iter().collect();
@@ -319,7 +324,7 @@ fn deep_powers<T: Scalar>(
             &ext,
             dinv_ext.as_deref(),
             &halo.exchange.send[p],
-            &sys.pool,
+            sys.pool.low(),
         )? {
             Some(m) => devices.push(m),
             None => return Ok(None),
