@@ -5,25 +5,13 @@
 // halo filled by the host, and dist_ca_powers multiplies [v; v_halo]. A matrix powers step
 // loads a basis vector with D⁻¹ (right Jacobi: the cycles run on A·D⁻¹), the restart loads
 // x without.
-// Library: lib/dist.wgsl. CPU twin: cpu::cagmres::powers::matrix_powers_with's operand.
+// Library: lib/dist.wgsl, lib/dist_ca.wgsl. CPU twin: cpu::cagmres::powers::matrix_powers_with's
+// operand.
 
 const CA_DIST_DINV: u32 = 1u;
 
-struct DistCa {
-    // Rows of the block (the pool's vector stride).
-    n: u32,
-    src: u32,
-    prev: u32,
-    dst: u32,
-    flags: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
 @group(0) @binding(8) var<storage, read_write> v_ext: array<Real>;
 @group(0) @binding(10) var<storage, read> dinv: array<Real>;
-@group(0) @binding(22) var<uniform> ca: DistCa;
 @group(0) @binding(23) var<storage, read> pool: array<Real>;
 
 @compute @workgroup_size(WG)

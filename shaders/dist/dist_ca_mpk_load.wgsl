@@ -6,27 +6,12 @@
 //   send[q] = pool[src·n + send_idx[q]]    q < count
 // The host copies slices of `send` into the other devices' z (slot 0, past their owned rows;
 // solvers::dist::mpk's exchange); dist_ca_mpk_step then runs the block's steps.
-// Library: none (the solver prelude). CPU twin: solvers::dist::mpk::ExtBlock::powers (z0).
-
-struct Mpk {
-    // Owned rows (the pool's vector stride), extended rows (z's slot stride).
-    n: u32,
-    next: u32,
-    // The block's start vector in the pool.
-    src: u32,
-    // Entries of the deep send list.
-    count: u32,
-    jacobi: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// Library: lib/dist_ca.wgsl. CPU twin: solvers::dist::mpk::ExtBlock::powers (z0).
 
 @group(0) @binding(23) var<storage, read> pool: array<Real>;
 @group(0) @binding(25) var<storage, read_write> z: array<Real>;
 @group(0) @binding(26) var<storage, read> send_idx: array<u32>;
 @group(0) @binding(27) var<storage, read_write> send: array<Real>;
-@group(0) @binding(28) var<uniform> mpk: Mpk;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {

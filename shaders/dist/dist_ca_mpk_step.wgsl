@@ -6,18 +6,7 @@
 //   pool[src + k][t] = z[k][t]   for owned t < n
 // with (c_A, c_s, c_p) = coef[3(k−1) ..] (cpu::cagmres::powers::step_coefficients). No
 // exchange between steps: the ghost rows computed at step k are what step k + 1 reads.
-// Library: none (the solver prelude). CPU twin: solvers::dist::mpk::ExtBlock::powers.
-
-struct Mpk {
-    n: u32,
-    next: u32,
-    src: u32,
-    count: u32,
-    jacobi: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
+// Library: lib/dist_ca.wgsl. CPU twin: solvers::dist::mpk::ExtBlock::powers.
 
 struct MpkStep {
     k: u32,
@@ -28,7 +17,6 @@ struct MpkStep {
 
 @group(0) @binding(23) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(25) var<storage, read_write> z: array<Real>;
-@group(0) @binding(28) var<uniform> mpk: Mpk;
 @group(0) @binding(29) var<storage, read> ext_row_ptr: array<u32>;
 @group(0) @binding(30) var<storage, read> ext_cols: array<u32>;
 @group(0) @binding(31) var<storage, read> ext_vals: array<Real>;

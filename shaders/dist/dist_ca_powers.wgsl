@@ -6,23 +6,11 @@
 // src = x, prev = b; a powers step's launches are recorded without a reduction, its sums
 // unused). (c_A, c_s, c_p) = coef[0..3], written by the host before the phase. Launched over
 // the interior rows while the halo is in flight, then over the boundary rows.
-// Library: lib/dist.wgsl, lib/dist_rows.wgsl.
+// Library: lib/dist.wgsl, lib/dist_rows.wgsl, lib/dist_ca.wgsl.
 // CPU twin: cpu::cagmres::powers::matrix_powers_with and matrix::partition::LocalPart::mul_ext.
-
-struct DistCa {
-    n: u32,
-    src: u32,
-    prev: u32,
-    dst: u32,
-    flags: u32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
 
 @group(0) @binding(8) var<storage, read> v_ext: array<Real>;
 @group(0) @binding(13) var<storage, read> coef: array<Real>;
-@group(0) @binding(22) var<uniform> ca: DistCa;
 @group(0) @binding(23) var<storage, read_write> pool: array<Real>;
 
 fn dist_x(col: u32) -> Real {

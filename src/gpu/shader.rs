@@ -83,6 +83,9 @@ pub enum Piece {
     /// `dist_rows.wgsl` (on [`Piece::Dist`]): the row product of a device's block of A for the
     /// distributed products; the kernel defines `dist_x(col)`.
     DistRows,
+    /// `dist_ca.wgsl`: the parameters of distributed CA-GMRES's operand loads, products and
+    /// matrix powers (`dist_ca_*`).
+    DistCa,
     /// `dist_basis.wgsl` (on [`Piece::Dist`]): distributed GMRES's Krylov basis on a row
     /// block, its Gram–Schmidt combination and inner products; the kernel declares `basis`
     /// (and `w` for the inner products).
@@ -91,7 +94,7 @@ pub enum Piece {
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 15] = [
+    pub const ALL: [Piece; 16] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -107,6 +110,7 @@ impl Piece {
         Piece::Dist,
         Piece::DistRows,
         Piece::DistBasis,
+        Piece::DistCa,
     ];
 
     /// The piece's WGSL source.
@@ -144,6 +148,7 @@ impl Piece {
             Piece::Dist => lib_file!("dist.wgsl"),
             Piece::DistRows => lib_file!("dist_rows.wgsl"),
             Piece::DistBasis => lib_file!("dist_basis.wgsl"),
+            Piece::DistCa => lib_file!("dist_ca.wgsl"),
         }
     }
 }
@@ -380,10 +385,10 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("dist", "dist_gmres_prepare", true, 0, [Dist, DistBasis]),
     kernel!("dist", "dist_gmres_update_x", true, 0, [Dist, DistBasis]),
     kernel!("dist", "dist_gmres_residual", true, 0, [Dist, DistRows]),
-    kernel!("dist", "dist_ca_load", true, 0, [Dist]),
-    kernel!("dist", "dist_ca_powers", true, 0, [Dist, DistRows]),
-    kernel!("dist", "dist_ca_mpk_load", true, 0),
-    kernel!("dist", "dist_ca_mpk_step", true, 0),
+    kernel!("dist", "dist_ca_load", true, 0, [Dist, DistCa]),
+    kernel!("dist", "dist_ca_powers", true, 0, [Dist, DistRows, DistCa]),
+    kernel!("dist", "dist_ca_mpk_load", true, 0, [DistCa]),
+    kernel!("dist", "dist_ca_mpk_step", true, 0, [DistCa]),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
     // primitives applied elementwise (tests/gpu_ds.rs).
     kernel!("ds", "fma_probe", false, 0, [Ds]),

@@ -221,6 +221,16 @@ impl<T: Scalar> LocalPart<T> {
     }
 }
 
+/// The local index of global row `g` on the part whose rows in local order are `order`
+/// (interior rows `0..interior` first, each half ascending, as [`LocalPart::order`]).
+pub fn local_index(order: &[u32], interior: usize, g: u32) -> u32 {
+    let (int, bnd) = order.split_at(interior);
+    match int.binary_search(&g) {
+        Ok(i) => i as u32,
+        Err(_) => (interior + bnd.binary_search(&g).expect("the part holds g")) as u32,
+    }
+}
+
 /// One copy of the exchange: `len` values from `from`'s send buffer at `src` into `to`'s halo
 /// at `dst` (halo numbering).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,29 +253,33 @@ pub struct Exchange {
 impl Exchange {
     /// The plan for `locals` (every part of `partition`, in order).
     pub fn plan<T: Scalar>(partition: &RowPartition, locals: &[LocalPart<T>]) -> Self {
+        let halos: Vec<&[u32]> = locals.iter().map(|l| l.halo.as_slice()).collect();
+        Self::for_halos(partition, &halos, |o, g| {
+            local_index(&locals[o].order, locals[o].interior, g)
+        })
+    }
+
+    /// The plan filling every part's `halos[p]` (global rows, ascending, so grouped by owner)
+    /// from their owners; `local_of(owner, g)` is g's local index on its owner. CA-GMRES's
+    /// matrix powers exchange deeper halos with it (`solvers::dist::mpk`).
+    pub fn for_halos(
+        partition: &RowPartition,
+        halos: &[&[u32]],
+        local_of: impl Fn(usize, u32) -> u32,
+    ) -> Self {
         let k = partition.parts();
         let mut send: Vec<Vec<u32>> = vec![Vec::new(); k];
         let mut transfers = Vec::new();
-        // Global row → local index, per owner, found through its order.
-        let local_of = |o: usize, g: u32| -> u32 {
-            let l = &locals[o];
-            // `order` holds interior rows then boundary rows, each ascending.
-            let (int, bnd) = l.order.split_at(l.interior);
-            match int.binary_search(&g) {
-                Ok(i) => i as u32,
-                Err(_) => (l.interior + bnd.binary_search(&g).expect("owner holds g")) as u32,
-            }
-        };
-        for (to, l) in locals.iter().enumerate() {
+        for (to, halo) in halos.iter().enumerate() {
             let mut h = 0;
-            while h < l.halo.len() {
-                let from = partition.owner(l.halo[h] as usize);
-                let end = h + l.halo[h..]
+            while h < halo.len() {
+                let from = partition.owner(halo[h] as usize);
+                let end = h + halo[h..]
                     .iter()
                     .take_while(|&&g| partition.owner(g as usize) == from)
                     .count();
                 let src = send[from].len();
-                send[from].extend(l.halo[h..end].iter().map(|&g| local_of(from, g)));
+                send[from].extend(halo[h..end].iter().map(|&g| local_of(from, g)));
                 transfers.push(Transfer {
                     from,
                     to,

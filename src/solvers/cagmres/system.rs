@@ -747,14 +747,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             self.record_dots(1, k, 1 + j, 1, self.lay.vtv + k * j, None);
         }
         let g = self.read(self.lay.vtv, k * k)?;
-        let mut sum = 0.0;
-        for i in 0..k {
-            for j in 0..k {
-                let e = g[i + k * j] - if i == j { 1.0 } else { 0.0 };
-                sum += e * e;
-            }
-        }
-        Ok(Some(sum.sqrt()))
+        Ok(Some(distance_from_identity(&g, k)))
     }
 
     /// ‖b − Ax‖² in f64 for an f32 solve: the double-single true residual from the pool's x
@@ -768,4 +761,17 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             self.pool.locate(self.b()),
         )
     }
+}
+
+/// ‖G − I‖_F of a k × k Gram matrix `g` (column-major): the orthogonality error ‖I − QᵀQ‖_F
+/// the reports give.
+pub(crate) fn distance_from_identity(g: &[f64], k: usize) -> f64 {
+    let mut sum = 0.0;
+    for i in 0..k {
+        for j in 0..k {
+            let e = g[i + k * j] - if i == j { 1.0 } else { 0.0 };
+            sum += e * e;
+        }
+    }
+    sum.sqrt()
 }

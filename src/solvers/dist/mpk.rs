@@ -24,7 +24,7 @@ use crate::base::scalar::Scalar;
 use crate::gpu::kernels::solver_kernel;
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::matrix::Csr;
-use crate::matrix::partition::{Exchange, RowPartition, Transfer};
+use crate::matrix::partition::{Exchange, RowPartition, local_index};
 
 /// Every part's ghost rows for a matrix powers depth, and the exchange that fills them.
 #[derive(Debug, Clone)]
@@ -77,7 +77,10 @@ impl DeepHalo {
             })
             .collect();
         let (ghosts, levels): (Vec<Vec<u32>>, Vec<Vec<u32>>) = found.into_iter().unzip();
-        let exchange = plan_exchange(partition, orders, interiors, &ghosts);
+        let halos: Vec<&[u32]> = ghosts.iter().map(Vec::as_slice).collect();
+        let exchange = Exchange::for_halos(partition, &halos, |o, g| {
+            local_index(&orders[o], interiors[o], g)
+        });
         DeepHalo {
             depth,
             ghosts,
@@ -85,47 +88,6 @@ impl DeepHalo {
             exchange,
         }
     }
-}
-
-/// The exchange filling every part's `halos` (global rows, ascending) from their owners, as
-/// [`Exchange::plan`] does for the one-level halo.
-fn plan_exchange(
-    partition: &RowPartition,
-    orders: &[Vec<u32>],
-    interiors: &[usize],
-    halos: &[Vec<u32>],
-) -> Exchange {
-    let k = partition.parts();
-    let mut send: Vec<Vec<u32>> = vec![Vec::new(); k];
-    let mut transfers = Vec::new();
-    let local_of = |o: usize, g: u32| -> u32 {
-        let (int, bnd) = orders[o].split_at(interiors[o]);
-        match int.binary_search(&g) {
-            Ok(i) => i as u32,
-            Err(_) => (interiors[o] + bnd.binary_search(&g).expect("owner holds g")) as u32,
-        }
-    };
-    for (to, halo) in halos.iter().enumerate() {
-        let mut h = 0;
-        while h < halo.len() {
-            let from = partition.owner(halo[h] as usize);
-            let end = h + halo[h..]
-                .iter()
-                .take_while(|&&g| partition.owner(g as usize) == from)
-                .count();
-            let src = send[from].len();
-            send[from].extend(halo[h..end].iter().map(|&g| local_of(from, g)));
-            transfers.push(Transfer {
-                from,
-                to,
-                src,
-                dst: h,
-                len: end - h,
-            });
-            h = end;
-        }
-    }
-    Exchange { send, transfers }
 }
 
 /// One part's rows for the matrix powers: its own and its ghost rows of levels

@@ -16,7 +16,9 @@ use crate::cpu::cagmres::powers::{basis_change, step_coefficients};
 use crate::cpu::cagmres::tsqr::{cholesky, right_upper_inverse, svqr_r};
 use crate::cpu::cagmres::{BlockResult, CaBackend};
 use crate::solvers::cagmres::layout::powers_prev;
-use crate::solvers::cagmres::system::{CaSystem, NO_X, T_IDENTITY, arnoldi_step};
+use crate::solvers::cagmres::system::{
+    CaSystem, NO_X, T_IDENTITY, arnoldi_step, distance_from_identity,
+};
 use crate::solvers::cagmres::{block_result, finite};
 
 use super::{CaLaunches, supports};
@@ -305,14 +307,7 @@ impl<T: Scalar> DistBackend<'_, '_, '_, '_, T> {
             }
         }
         self.host.sum(&mut g);
-        let mut sum = 0.0;
-        for i in 0..k {
-            for j in 0..k {
-                let e = g[i + k * j] - if i == j { 1.0 } else { 0.0 };
-                sum += e * e;
-            }
-        }
-        Ok(Some(sum.sqrt()))
+        Ok(Some(distance_from_identity(&g, k)))
     }
 }
 
