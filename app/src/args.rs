@@ -34,9 +34,9 @@ Options:
   --precision P         f32 | f64
   --device D            auto | gpu | cpu | N (an adapter index): auto takes a hardware GPU with
                         the features the solve needs, else the CPU; gpu any adapter, software too
-  --devices LIST        split the rows over several devices (CG, BiCGStab, GMRES, CA-GMRES; BiCG: its
-                        A- and A^T-recurrences on two): N (the first N adapters) or adapter
-                        indices, 0,1; an index may repeat (0,0)
+  --devices LIST        split the rows over several devices (CG, BiCGStab, GMRES, CA-GMRES;
+                        BiCG: its A- and A^T-recurrences on two): N (the first N adapters) or
+                        adapter indices, 0,1; an index may repeat (0,0)
   --check-mode C        device | paper
   --precond P           none | jacobi | ilu0 | ic0
   --side S              left | right: the side of the preconditioner (GMRES, BiCGStab)

@@ -126,8 +126,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         self.precond.fused_diagonal()
     }
 
-    /// Uploads A (format recorded in `report`), b and x0 into the pool; refuses a pool larger
-    /// than one storage binding and blocks larger than [`MAX_S`].
+    /// Uploads A (format recorded in `report`), b and x0 into the pool (over two bindings
+    /// where one cannot hold it); refuses a pool larger than two and blocks larger than
+    /// [`MAX_S`].
     pub(crate) fn upload(
         engine: &'e Engine,
         a: &Csr<T>,
@@ -187,16 +188,15 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         let ca = opts.ca();
         if ca.s > MAX_S || ca.m + 1 > n {
             return Err(KrylovError::InvalidOption(format!(
-                "CA-GMRES({}, {}) on a row block of {n} rows: s ≤ {MAX_S} and m + 1 ≤ the rows of                  every block (use fewer devices or a smaller --restart)",
+                "CA-GMRES({}, {}) on a row block of {n} rows: s ≤ {MAX_S} and m + 1 ≤ the rows of \
+                 every block (use fewer devices or a smaller --restart)",
                 ca.s, ca.m
             )));
         }
-        let config = engine.shader_config(T::PRECISION);
-        let g = engine.reduction_groups(n);
-        let precond = crate::solvers::reuse::precond(engine, diag, opts)?;
-        let sys = Self::build(engine, None, precond, config, g, b, x0, opts)?;
-        if sys.pool.is_split() {
-            // The distributed kernels bind the pool as one buffer.
+        // The distributed kernels bind the pool as one buffer: refused before anything is
+        // allocated.
+        let bytes = (ca.m + 4) as u64 * n as u64 * std::mem::size_of::<T>() as u64;
+        if bytes > engine.binding_limit() {
             return Err(KrylovError::InvalidOption(format!(
                 "CA-GMRES({}, {}) on a row block of {n} rows: its {} vectors exceed one storage \
                  binding (use more devices or a smaller --restart)",
@@ -205,7 +205,10 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                 ca.m + 4
             )));
         }
-        Ok(sys)
+        let config = engine.shader_config(T::PRECISION);
+        let g = engine.reduction_groups(n);
+        let precond = crate::solvers::reuse::precond(engine, diag, opts)?;
+        Self::build(engine, None, precond, config, g, b, x0, opts)
     }
 
     /// Allocates the pool (b and x0 written) and the cycle buffer, and compiles the kernels.
