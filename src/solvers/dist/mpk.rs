@@ -259,6 +259,8 @@ pub(crate) struct MpkDevice {
     pub send_len: usize,
     params: wgpu::Buffer,
     coef: wgpu::Buffer,
+    /// The coefficients last written to `coef`.
+    last_coef: std::cell::RefCell<Option<Vec<f64>>>,
     next: usize,
     jacobi: bool,
     load: (Kernel, wgpu::BindGroup, u32),
@@ -355,6 +357,7 @@ impl MpkDevice {
             send_len: send.len(),
             params,
             coef,
+            last_coef: Default::default(),
             next: ext.next,
             jacobi: dinv.is_some(),
             load,
@@ -363,8 +366,9 @@ impl MpkDevice {
         }))
     }
 
-    /// Writes a block's start (pool vector `src`) and its steps' coefficients
-    /// (`step_coefficients`, 3 per step).
+    /// Writes a block's start (pool vector `src`) and, where they changed since the last
+    /// block (a cycle's blocks share them), its steps' coefficients (`step_coefficients`, 3 per
+    /// step).
     pub fn set_block<T: Scalar>(&self, engine: &Engine, src: usize, coef: &[f64]) {
         let p = MpkParams {
             n: self.nloc as u32,
@@ -375,8 +379,12 @@ impl MpkDevice {
             pad: [0; 3],
         };
         engine.write(&self.params, 0, &[p]);
-        let c: Vec<T> = coef.iter().map(|&v| T::from_f64(v)).collect();
-        engine.write(&self.coef, 0, &c);
+        let mut last = self.last_coef.borrow_mut();
+        if last.as_deref() != Some(coef) {
+            let c: Vec<T> = coef.iter().map(|&v| T::from_f64(v)).collect();
+            engine.write(&self.coef, 0, &c);
+            *last = Some(coef.to_vec());
+        }
     }
 
     /// Records the load of the start vector and the gather of the sent entries.
