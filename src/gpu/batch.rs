@@ -207,17 +207,36 @@ impl<T: Pod> PendingRead<'_, T> {
     /// Waits for the submission that holds this read (not for later ones) and returns the data.
     pub fn wait(self) -> Result<Vec<T>> {
         let engine = self.engine;
-        engine
-            .ctx
-            .device
-            .poll(wgpu::PollType::Wait {
-                submission_index: Some(self.submission),
-                timeout: None,
-            })
-            .map_err(|e| KrylovError::Gpu(format!("poll failed: {e}")))?;
+        let device = &engine.ctx.device;
+        let mut mapped = None;
+        if engine.spins() {
+            // Poll without blocking until the map callback has run (it runs inside poll).
+            let t = std::time::Instant::now();
+            while mapped.is_none() && t.elapsed() < super::engine::SPIN_WAIT_LIMIT {
+                device
+                    .poll(wgpu::PollType::Poll)
+                    .map_err(|e| KrylovError::Gpu(format!("poll failed: {e}")))?;
+                match self.rx.try_recv() {
+                    Ok(r) => mapped = Some(Ok(r)),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => mapped = Some(Err(())),
+                }
+            }
+        }
+        let mapped = match mapped {
+            Some(m) => m,
+            None => {
+                device
+                    .poll(wgpu::PollType::Wait {
+                        submission_index: Some(self.submission),
+                        timeout: None,
+                    })
+                    .map_err(|e| KrylovError::Gpu(format!("poll failed: {e}")))?;
+                self.rx.recv().map_err(|_| ())
+            }
+        };
         engine.ctx.take_error()?;
-        self.rx
-            .recv()
+        mapped
             .map_err(|_| KrylovError::Gpu("map callback never ran".into()))?
             .map_err(|e| KrylovError::Gpu(format!("map_async failed: {e}")))?;
         let bytes = self.bytes;

@@ -140,11 +140,18 @@ pub struct Tuning {
     /// larger than it are split over several bindings as they would be over the real limit
     /// (tests force the split on small matrices with it).
     pub max_binding_bytes: Option<u64>,
+    /// Wait for a read-back by polling the device in a loop for up to [`SPIN_WAIT_LIMIT`]
+    /// before blocking in the driver's fence wait: the thread spins, and learns of the GPU's
+    /// completion sooner than a blocking wait wakes it (on two H200s the distributed CG's
+    /// iteration at n = 5e7 took 4–7 % less, BENCHMARKS.md). `None`: spin on hardware
+    /// adapters, not on software ones (lavapipe's GPU is the host's cores a spinning thread
+    /// would take).
+    pub spin_wait: Option<bool>,
 }
 
 impl Tuning {
     /// The defaults, overridden by `KRYLOV_WORKGROUP_SIZE`, `KRYLOV_MAX_GROUPS`,
-    /// `KRYLOV_SUBGROUPS` (on/off), `KRYLOV_PROFILE=1`, `KRYLOV_UNCHECKED=1`,
+    /// `KRYLOV_SUBGROUPS` (on/off), `KRYLOV_PROFILE=1`, `KRYLOV_UNCHECKED=1`, `KRYLOV_SPIN_WAIT` (1/0),
     /// `KRYLOV_TWO_PROD` (fma/split) and `KRYLOV_MAX_BINDING_BYTES` when set (for experiments;
     /// invalid values are ignored).
     pub fn from_env() -> Self {
@@ -168,6 +175,11 @@ impl Tuning {
         }
         t.profile = var("KRYLOV_PROFILE").is_some_and(|v| v == "1");
         t.unchecked = var("KRYLOV_UNCHECKED").is_some_and(|v| v == "1");
+        match var("KRYLOV_SPIN_WAIT").as_deref() {
+            Some("1") => t.spin_wait = Some(true),
+            Some("0") => t.spin_wait = Some(false),
+            _ => {}
+        }
         t.max_binding_bytes = var("KRYLOV_MAX_BINDING_BYTES")
             .and_then(|v| v.parse::<u64>().ok())
             .filter(|b| *b >= 16);
@@ -186,9 +198,15 @@ impl Default for Tuning {
             unchecked: false,
             two_prod: None,
             max_binding_bytes: None,
+            spin_wait: None,
         }
     }
 }
+
+/// How long [`PendingRead::wait`](super::PendingRead::wait) polls before it blocks, when it
+/// spins ([`Tuning::spin_wait`]): longer than a distributed iteration's waits at the sizes
+/// where they matter, short enough that a long solve's final wait sleeps.
+pub const SPIN_WAIT_LIMIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Bytes of the read-back buffer an engine makes at creation (partial sums and cycle buffers
 /// fit; larger reads make their own).
@@ -266,6 +284,12 @@ impl Engine {
     /// The launch configuration.
     pub fn tuning(&self) -> Tuning {
         self.tuning
+    }
+
+    /// Whether read-backs are waited for by polling first ([`Tuning::spin_wait`]; by default
+    /// on hardware adapters).
+    pub fn spins(&self) -> bool {
+        self.tuning.spin_wait.unwrap_or(!self.ctx.summary.software)
     }
 
     /// The kernel configuration for `precision` under this engine's tuning.

@@ -356,6 +356,36 @@ fn a_matrix_over_two_bindings_gives_the_same_iterations() {
 }
 
 #[test]
+fn spinning_and_blocking_waits_give_the_same_solve() {
+    let Some(devs) = devices(2) else { return };
+    // Software adapters block by default (a spinning host thread would take a core from
+    // lavapipe's workers); hardware ones spin first.
+    let engine = Engine::with_tuning(devs[0].clone(), Tuning::default());
+    assert_eq!(engine.spins(), !devs[0].summary.software);
+    let a = poisson_2d_fd::<f64>(24);
+    let b = rhs(&a);
+    let opts = cg(Precond::Jacobi, 1e-8);
+    let run = |spin: bool| {
+        let config = DistConfig {
+            partition: None,
+            tuning: Tuning {
+                spin_wait: Some(spin),
+                ..Tuning::default()
+            },
+        };
+        solve_dist_with(&devs, &a, &b, None, &opts, &config, &mut ()).unwrap()
+    };
+    let (spun, blocked) = (run(true), run(false));
+    assert!(spun.report.converged, "{}", spun.report.reason_detail);
+    assert_eq!(spun.report.iterations, blocked.report.iterations);
+    assert_eq!(spun.report.counts, blocked.report.counts);
+    assert_eq!(
+        spun.x, blocked.x,
+        "only the wait differs: bit for bit the same x"
+    );
+}
+
+#[test]
 fn an_uneven_explicit_partition_still_solves() {
     let Some(devs) = devices(3) else { return };
     let a = poisson_2d_fd::<f32>(20);
