@@ -3,7 +3,7 @@
 
 mod common;
 
-use krylov_wgpu::bench::Heater;
+use krylov_wgpu::bench::{Heater, Heaters};
 use krylov_wgpu::matrix::generators::poisson_2d_fd;
 use krylov_wgpu::solvers::{Method, SolveOptions, Variant, solve_gpu};
 
@@ -43,4 +43,27 @@ fn heater_pauses_resumes_and_stays_out_of_the_counts() {
     heater.resume();
     heater.resume();
     drop(heater);
+}
+
+#[test]
+fn heaters_leave_software_adapters_alone_and_pause_at_the_loop_start() {
+    let Some(engine) = common::engine() else {
+        return;
+    };
+    let ctx = engine.context().clone();
+    let mut heaters = Heaters::start(std::slice::from_ref(&ctx)).unwrap();
+    // lavapipe's "GPU" is the host's cores: no heater there (a hardware adapter gets one).
+    assert_eq!(heaters.len(), usize::from(!ctx.summary.software));
+    let a = poisson_2d_fd::<f32>(16);
+    let b = a.mul_vec(&vec![1.0; a.ncols()]).unwrap();
+    let opts = SolveOptions {
+        method: Method::Cg,
+        variant: Variant::Pipelined,
+        rtol: 1e-5,
+        ..Default::default()
+    };
+    let quiet = solve_gpu(&engine, &a, &b, None, &opts, &mut ()).unwrap();
+    let heated = solve_gpu(&engine, &a, &b, None, &opts, &mut heaters).unwrap();
+    assert_eq!(heated.report.counts, quiet.report.counts);
+    assert_eq!(heated.x, quiet.x);
 }

@@ -137,3 +137,47 @@ impl Monitor for PauseAtLoopStart<'_> {
         self.0.pause();
     }
 }
+
+/// One [`Heater`] per hardware device of a solve (software adapters get none: their "GPU" is
+/// the host's cores), and the monitor that pauses them all when the timed loop starts: the
+/// CLI's `solve --heat`, so a benchmark's loop starts at the clocks a busy GPU runs at
+/// instead of those the driver lowered to during a long set-up.
+///
+/// ```no_run
+/// use krylov_wgpu::bench::Heaters;
+/// use krylov_wgpu::gpu::{DeviceList, open_devices};
+/// let devices = open_devices(&DeviceList::Count(2))?;
+/// let mut heaters = Heaters::start(&devices)?; // heating from here …
+/// // … to the first `on_loop_start` of a solve given `&mut heaters` as its monitor.
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub struct Heaters(Vec<Heater>);
+
+impl Heaters {
+    /// Starts heating every hardware device in `contexts`.
+    pub fn start(contexts: &[Arc<GpuContext>]) -> Result<Self> {
+        let mut v = Vec::new();
+        for ctx in contexts.iter().filter(|c| !c.summary.software) {
+            v.push(Heater::start(ctx.clone())?);
+        }
+        Ok(Heaters(v))
+    }
+
+    /// How many devices are heated.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no device is heated.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Monitor for Heaters {
+    fn on_loop_start(&mut self) {
+        for h in &self.0 {
+            h.pause();
+        }
+    }
+}

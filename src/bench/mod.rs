@@ -13,7 +13,7 @@
 //! | `tts.rs` | time to solution ([`time_to_solution`]) |
 //! | `spmv.rs` | SpMV bandwidth per storage format ([`bench_spmv`] → [`SpmvRow`], its table) |
 //! | `probe.rs` | streaming bandwidth and launch-latency probes ([`measure_bandwidth`]) |
-//! | `heater.rs` | the clock [`Heater`] that runs between timed loops |
+//! | `heater.rs` | the clock [`Heater`] that runs between timed loops ([`Heaters`]: `solve --heat`) |
 
 mod heater;
 mod iteration;
@@ -22,7 +22,7 @@ mod problem;
 mod spmv;
 mod tts;
 
-pub use heater::{Heater, PauseAtLoopStart, with_heater_paused};
+pub use heater::{Heater, Heaters, PauseAtLoopStart, with_heater_paused};
 pub use iteration::{BenchCase, BenchRow, run_case, run_case_on, table_header, table_row};
 pub use probe::{dependent_dispatch_us, measure_bandwidth, probe_update4, probe_update4_variant};
 pub use problem::{bench_matrix, bytes_per_iteration};

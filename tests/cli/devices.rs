@@ -166,3 +166,41 @@ fn what_several_devices_do_not_run_is_one_clear_error() {
             .assert_input_error(&["--devices 64", "--devices 0,0"]);
     }
 }
+
+#[test]
+fn heat_leaves_the_solve_as_it_was() {
+    if !have_gpu() {
+        return;
+    }
+    // --heat keeps hardware GPUs busy during the set-up (none on lavapipe); the solve is the
+    // same, on one device and on two.
+    for devices in [&["--device", "gpu"][..], &["--devices", "0,0"][..]] {
+        let run = |heat: bool| {
+            let mut args = vec![
+                "solve",
+                "--generate",
+                "poisson2d:20",
+                "--precision",
+                "f32",
+                "--rtol",
+                "1e-5",
+                "--json",
+            ];
+            args.extend_from_slice(devices);
+            if heat {
+                args.push("--heat");
+            }
+            let run = krylov(&args);
+            run.assert_code(0);
+            run.json()
+        };
+        let (cold, hot) = (run(false), run(true));
+        assert_eq!(hot["converged"], Value::Bool(true), "{devices:?}");
+        assert_eq!(hot["iterations"], cold["iterations"], "{devices:?}");
+        assert_eq!(hot["counts"], cold["counts"], "{devices:?}");
+        assert_eq!(
+            hot["relative_residual"], cold["relative_residual"],
+            "{devices:?}"
+        );
+    }
+}

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use krylov_wgpu::bench::Heaters;
 use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine};
 use krylov_wgpu::matrix::{Csr, market, samples};
 use krylov_wgpu::solvers::{
-    Basis, CheckMode, Format, GramSchmidt, Method, OuterPrecision, Precond, Reduction,
+    Basis, CheckMode, Format, GramSchmidt, Method, Monitor, OuterPrecision, Precond, Reduction,
     RefineOptions, Refinement, Reorder, Side, SolveOptions, SolveReport, Trisolve, Tsqr, Variant,
     mixed, on_gpu, solve_on,
 };
@@ -119,6 +120,11 @@ pub struct SolveArgs {
     /// first note says so.
     #[arg(long)]
     allow_mixed: bool,
+    /// Keep every hardware GPU of the solve busy with a streaming kernel until the timed loop
+    /// starts, so the loop runs at the clocks of a busy GPU rather than those the driver
+    /// lowered to during a long set-up (for benchmarks; `krylov bench` does this itself).
+    #[arg(long)]
+    heat: bool,
     /// --precision mixed: the relative tolerance of each inner f32 solve (the factor by which
     /// an outer iteration aims to shrink the residual).
     #[arg(long, default_value_t = 1e-4)]
@@ -265,10 +271,15 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         };
         return finish_solve(args, &name, (&a, &b), run);
     }
+    let heaters = match (&device.context, args.heat) {
+        (Some(ctx), true) => Some(Heaters::start(std::slice::from_ref(ctx))?),
+        _ => None,
+    };
     let task = RunSolve {
         device: &device,
         b: &b,
         opts: &opts,
+        heaters,
     };
     let (x, report) = run_in(args.matrix.precision.working(), &a, task)?;
     let run = Run {
@@ -291,10 +302,16 @@ fn solve_on_devices(
 ) -> Result<ExitCode> {
     let (opts, precision) = dist_options(args, "--devices")?;
     let contexts = krylov_wgpu::gpu::open_devices(list)?;
+    let heaters = if args.heat {
+        Some(Heaters::start(&contexts)?)
+    } else {
+        None
+    };
     let task = RunDist {
         on: DistOn::Devices(&contexts),
         b,
         opts: &opts,
+        heaters,
     };
     let (x, report) = run_in(precision, a, task)?;
     let run = Run {
@@ -371,10 +388,16 @@ fn solve_with_mpi(
     let adapter = krylov_wgpu::solvers::dist::mpi::local_adapter()?;
     let list = krylov_wgpu::gpu::DeviceList::Indices(vec![adapter]);
     let device = krylov_wgpu::gpu::open_devices_on(&list, wgpu::Backends::PRIMARY)?.remove(0);
+    let heaters = if args.heat {
+        Some(Heaters::start(std::slice::from_ref(&device))?)
+    } else {
+        None
+    };
     let task = RunDist {
         on: DistOn::Mpi(&world, device),
         b,
         opts: &opts,
+        heaters,
     };
     // An error on one rank would leave the others waiting in a collective: it ends them all.
     let (x, report) = match run_in(precision, a, task) {
@@ -417,26 +440,33 @@ struct RunDist<'a> {
     on: DistOn<'a>,
     b: &'a [f64],
     opts: &'a SolveOptions,
+    /// `--heat`: paused when the timed loop starts.
+    heaters: Option<Heaters>,
 }
 
 impl MatrixTask for RunDist<'_> {
     type Output = (Vec<f64>, SolveReport);
 
-    fn run<T: Scalar>(self, a: &Csr<T>) -> Result<Self::Output> {
+    fn run<T: Scalar>(mut self, a: &Csr<T>) -> Result<Self::Output> {
         let b: Vec<T> = self.b.iter().map(|&v| T::from_f64(v)).collect();
+        let mut none = ();
+        let monitor: &mut dyn Monitor = match self.heaters.as_mut() {
+            Some(h) => h,
+            None => &mut none,
+        };
         let sol = match self.on {
-            DistOn::Devices(contexts) => {
-                krylov_wgpu::solvers::dist::solve_dist(contexts, a, &b, None, self.opts)?
-            }
-            #[cfg(feature = "mpi")]
-            DistOn::Mpi(world, device) => krylov_wgpu::solvers::dist::mpi::solve_mpi(
-                world,
-                device,
+            DistOn::Devices(contexts) => krylov_wgpu::solvers::dist::solve_dist_with(
+                contexts,
                 a,
                 &b,
                 None,
                 self.opts,
-                &mut (),
+                &krylov_wgpu::solvers::dist::DistConfig::default(),
+                monitor,
+            )?,
+            #[cfg(feature = "mpi")]
+            DistOn::Mpi(world, device) => krylov_wgpu::solvers::dist::mpi::solve_mpi(
+                world, device, a, &b, None, self.opts, monitor,
             )?,
         };
         Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
@@ -467,12 +497,14 @@ struct RunSolve<'a> {
     device: &'a ChosenDevice,
     b: &'a [f64],
     opts: &'a SolveOptions,
+    /// `--heat`: paused when the timed loop starts.
+    heaters: Option<Heaters>,
 }
 
 impl MatrixTask for RunSolve<'_> {
     type Output = (Vec<f64>, SolveReport);
 
-    fn run<T: Scalar>(self, a: &Csr<T>) -> Result<Self::Output> {
+    fn run<T: Scalar>(mut self, a: &Csr<T>) -> Result<Self::Output> {
         let b: Vec<T> = self.b.iter().map(|&v| T::from_f64(v)).collect();
         if let Some(index) = b.iter().position(|v| !v.is_finite()) {
             return Err(KrylovError::NonFinite {
@@ -485,6 +517,11 @@ impl MatrixTask for RunSolve<'_> {
             .context
             .as_ref()
             .map(|ctx| Engine::with_tuning(ctx.clone(), krylov_wgpu::gpu::Tuning::from_env()));
+        let mut none = ();
+        let monitor: &mut dyn Monitor = match self.heaters.as_mut() {
+            Some(h) => h,
+            None => &mut none,
+        };
         let sol = solve_on(
             self.device,
             engine.as_ref(),
@@ -492,7 +529,7 @@ impl MatrixTask for RunSolve<'_> {
             &b,
             None,
             self.opts,
-            &mut (),
+            monitor,
         )?;
         Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
     }
