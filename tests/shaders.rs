@@ -187,36 +187,69 @@ fn the_prelude_selects_the_precision() {
     assert!(specialise(k, ShaderConfig::new(Precision::F64)).contains("alias Real = f64;"));
 }
 
-/// The GMRES and CA-GMRES kernels compile with the pool over two bindings
-/// (`gmres_pool_split.wgsl`, `ShaderConfig::split_pool`) as with one, in both precisions and
-/// reduction flavours.
+/// The GMRES and CA-GMRES kernels compile with the pool over one to eight bindings
+/// (`gpu::shader::pool_source`, `ShaderConfig::pool_parts`), in both precisions and
+/// reduction flavours, binding exactly the parts asked for.
 #[test]
-fn gmres_kernels_validate_with_the_pool_over_two_bindings() {
+fn gmres_kernels_validate_with_the_pool_over_several_bindings() {
+    use krylov_wgpu::gpu::shader::{MAX_POOL_PARTS, PoolLayout};
     let mut seen = 0;
-    for k in KERNELS
+    for k in KERNELS.iter().filter(|k| {
+        [
+            Piece::GmresPool,
+            Piece::PoolRead,
+            Piece::DistPool,
+            Piece::DistPoolRead,
+        ]
         .iter()
-        .filter(|k| k.pieces.contains(&Piece::GmresPool) || k.pieces.contains(&Piece::PoolRead))
-    {
+        .any(|p| k.pieces.contains(p))
+    }) {
+        let dist = k.pieces.contains(&Piece::DistPool) || k.pieces.contains(&Piece::DistPoolRead);
+        let layout = if dist {
+            PoolLayout::Dist
+        } else {
+            PoolLayout::Solver
+        };
         for precision in [Precision::F32, Precision::F64] {
             for subgroups in [false, true] {
-                for split_pool in [false, true] {
+                for pool_parts in [1, 2, 3, MAX_POOL_PARTS] {
                     let config = ShaderConfig {
                         subgroups,
-                        split_pool,
+                        pool_parts,
                         ..ShaderConfig::new(precision)
                     };
                     let (module, _) = module(k.name, config);
-                    let high = module
-                        .global_variables
-                        .iter()
-                        .any(|(_, g)| g.name.as_deref() == Some("pool_hi"));
-                    assert_eq!(high, split_pool, "{}", k.name);
+                    let has = |name: &str| {
+                        module
+                            .global_variables
+                            .iter()
+                            .any(|(_, g)| g.name.as_deref() == Some(name))
+                    };
+                    let bound_at = |b: u32| {
+                        module
+                            .global_variables
+                            .iter()
+                            .any(|(_, g)| g.binding.as_ref().is_some_and(|r| r.binding == b))
+                    };
+                    for part in 1..MAX_POOL_PARTS {
+                        let want = part < pool_parts;
+                        assert_eq!(
+                            has(&format!("pool_{part}")),
+                            want,
+                            "{} {pool_parts}",
+                            k.name
+                        );
+                        assert_eq!(bound_at(layout.part(part)), want, "{}", k.name);
+                    }
+                    assert_eq!(has("pool_bounds"), pool_parts > 1, "{}", k.name);
+                    assert!(bound_at(layout.first()), "{}", k.name);
                 }
             }
         }
         seen += 1;
     }
-    // 10 GMRES kernels, and CA-GMRES's ca_powers, ca_block_dots, ca_block_update,
-    // ca_tsqr_leaf and ca_tsqr_apply.
-    assert_eq!(seen, 15, "GMRES and CA-GMRES kernels on the pool");
+    // 10 GMRES kernels, CA-GMRES's ca_powers, ca_block_dots, ca_block_update, ca_tsqr_leaf
+    // and ca_tsqr_apply; distributed GMRES's four kernels on its basis and distributed
+    // CA-GMRES's dist_ca_load, dist_ca_powers, dist_ca_mpk_load and dist_ca_mpk_step.
+    assert_eq!(seen, 23, "GMRES and CA-GMRES kernels on the pool");
 }

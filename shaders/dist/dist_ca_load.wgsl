@@ -5,21 +5,20 @@
 // halo filled by the host, and dist_ca_powers multiplies [v; v_halo]. A matrix powers step
 // loads a basis vector with D⁻¹ (right Jacobi: the cycles run on A·D⁻¹), the restart loads
 // x without.
-// Library: lib/dist.wgsl, lib/dist_ca.wgsl. CPU twin: cpu::cagmres::powers::matrix_powers_with's
-// operand.
+// Library: lib/dist.wgsl, lib/dist_ca.wgsl, lib/dist_pool_read.wgsl. CPU twin:
+// cpu::cagmres::powers::matrix_powers_with's operand.
 
 const CA_DIST_DINV: u32 = 1u;
 
 @group(0) @binding(8) var<storage, read_write> v_ext: array<Real>;
 @group(0) @binding(10) var<storage, read> dinv: array<Real>;
-@group(0) @binding(23) var<storage, read> pool: array<Real>;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
     let stride = ids.nwg.x * WG;
     let base = ca.src * ca.n;
     for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
-        var v = pool[base + i];
+        var v = pool_get(base + i);
         if (ca.flags & CA_DIST_DINV) != 0u {
             v = dinv[i] * v;
         }

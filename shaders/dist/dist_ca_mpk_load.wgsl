@@ -6,9 +6,9 @@
 //   send[q] = pool[src·n + send_idx[q]]    q < count
 // The host copies slices of `send` into the other devices' z (slot 0, past their owned rows;
 // solvers::dist::mpk's exchange); dist_ca_mpk_step then runs the block's steps.
-// Library: lib/dist_ca.wgsl. CPU twin: solvers::dist::mpk::ExtBlock::powers (z0).
+// Library: lib/dist_ca.wgsl, lib/dist_pool_read.wgsl. CPU twin:
+// solvers::dist::mpk::ExtBlock::powers (z0).
 
-@group(0) @binding(23) var<storage, read> pool: array<Real>;
 @group(0) @binding(25) var<storage, read_write> z: array<Real>;
 @group(0) @binding(26) var<storage, read> send_idx: array<u32>;
 @group(0) @binding(27) var<storage, read_write> send: array<Real>;
@@ -18,9 +18,9 @@ fn main(ids: Ids) {
     let stride = ids.nwg.x * WG;
     let base = mpk.src * mpk.n;
     for (var i = ids.wid.x * WG + ids.lid; i < mpk.n; i = i + stride) {
-        z[i] = pool[base + i];
+        z[i] = pool_get(base + i);
     }
     for (var q = ids.wid.x * WG + ids.lid; q < mpk.count; q = q + stride) {
-        send[q] = pool[base + send_idx[q]];
+        send[q] = pool_get(base + send_idx[q]);
     }
 }

@@ -6,7 +6,7 @@
 //   pool[src + k][t] = z[k][t]   for owned t < n
 // with (c_A, c_s, c_p) = coef[3(k−1) ..] (cpu::cagmres::powers::step_coefficients). No
 // exchange between steps: the ghost rows computed at step k are what step k + 1 reads.
-// Library: lib/dist_ca.wgsl. CPU twin: solvers::dist::mpk::ExtBlock::powers.
+// Library: lib/dist_ca.wgsl, lib/dist_pool.wgsl. CPU twin: solvers::dist::mpk::ExtBlock::powers.
 
 struct MpkStep {
     k: u32,
@@ -15,7 +15,6 @@ struct MpkStep {
     pad1: u32,
 }
 
-@group(0) @binding(23) var<storage, read_write> pool: array<Real>;
 @group(0) @binding(25) var<storage, read_write> z: array<Real>;
 @group(0) @binding(29) var<storage, read> ext_row_ptr: array<u32>;
 @group(0) @binding(30) var<storage, read> ext_cols: array<u32>;
@@ -55,7 +54,7 @@ fn main(ids: Ids) {
         }
         z[dst_at + t] = v;
         if t < mpk.n {
-            pool[(mpk.src + k) * mpk.n + t] = v;
+            pool_set((mpk.src + k) * mpk.n + t, v);
         }
     }
 }

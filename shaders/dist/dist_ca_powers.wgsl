@@ -6,12 +6,11 @@
 // src = x, prev = b; a powers step's launches are recorded without a reduction, its sums
 // unused). (c_A, c_s, c_p) = coef[0..3], written by the host before the phase. Launched over
 // the interior rows while the halo is in flight, then over the boundary rows.
-// Library: lib/dist.wgsl, lib/dist_rows.wgsl, lib/dist_ca.wgsl.
+// Library: lib/dist.wgsl, lib/dist_rows.wgsl, lib/dist_ca.wgsl, lib/dist_pool.wgsl.
 // CPU twin: cpu::cagmres::powers::matrix_powers_with and matrix::partition::LocalPart::mul_ext.
 
 @group(0) @binding(8) var<storage, read> v_ext: array<Real>;
 @group(0) @binding(13) var<storage, read> coef: array<Real>;
-@group(0) @binding(23) var<storage, read_write> pool: array<Real>;
 
 fn dist_x(col: u32) -> Real {
     return v_ext[col];
@@ -28,12 +27,12 @@ fn main(ids: Ids) {
     for (var i = dist.begin + ids.wid.x * WG + ids.lid; i < dist.end; i = i + stride) {
         var v = c_a * dist_row(i);
         if c_s != Real(0.0) {
-            v = v + c_s * pool[ca.src * n + i];
+            v = v + c_s * pool_get(ca.src * n + i);
         }
         if c_p != Real(0.0) {
-            v = v + c_p * pool[ca.prev * n + i];
+            v = v + c_p * pool_get(ca.prev * n + i);
         }
-        pool[ca.dst * n + i] = v;
+        pool_set(ca.dst * n + i, v);
         acc = acc + vec4<Real>(v * v, Real(0.0), Real(0.0), Real(0.0));
     }
     dist_store(acc, ids);

@@ -3,10 +3,9 @@
 //   w = w − Σ_{k=1..gm.nsub} h_k v_k      (h_k = hcoef[k] = ⟨v_k, w⟩ summed over devices)
 // with the first reduction stage of ⟨w, w⟩ and ⟨v_k, w⟩ for k < gm.count. The second
 // pass's update is dist_gmres_prepare's, fused with the normalisation.
-// Library: lib/dist.wgsl, lib/dist_basis.wgsl. CPU twin: cpu::gmres (orthogonalize, CGS2).
+// Library: lib/dist.wgsl, lib/dist_basis.wgsl, lib/dist_pool.wgsl. CPU twin: cpu::gmres (orthogonalize, CGS2).
 
 @group(0) @binding(9) var<storage, read_write> w: array<Real>;
-@group(0) @binding(23) var<storage, read> basis: array<Real>;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {

@@ -4,12 +4,11 @@
 // with the first reduction stage of ⟨w, w⟩ and ⟨v_k, w⟩ for k < gm.count (= i). Launched over
 // the interior rows while the halo is in flight, then over the boundary rows (interleaved
 // slots: dist.quad_stride = 2).
-// Library: lib/dist.wgsl, lib/dist_rows.wgsl, lib/dist_basis.wgsl.
+// Library: lib/dist.wgsl, lib/dist_rows.wgsl, lib/dist_basis.wgsl, lib/dist_pool.wgsl.
 // CPU twin: matrix::partition::LocalPart::mul_ext and cpu::gmres.
 
 @group(0) @binding(8) var<storage, read> z_ext: array<Real>;
 @group(0) @binding(9) var<storage, read_write> w: array<Real>;
-@group(0) @binding(23) var<storage, read> basis: array<Real>;
 
 fn dist_x(col: u32) -> Real {
     return z_ext[col];

@@ -1,7 +1,8 @@
 // dist_basis.wgsl: GMRES's Krylov basis on one device's row block (issue #19; host side
-// `src/solvers/dist/gmres.rs`), on lib/dist.wgsl. Basis vector v_k of the block is
-// basis[k · gm.n + i]; the kernel declares `basis` (read or read_write) and, for
-// `dist_basis_dots`, `w`. The host writes `gm` and `hcoef` before each phase.
+// `src/solvers/dist/gmres.rs`), on lib/dist.wgsl. Basis vector v_k of the block is pool
+// element k · gm.n + i (lib/dist_pool.wgsl or dist_pool_read.wgsl: `pool_get`, over several
+// bindings where one cannot hold the basis); the kernel declares `w` for `dist_basis_dots`.
+// The host writes `gm` and `hcoef` before each phase.
 
 struct DistGm {
     // Rows of the block: the basis stride.
@@ -29,8 +30,8 @@ fn dist_basis_combo2(i: u32, j: u32) -> vec2<Real> {
     var s1 = Real(0.0);
     for (var k = 1u; k <= gm.nsub; k = k + 1u) {
         let c = hcoef[k];
-        let a = basis[k * gm.n + i];
-        let b = basis[k * gm.n + j];
+        let a = pool_get(k * gm.n + i);
+        let b = pool_get(k * gm.n + j);
         s0 = s0 + c * a;
         s1 = s1 + c * b;
     }
@@ -44,7 +45,7 @@ fn dist_basis_factor(q: u32, i: u32, wi: Real) -> Real {
         return wi;
     }
     if q <= gm.count {
-        return basis[(q - 1u) * gm.n + i];
+        return pool_get((q - 1u) * gm.n + i);
     }
     return Real(0.0);
 }

@@ -300,7 +300,7 @@ impl Engine {
             subgroups: self.tuning.subgroups.unwrap_or(self.ctx.has_subgroups()),
             format: Default::default(),
             compensated: false,
-            split_pool: false,
+            pool_parts: 1,
         }
     }
 

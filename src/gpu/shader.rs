@@ -68,11 +68,11 @@ pub enum Piece {
     /// `ca_tsqr_apply` (on [`Piece::GmresPool`]'s pool).
     CaLeaf,
     /// `gmres_pool.wgsl`: GMRES's and CA-GMRES's pool (basis and work vectors) with
-    /// `pool_get`/`pool_set`; `gmres_pool_split.wgsl` (two bindings) when
-    /// [`ShaderConfig::split_pool`].
+    /// `pool_get`/`pool_set`; [`pool_source`] (several bindings) when
+    /// [`ShaderConfig::pool_parts`] > 1.
     GmresPool,
     /// `pool_read.wgsl`: [`Piece::GmresPool`]'s `pool_get` over a read-only binding, for a kernel
-    /// that only reads the pool; `pool_read_split.wgsl` when [`ShaderConfig::split_pool`].
+    /// that only reads the pool; [`pool_source`] when [`ShaderConfig::pool_parts`] > 1.
     PoolRead,
     /// `batch_cg.wgsl`: batched CG, whole iterations of one work item per workgroup, written
     /// against the column type `Col` the kernels `batch_cg` and `batch_cg_block` define.
@@ -90,11 +90,17 @@ pub enum Piece {
     /// block, its Gram–Schmidt combination and inner products; the kernel declares `basis`
     /// (and `w` for the inner products).
     DistBasis,
+    /// `dist_pool.wgsl`: a distributed block's pool (distributed GMRES's basis, CA-GMRES's
+    /// block pool) at binding 23 with `pool_get`/`pool_set`; over several bindings
+    /// [`pool_source`] with [`PoolLayout::Dist`] when [`ShaderConfig::pool_parts`] > 1.
+    DistPool,
+    /// `dist_pool_read.wgsl`: [`Piece::DistPool`]'s `pool_get` over a read-only binding.
+    DistPoolRead,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 16] = [
+    pub const ALL: [Piece; 18] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -111,6 +117,8 @@ impl Piece {
         Piece::DistRows,
         Piece::DistBasis,
         Piece::DistCa,
+        Piece::DistPool,
+        Piece::DistPoolRead,
     ];
 
     /// The piece's WGSL source.
@@ -149,6 +157,8 @@ impl Piece {
             Piece::DistRows => lib_file!("dist_rows.wgsl"),
             Piece::DistBasis => lib_file!("dist_basis.wgsl"),
             Piece::DistCa => lib_file!("dist_ca.wgsl"),
+            Piece::DistPool => lib_file!("dist_pool.wgsl"),
+            Piece::DistPoolRead => lib_file!("dist_pool_read.wgsl"),
         }
     }
 }
@@ -165,10 +175,107 @@ pub const SUM_COMPENSATED: &str = include_str!("../../shaders/lib/sum_compensate
 pub const SOLVER_STATE: &str = include_str!("../../shaders/lib/solver_state.wgsl");
 /// `shaders/lib/spmv_row.wgsl`: the interface of the format libraries.
 pub const SPMV_ROW: &str = include_str!("../../shaders/lib/spmv_row.wgsl");
-/// `shaders/lib/gmres_pool_split.wgsl`: [`Piece::GmresPool`] over two bindings.
-pub const GMRES_POOL_SPLIT: &str = include_str!("../../shaders/lib/gmres_pool_split.wgsl");
-/// `shaders/lib/pool_read_split.wgsl`: [`Piece::PoolRead`] over two bindings.
-pub const POOL_READ_SPLIT: &str = include_str!("../../shaders/lib/pool_read_split.wgsl");
+/// The most storage bindings a GMRES or CA-GMRES pool spreads over
+/// ([`ShaderConfig::pool_parts`]): eight 2 GiB bindings hold 17 GB.
+pub const MAX_POOL_PARTS: u8 = 8;
+
+/// Where a pool's bindings are, for [`pool_source`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolLayout {
+    /// GMRES's and CA-GMRES's pool on one device (`gmres_pool.wgsl`): part 0 at 5, the
+    /// parts' first elements at 17, part 1 at 18, parts 2… at 50….
+    Solver,
+    /// A distributed block's pool (`dist_pool.wgsl`): part 0 at 23, the first elements at 56,
+    /// parts 1… at 57….
+    Dist,
+}
+
+impl PoolLayout {
+    /// The binding of part 0.
+    pub const fn first(self) -> u32 {
+        match self {
+            PoolLayout::Solver => 5,
+            PoolLayout::Dist => 23,
+        }
+    }
+
+    /// The binding of the parts' first elements (`array<vec4<u32>, 2>`).
+    pub const fn bounds(self) -> u32 {
+        match self {
+            PoolLayout::Solver => 17,
+            PoolLayout::Dist => 56,
+        }
+    }
+
+    /// The binding of part `k` (0 < `k` < [`MAX_POOL_PARTS`]).
+    pub const fn part(self, k: u8) -> u32 {
+        match self {
+            PoolLayout::Solver if k == 1 => 18,
+            PoolLayout::Solver => 48 + k as u32,
+            PoolLayout::Dist => 56 + k as u32,
+        }
+    }
+}
+
+/// [`Piece::GmresPool`] / [`Piece::DistPool`] (or, `read_only`, [`Piece::PoolRead`] /
+/// [`Piece::DistPoolRead`]) over `parts` > 1 storage bindings at `layout`'s bindings: the
+/// interface of `shaders/lib/gmres_pool.wgsl` (`pool_get`, `pool_set`; only `pool_get` when
+/// read-only) with vector-aligned parts: part 0 (`pool`) holds elements below `pool_bounds`
+/// entry 0, part k (`pool_k`) those from entry k − 1 below entry k. The host fills the bounds
+/// (`solvers::pool::PoolBuffers`).
+pub fn pool_source(layout: PoolLayout, parts: u8, read_only: bool) -> String {
+    assert!((2..=MAX_POOL_PARTS).contains(&parts), "{parts} pool parts");
+    let access = if read_only { "read" } else { "read_write" };
+    let mut s = format!(
+        "// The pool over {parts} storage bindings (generated by gpu::shader::pool_source).\n\
+         @group(0) @binding({first}) var<storage, {access}> pool: array<Real>;\n\
+         // Entry k: the first element of part k + 1 (u32::MAX past the last part).\n\
+         @group(0) @binding({bounds}) var<uniform> pool_bounds: array<vec4<u32>, 2>;\n",
+        first = layout.first(),
+        bounds = layout.bounds(),
+    );
+    for k in 1..parts {
+        s += &format!(
+            "@group(0) @binding({}) var<storage, {access}> pool_{k}: array<Real>;\n",
+            layout.part(k)
+        );
+    }
+    let bound = |k: u8| format!("pool_bounds[{}u][{}u]", k / 4, k % 4);
+    // Which part holds element i, and i's offset in it.
+    s += "\nfn pool_get(i: u32) -> Real {\n    if i < ";
+    s += &bound(0);
+    s += " {\n        return pool[i];\n    }\n";
+    for k in 1..parts {
+        let lo = bound(k - 1);
+        if k + 1 < parts {
+            s += &format!(
+                "    if i < {} {{\n        return pool_{k}[i - {lo}];\n    }}\n",
+                bound(k)
+            );
+        } else {
+            s += &format!("    return pool_{k}[i - {lo}];\n");
+        }
+    }
+    s += "}\n";
+    if !read_only {
+        s += "\nfn pool_set(i: u32, v: Real) {\n    if i < ";
+        s += &bound(0);
+        s += " {\n        pool[i] = v;\n        return;\n    }\n";
+        for k in 1..parts {
+            let lo = bound(k - 1);
+            if k + 1 < parts {
+                s += &format!(
+                    "    if i < {} {{\n        pool_{k}[i - {lo}] = v;\n        return;\n    }}\n",
+                    bound(k)
+                );
+            } else {
+                s += &format!("    pool_{k}[i - {lo}] = v;\n");
+            }
+        }
+        s += "}\n";
+    }
+    s
+}
 /// `shaders/lib/row_sum.wgsl`: how the format libraries accumulate a row, in `Real` (every
 /// kernel with a matrix but those built on [`Piece::DsRows`]).
 pub const ROW_SUM: &str = include_str!("../../shaders/lib/row_sum.wgsl");
@@ -379,16 +486,46 @@ pub const KERNELS: &[KernelSource] = &[
         "dist_gmres_spmv_dots",
         true,
         0,
-        [Dist, DistRows, DistBasis]
+        [Dist, DistRows, DistBasis, DistPoolRead]
     ),
-    kernel!("dist", "dist_gmres_orth", true, 0, [Dist, DistBasis]),
-    kernel!("dist", "dist_gmres_prepare", true, 0, [Dist, DistBasis]),
-    kernel!("dist", "dist_gmres_update_x", true, 0, [Dist, DistBasis]),
+    kernel!(
+        "dist",
+        "dist_gmres_orth",
+        true,
+        0,
+        [Dist, DistBasis, DistPoolRead]
+    ),
+    kernel!(
+        "dist",
+        "dist_gmres_prepare",
+        true,
+        0,
+        [Dist, DistBasis, DistPool]
+    ),
+    kernel!(
+        "dist",
+        "dist_gmres_update_x",
+        true,
+        0,
+        [Dist, DistBasis, DistPoolRead]
+    ),
     kernel!("dist", "dist_gmres_residual", true, 0, [Dist, DistRows]),
-    kernel!("dist", "dist_ca_load", true, 0, [Dist, DistCa]),
-    kernel!("dist", "dist_ca_powers", true, 0, [Dist, DistRows, DistCa]),
-    kernel!("dist", "dist_ca_mpk_load", true, 0, [DistCa]),
-    kernel!("dist", "dist_ca_mpk_step", true, 0, [DistCa]),
+    kernel!(
+        "dist",
+        "dist_ca_load",
+        true,
+        0,
+        [Dist, DistCa, DistPoolRead]
+    ),
+    kernel!(
+        "dist",
+        "dist_ca_powers",
+        true,
+        0,
+        [Dist, DistRows, DistCa, DistPool]
+    ),
+    kernel!("dist", "dist_ca_mpk_load", true, 0, [DistCa, DistPoolRead]),
+    kernel!("dist", "dist_ca_mpk_step", true, 0, [DistCa, DistPool]),
     // Double-single arithmetic (f32 kernels): the fma probe of src/gpu/ds.rs and the
     // primitives applied elementwise (tests/gpu_ds.rs).
     kernel!("ds", "fma_probe", false, 0, [Ds]),
@@ -551,9 +688,10 @@ pub struct ShaderConfig {
     /// every stage; issue 15) instead of plain sums (`sum_plain.wgsl`). A kernel compiled
     /// with it needs a partials buffer of twice the slots ([`partials_entries`]).
     pub compensated: bool,
-    /// GMRES's pool over two storage bindings ([`Piece::GmresPool`] from
-    /// `gmres_pool_split.wgsl`): for a basis larger than one binding.
-    pub split_pool: bool,
+    /// The storage bindings GMRES's and CA-GMRES's pool spreads over (1 ..=
+    /// [`MAX_POOL_PARTS`]; [`Piece::GmresPool`] from [`pool_source`] when above 1): for
+    /// a basis larger than one binding.
+    pub pool_parts: u8,
 }
 
 /// Entries (`vec4`s) of a partials buffer of `slots` slots of `groups` partials: twice as
@@ -571,7 +709,7 @@ impl ShaderConfig {
             subgroups: false,
             format: FormatKernel::Csr,
             compensated: false,
-            split_pool: false,
+            pool_parts: 1,
         }
     }
 }
@@ -638,10 +776,15 @@ pub fn specialise_with(kernel: &KernelSource, config: ShaderConfig, two_prod: Tw
         }
     }
     for piece in kernel.pieces {
-        if *piece == Piece::GmresPool && config.split_pool {
-            text.push_str(GMRES_POOL_SPLIT);
-        } else if *piece == Piece::PoolRead && config.split_pool {
-            text.push_str(POOL_READ_SPLIT);
+        let pool = match piece {
+            Piece::GmresPool => Some((PoolLayout::Solver, false)),
+            Piece::PoolRead => Some((PoolLayout::Solver, true)),
+            Piece::DistPool => Some((PoolLayout::Dist, false)),
+            Piece::DistPoolRead => Some((PoolLayout::Dist, true)),
+            _ => None,
+        };
+        if let (Some((layout, read_only)), true) = (pool, config.pool_parts > 1) {
+            text.push_str(&pool_source(layout, config.pool_parts, read_only));
         } else {
             text.push_str(piece.source());
         }

@@ -571,3 +571,64 @@ fn profiling_gives_every_device_its_kernel_times() {
         assert!(d.kernel_times.iter().all(|k| k.seconds >= 0.0));
     }
 }
+
+/// GMRES's basis and CA-GMRES's pool over several storage bindings on every device
+/// (`lib/dist_pool.wgsl`'s generated variant, forced by a small binding limit) give the
+/// iterations and the x of one binding, bit for bit.
+#[test]
+fn a_basis_over_several_bindings_per_device_gives_the_results_of_one() {
+    use krylov_wgpu::matrix::generators::convection_diffusion_2d;
+    use krylov_wgpu::solvers::{Basis, Tsqr};
+    let Some(devs) = devices(2) else { return };
+    let a = convection_diffusion_2d::<f32>(30, 5.0);
+    let b = rhs(&a);
+    // About 450 rows per device: 7 f32 vectors per binding, so GMRES(20)'s basis takes three
+    // and CA-GMRES(4, 20)'s pool of 24 vectors four.
+    let limit = 7 * 460 * 4;
+    let cases = [
+        (
+            SolveOptions {
+                method: Method::Gmres,
+                restart: 20,
+                ..cg(Precond::Jacobi, 1e-5)
+            },
+            "GMRES(20) basis",
+        ),
+        (
+            SolveOptions {
+                method: Method::CaGmres,
+                s_step: 4,
+                restart: 20,
+                basis: Basis::Newton,
+                tsqr: Tsqr::CholQr2,
+                ..cg(Precond::Jacobi, 1e-5)
+            },
+            "CA-GMRES(4, 20) pool",
+        ),
+    ];
+    for (opts, what) in cases {
+        let whole = solve_dist(&devs, &a, &b, None, &opts).unwrap();
+        let config = DistConfig {
+            partition: None,
+            tuning: Tuning {
+                max_binding_bytes: Some(limit),
+                ..Tuning::default()
+            },
+        };
+        let parts = solve_dist_with(&devs, &a, &b, None, &opts, &config, &mut ()).unwrap();
+        assert!(
+            whole.report.converged,
+            "{what}: {}",
+            whole.report.reason_detail
+        );
+        let note = |r: &krylov_wgpu::solvers::SolveReport| {
+            r.notes
+                .iter()
+                .any(|n| n.contains(what) && n.contains("held in up to"))
+        };
+        assert!(note(&parts.report), "{what}: {:?}", parts.report.notes);
+        assert!(!note(&whole.report), "{what}");
+        assert_eq!(parts.report.iterations, whole.report.iterations, "{what}");
+        assert_eq!(parts.x, whole.x, "{what}: the same arithmetic, bit for bit");
+    }
+}

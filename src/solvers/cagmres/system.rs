@@ -1,5 +1,5 @@
 //! CA-GMRES's storage on the GPU and the recording of its kernels: the *pool* (the basis
-//! q₀ … q_m, then x, b and a scratch vector, vector k at k·n, over one or two bindings:
+//! q₀ … q_m, then x, b and a scratch vector, vector k at k·n, over one or several bindings:
 //! [`PoolBuffers`]), the *cycle buffer* of small matrices (laid out by [`CaLayout`],
 //! `layout.rs`), and [`CaSystem`], which records `ca_powers`, `ca_block_dots` +
 //! `ca_block_finish`, `ca_block_update` on pool ranges and submits them only when the host
@@ -82,7 +82,7 @@ pub(crate) struct CaSystem<'e, T> {
     /// What `ca_powers` binds as `vin` without a factored M (it must not be the pool, which
     /// it binds read-write).
     unused_vin: wgpu::Buffer,
-    /// The basis, x, b and the scratch vector, over two bindings where one cannot hold them.
+    /// The basis, x, b and the scratch vector, over several bindings where one cannot hold them.
     pub(crate) pool: PoolBuffers,
     partials: wgpu::Buffer,
     pub(crate) cyc: wgpu::Buffer,
@@ -126,9 +126,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         self.precond.fused_diagonal()
     }
 
-    /// Uploads A (format recorded in `report`), b and x0 into the pool (over two bindings
-    /// where one cannot hold it); refuses a pool larger than two and blocks larger than
-    /// [`MAX_S`].
+    /// Uploads A (format recorded in `report`), b and x0 into the pool (over several bindings
+    /// where one cannot hold it); refuses a pool larger than the kernels can bind
+    /// ([`PoolBuffers::new`]) and blocks larger than [`MAX_S`].
     pub(crate) fn upload(
         engine: &'e Engine,
         a: &Csr<T>,
@@ -162,11 +162,12 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         if sys.pool.is_split() {
             report.notes.push(format!(
                 "the CA-GMRES({}, {}) basis, x, b and scratch vector ({} vectors of {} entries) \
-                 exceed one storage binding: they are held in two",
+                 exceed one storage binding: they are held in {} bindings",
                 sys.s,
                 sys.m,
                 sys.m + 4,
-                sys.n
+                sys.n,
+                sys.pool.parts()
             ));
         }
         Ok(sys)
@@ -191,18 +192,6 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
                 "CA-GMRES({}, {}) on a row block of {n} rows: s ≤ {MAX_S} and m + 1 ≤ the rows of \
                  every block (use fewer devices or a smaller --restart)",
                 ca.s, ca.m
-            )));
-        }
-        // The distributed kernels bind the pool as one buffer: refused before anything is
-        // allocated.
-        let bytes = (ca.m + 4) as u64 * n as u64 * std::mem::size_of::<T>() as u64;
-        if bytes > engine.binding_limit() {
-            return Err(KrylovError::InvalidOption(format!(
-                "CA-GMRES({}, {}) on a row block of {n} rows: its {} vectors exceed one storage \
-                 binding (use more devices or a smaller --restart)",
-                ca.s,
-                ca.m,
-                ca.m + 4
             )));
         }
         let config = engine.shader_config(T::PRECISION);
@@ -232,9 +221,10 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
              entries; use a smaller restart length)"
         );
         let pool = PoolBuffers::new::<T>(engine, &pool_what, vectors, n)?;
-        // The kernels address the pool through gmres_pool.wgsl: two bindings where it needs them.
+        // The kernels address the pool through gmres_pool.wgsl: several bindings where it
+        // needs them.
         let config = crate::gpu::ShaderConfig {
-            split_pool: pool.is_split(),
+            pool_parts: pool.parts(),
             ..config
         };
         let caqr = ca.tsqr == crate::base::Tsqr::Caqr;

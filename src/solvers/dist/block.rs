@@ -178,7 +178,16 @@ impl<T: Scalar> BlockCore<T> {
 
     /// Compiles kernel `name` for `T`.
     pub(super) fn kernel(&self, name: &str) -> Result<Kernel> {
-        solver_kernel::<T>(&self.engine, name, self.engine.shader_config(T::PRECISION))
+        self.pool_kernel(name, 1)
+    }
+
+    /// [`Self::kernel`] for a kernel on a pool (`lib/dist_pool.wgsl`) over `parts` bindings.
+    pub(super) fn pool_kernel(&self, name: &str, parts: u8) -> Result<Kernel> {
+        let config = crate::gpu::ShaderConfig {
+            pool_parts: parts,
+            ..self.engine.shader_config(T::PRECISION)
+        };
+        solver_kernel::<T>(&self.engine, name, config)
     }
 
     /// A launch of `kernel` over `rows`, writing its sums to `slot`, with the block's

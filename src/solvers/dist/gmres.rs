@@ -28,12 +28,14 @@ use std::time::Instant;
 
 use super::block::{BlockCore, Launch, Rows, poisoned};
 use super::{Host, LoopTotals, PhaseLaunches, Restarts, Run, Setup, Solved};
-use crate::base::error::{KrylovError, Result};
+use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::base::{Monitor, SolveReport, StopReason};
 use crate::cpu::gmres::{MAX_GAP_RESTARTS, STAGNATION_CYCLES, is_stagnant, stagnation_detail};
 use crate::gpu::Engine;
+use crate::gpu::shader::PoolLayout;
 use crate::matrix::partition::LocalPart;
+use crate::solvers::pool::PoolBuffers;
 
 /// Mirrors `struct DistGm` of `shaders/lib/dist_basis.wgsl`.
 #[repr(C)]
@@ -54,6 +56,8 @@ pub(super) struct GmresBlock<T> {
     z_ext: wgpu::Buffer,
     hcoef: wgpu::Buffer,
     gm: wgpu::Buffer,
+    /// The storage bindings the block's basis spreads over.
+    basis_parts: u8,
     prepare: Option<Launch>,
     gather_z: Option<Launch>,
     product_interior: Option<Launch>,
@@ -81,43 +85,36 @@ impl<T: Scalar> GmresBlock<T> {
         let e = &core.engine;
         let nloc = core.local.nloc();
         let next = nloc + core.local.halo.len();
-        let basis_bytes = (m * nloc * std::mem::size_of::<T>()) as u64;
-        if basis_bytes > e.binding_limit() {
-            return Err(KrylovError::BufferTooLarge {
-                what: format!(
-                    "a block's GMRES({m}) basis ({m} × {nloc} entries; use more devices or a smaller --restart)"
-                ),
-                bytes: basis_bytes,
-                limit: e.binding_limit(),
-                limit_name: "storage binding limit",
-            });
-        }
         let x_ext = poisoned::<T>(e, "dist gmres x_ext", next)?;
         let z_ext = poisoned::<T>(e, "dist gmres z_ext", next)?;
         let w = poisoned::<T>(e, "dist gmres w", nloc)?;
-        let basis = poisoned::<T>(e, "dist gmres basis", m * nloc)?;
+        // Over as many bindings as the block's basis needs (lib/dist_pool.wgsl).
+        let basis = PoolBuffers::poisoned::<T>(
+            e,
+            &format!(
+                "a block's GMRES({m}) basis ({m} vectors of {nloc} entries; use more devices or a \
+                 smaller --restart)"
+            ),
+            m,
+            nloc,
+        )?;
         let hcoef = e.storage_zeroed::<T>("dist gmres hcoef", m + 2)?;
         let gm = e.uniform_from("dist gmres step", &DistGm::default());
         let rhs = e.storage_from("dist gmres b", &rhs)?;
         let dinv = e.storage_from("dist dinv", &dinv.unwrap_or_else(|| vec![T::one()]))?;
-        let shared = [
-            (9, &w),
-            (10, &dinv),
-            (21, &hcoef),
-            (22, &gm),
-            (23, &basis),
-            (24, &rhs),
-        ];
+        let mut shared = vec![(9, &w), (10, &dinv), (21, &hcoef), (22, &gm), (24, &rhs)];
+        shared.extend(basis.entries_at(PoolLayout::Dist));
+        let parts = basis.parts();
         let z_vecs: Vec<(u32, &wgpu::Buffer)> =
-            std::iter::once((8, &z_ext)).chain(shared).collect();
+            std::iter::once((8, &z_ext)).chain(shared.clone()).collect();
         let x_vecs: Vec<(u32, &wgpu::Buffer)> =
             std::iter::once((8, &x_ext)).chain(shared).collect();
         let (k_prep, k_gather, k_spmv, k_orth, k_upd, k_res) = (
-            core.kernel("dist_gmres_prepare")?,
+            core.pool_kernel("dist_gmres_prepare", parts)?,
             core.kernel("dist_gather")?,
-            core.kernel("dist_gmres_spmv_dots")?,
-            core.kernel("dist_gmres_orth")?,
-            core.kernel("dist_gmres_update_x")?,
+            core.pool_kernel("dist_gmres_spmv_dots", parts)?,
+            core.pool_kernel("dist_gmres_orth", parts)?,
+            core.pool_kernel("dist_gmres_update_x", parts)?,
             core.kernel("dist_gmres_residual")?,
         );
         Ok(GmresBlock {
@@ -134,6 +131,7 @@ impl<T: Scalar> GmresBlock<T> {
             z_ext,
             hcoef,
             gm,
+            basis_parts: parts,
             core,
         })
     }
@@ -491,6 +489,12 @@ pub(super) fn solve<'a, T: Scalar>(
         let rhs = local.gather(b);
         GmresBlock::new(engine, local, d, rhs, send, m)
     })?;
+    let most = blocks.iter().map(|b| b.basis_parts).max().unwrap_or(1);
+    if most > 1 {
+        report.notes.push(format!(
+            "a block's GMRES({m}) basis exceeds one storage binding: held in up to {most} bindings"
+        ));
+    }
     let mut x = setup.x0(n);
     let b_norm = report.b_norm;
     let rel_target = host.threshold / if b_norm > 0.0 { b_norm } else { 1.0 };

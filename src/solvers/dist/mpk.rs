@@ -25,6 +25,7 @@ use crate::gpu::kernels::solver_kernel;
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::matrix::Csr;
 use crate::matrix::partition::{Exchange, RowPartition, local_index};
+use crate::solvers::pool::PoolBuffers;
 
 /// Every part's ghost rows for a matrix powers depth, and the exchange that fills them.
 #[derive(Debug, Clone)]
@@ -279,7 +280,7 @@ impl MpkDevice {
         ext: &ExtBlock<T>,
         dinv: Option<&[T]>,
         send: &[u32],
-        pool: &wgpu::Buffer,
+        pool: &PoolBuffers,
     ) -> Result<Option<Self>> {
         let size = std::mem::size_of::<T>() as u64;
         let depth = ext.depth();
@@ -289,7 +290,10 @@ impl MpkDevice {
         {
             return Ok(None);
         }
-        let config = engine.shader_config(T::PRECISION);
+        let config = crate::gpu::ShaderConfig {
+            pool_parts: pool.parts(),
+            ..engine.shader_config(T::PRECISION)
+        };
         let (k_load, k_step) = (
             solver_kernel::<T>(engine, "dist_ca_mpk_load", config)?,
             solver_kernel::<T>(engine, "dist_ca_mpk_step", config)?,
@@ -311,8 +315,8 @@ impl MpkDevice {
         )?;
         let coef = engine.storage_zeroed::<T>("mpk coef", 3 * depth)?;
         let params = engine.uniform_from("mpk params", &MpkParams::default());
-        let base = [
-            (23, pool),
+        let mut base = pool.entries_at(crate::gpu::shader::PoolLayout::Dist);
+        base.extend([
             (25, &z),
             (26, &send_idx),
             (27, &send_buf),
@@ -323,7 +327,7 @@ impl MpkDevice {
             (32, &target),
             (33, &dinv_buf),
             (34, &coef),
-        ];
+        ]);
         let load_bind = engine.bind_group_at(&k_load, &base);
         let load = (
             k_load,

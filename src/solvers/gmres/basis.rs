@@ -199,7 +199,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
              a smaller restart length)"
         );
         let pool = PoolBuffers::new::<T>(engine, &pool_what, vectors, n)?;
-        let split_pool = pool.is_split();
+        let pool_parts = pool.parts();
         let g = engine.fused_groups(n, gpu_a.passes());
         report.workgroups = g;
         let lay = CycleLayout::new(m, g as usize);
@@ -215,7 +215,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             engine,
             "gmres_basis_dots",
             crate::gpu::ShaderConfig {
-                split_pool,
+                pool_parts,
                 ..gpu_a.shader_config(engine)
             },
         )?;
@@ -291,7 +291,8 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         if sys.pool.is_split() {
             report.notes.push(format!(
                 "the GMRES({m}) basis and work vectors ({vectors} vectors of {n} entries) \
-                 exceed one storage binding: they are held in two"
+                 exceed one storage binding: they are held in {} bindings",
+                sys.pool.parts()
             ));
         }
         Ok(sys)
@@ -396,7 +397,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
     /// Compiles GMRES kernel `name` for A's storage format.
     pub(super) fn kernel(&self, name: &str) -> Result<Kernel> {
         let config = crate::gpu::ShaderConfig {
-            split_pool: self.pool.is_split(),
+            pool_parts: self.pool.parts(),
             ..self.a.shader_config(self.engine)
         };
         solver_kernel::<T>(self.engine, name, config)
@@ -425,11 +426,9 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             (1, partials),
             (2, &self.cyc),
             (4, &params),
-            (5, self.pool.low()),
             (11, self.dinv()),
-            (17, self.pool.split_uniform()),
-            (18, self.pool.high()),
         ];
+        e.extend(self.pool.entries());
         e.extend(self.a.bindings(false));
         self.engine.bind_group_at(kernel, &e)
     }

@@ -42,6 +42,7 @@ use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::base::{CaReport, Monitor, Precond, SolveReport, StopReason, Tsqr};
 use crate::cpu::cagmres::{CaBackend, Control, operator_scale, run_cycles, summarise};
+use crate::gpu::shader::PoolLayout;
 use crate::matrix::Csr;
 use crate::matrix::partition::{LocalPart, RowPartition};
 use crate::solvers::cagmres::system::CaSystem;
@@ -72,16 +73,13 @@ impl CaLaunches {
         let next = core.local.nloc() + core.local.halo.len();
         let ext = poisoned::<T>(e, "dist cagmres v_ext", next)?;
         let step = e.uniform_from("dist cagmres step", &DistCa::default());
-        let vecs = [
-            (8, &ext),
-            (10, sys.dinv()),
-            (22, &step),
-            (23, sys.pool.low()),
-        ];
+        let mut vecs = vec![(8, &ext), (10, sys.dinv()), (22, &step)];
+        vecs.extend(sys.pool.entries_at(PoolLayout::Dist));
+        let parts = sys.pool.parts();
         let (k_load, k_gather, k_powers) = (
-            core.kernel("dist_ca_load")?,
+            core.pool_kernel("dist_ca_load", parts)?,
             core.kernel("dist_gather")?,
-            core.kernel("dist_ca_powers")?,
+            core.pool_kernel("dist_ca_powers", parts)?,
         );
         // A powers step's sums are not read: no reduction.
         let k_step = k_powers.without_reduction();
@@ -158,6 +156,14 @@ pub(super) fn solve<'a, T: Scalar>(
             .zip(&systems)
             .map(|(core, sys)| CaLaunches::new(core, sys))
             .collect::<Result<_>>()?;
+        let most = systems.iter().map(|s| s.pool.parts()).max().unwrap_or(1);
+        if most > 1 {
+            report.notes.push(format!(
+                "a block's CA-GMRES({}, {}) pool exceeds one storage binding: held in up to {most} \
+                 bindings",
+                ca.s, ca.m
+            ));
+        }
         let deep = deep_powers(&host, &cores, &systems, dinv.as_deref(), ca.s)?;
         report.notes.push(match &deep {
             Some((halo, _)) => format!(
@@ -210,7 +216,9 @@ pub(super) fn solve<'a, T: Scalar>(
         for ((core, sys), l) in cores.iter().zip(&systems).zip(&launches) {
             let bytes = (sys.n * std::mem::size_of::<T>()) as u64;
             let mut batch = core.engine.begin("dist cagmres x");
-            batch.copy(sys.pool.low(), sys.x() as u64 * bytes, &l.ext, 0, bytes);
+            let (buf, at) = sys.pool.locate(sys.x());
+            let size = std::mem::size_of::<T>() as u64;
+            batch.copy(buf, at as u64 * size, &l.ext, 0, bytes);
             batch.submit()?;
         }
         let core_refs: Vec<&BlockCore<T>> = cores.iter().collect();
@@ -324,7 +332,7 @@ fn deep_powers<T: Scalar>(
             &ext,
             dinv_ext.as_deref(),
             &halo.exchange.send[p],
-            sys.pool.low(),
+            &sys.pool,
         )? {
             Some(m) => devices.push(m),
             None => return Ok(None),
