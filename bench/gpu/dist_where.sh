@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pipelined CG on one GPU against two at 5e7 (issue #19), one process per run, in one call:
+# CG (or GMRES, CA-GMRES) on one GPU against two at 5e7 (issue #19), one process per run, in one call:
 # for each problem the single-device solver (`one`, --device gpu --format csr) and the
 # distributed path (`dN`, --devices N), DIST_ITERS iterations (default 1000) from x = 0 with
 # rtol 0, each GPU heated during the set-up (`solve --heat`). Modes may add `.nospin` (read-backs
@@ -8,7 +8,8 @@
 # distributed loop several-fold, so time a plain run beside it). JSON per run under OUT.
 #
 #   bench/gpu/dist_where.sh [KRYLOV] [OUT]     then: python3 bench/gpu/dist_where.py OUT
-#   (DIST_RUNS="problem:k:precision …", DIST_MODES="one d2 …", DIST_ITERS, DIST_HEAT, DIST_ROUND)
+#   (DIST_RUNS="problem:k:precision[:method[:s]] …", DIST_MODES="one d2 …", DIST_ITERS,
+#   DIST_HEAT, DIST_ROUND)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${1:-.dev/krylov}
@@ -28,7 +29,13 @@ RUNS=${DIST_RUNS:-"poisson2d:7072:f64 laplace3d:368:f64"}
 # hardware adapters)
 MODES=${DIST_MODES:-"one d1 d2 d2.nospin"}
 for run in $RUNS; do
-    IFS=: read -r prob k prec <<<"$run"
+    # problem:k:precision[:method[:s]] — method cg (default), gmres or cagmres (s: --s-step),
+    # restart 30
+    IFS=: read -r prob k prec method s <<<"$run"
+    method=${method:-cg}
+    extra=()
+    [ "$method" != cg ] && extra=(--restart 30)
+    [ "$method" = cagmres ] && extra+=(--s-step "${s:-5}")
     for mode in $MODES; do
         base=${mode%%.*}
         case $base in
@@ -40,8 +47,9 @@ for run in $RUNS; do
         [[ $mode == *.spin* ]] && spin=1
         [[ $mode == *.nospin* ]] && spin=0
         tag="$prob-$k-$prec-$mode$ROUND"
+        [ "$method" != cg ] && tag="$method${s:+$s}.$tag"
         KRYLOV_PROFILE=$prof KRYLOV_SPIN_WAIT=$spin /usr/bin/time -v timeout 200 "$BIN" solve --generate "$prob:$k" \
-            --precision "$prec" --method cg "${dev[@]}" "${HEAT[@]}" --rtol 0 --atol 0 --max-iter "$ITERS" \
+            --precision "$prec" --method "$method" "${extra[@]}" "${dev[@]}" "${HEAT[@]}" --rtol 0 --atol 0 --max-iter "$ITERS" \
             --json >"$OUT/$tag.json" 2>"$OUT/$tag.err"
         echo "$tag rc=$? $(grep -h 'Elapsed' "$OUT/$tag.err")" >&2
     done
