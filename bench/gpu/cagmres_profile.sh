@@ -6,7 +6,8 @@
 #   KRYLOV_BIN=.dev/krylov OUT=$OUT/prof VARIANTS="base:DIR new:" bash bench/gpu/cagmres_profile.sh
 #
 # VARIANTS: label:KRYLOV_SHADER_DIR pairs (an empty dir = the kernels built into the binary);
-# SPECS: "generator precision" pairs.
+# SPECS: "generator precision" pairs; CONFIGS: solver flags, ';'-separated (default below);
+# ITERS: iterations per run (304); HEAT=1: `--heat` (clocks up during the set-up).
 set -u
 k=${KRYLOV_BIN:-.dev/krylov-main}
 out=${OUT:-/tmp/cagmres-profile}
@@ -18,6 +19,10 @@ configs=(
     "--method cagmres --s-step 8 --restart 32 --basis monomial"
     "--method gmres --variant pipelined --gs cgs2 --restart 30"
 )
+[ -n "${CONFIGS:-}" ] && IFS=';' read -r -a configs <<<"$CONFIGS"
+iters=${ITERS:-304}
+heat=
+[ "${HEAT:-0}" = 1 ] && heat=--heat
 for spec in "${specs[@]}"; do
     set -- $spec
     for cfg in "${configs[@]}"; do
@@ -25,11 +30,11 @@ for spec in "${specs[@]}"; do
             label=${v%%:*}
             dir=${v#*:}
             # Pipelined GMRES does not use the CA kernels: once is enough.
-            case $cfg in *gmres\ --variant*) [ "$v" != "${variants%% *}" ] && continue ;; esac
+            case $cfg in *"method gmres"*) [ "$v" != "${variants%% *}" ] && continue ;; esac
             # shellcheck disable=SC2086
-            KRYLOV_SHADER_DIR=$dir KRYLOV_PROFILE=1 $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter 304 $cfg --json >"$out/p.json" 2>/dev/null || true
+            KRYLOV_SHADER_DIR=$dir KRYLOV_PROFILE=1 $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter $iters $heat $cfg --json >"$out/p.json" 2>/dev/null || true
             # shellcheck disable=SC2086
-            KRYLOV_SHADER_DIR=$dir $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter 304 $cfg --json >"$out/q.json" 2>/dev/null || true
+            KRYLOV_SHADER_DIR=$dir $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter $iters $heat $cfg --json >"$out/q.json" 2>/dev/null || true
             python3 - "$out/p.json" "$out/q.json" "$label $1 $2 $cfg" <<'PY' | tee -a "$out/profile.txt"
 import json, sys
 try:

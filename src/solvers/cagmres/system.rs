@@ -504,8 +504,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         t: usize,
         flags: u32,
     ) {
-        // One row per thread: ⌈n/WG⌉ workgroups (`groups` is their count, the row stride).
-        let rows = self.engine.tuning().workgroup_size as usize;
+        // Four rows per thread: ⌈n/(4·WG)⌉ workgroups (`groups` is their count, the row
+        // stride); see the kernel's comment.
+        let rows = 4 * self.engine.tuning().workgroup_size as usize;
         let groups = self.n.div_ceil(rows) as u32;
         let p = Params {
             num: x0 as u32,
