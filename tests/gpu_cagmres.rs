@@ -376,7 +376,9 @@ fn a_cholesky_failing_on_the_device_sends_the_cycle_back_to_the_host() {
 
 #[test]
 fn grid_stride_loops_give_the_same_solve() {
-    // Few workgroups of 64 threads: every CA kernel walks its rows in a grid-stride loop.
+    // Few workgroups of 64 threads: every CA kernel walks its rows in a grid-stride loop, and
+    // the block inner products run as `ca_block_dots_pairs` (n = 4960 ≥ 8 rows per thread of
+    // 3 workgroups of 64), against `ca_block_dots` (one row per step) on the default grid.
     let Some(small) = common::engine_with(common::small_grid(None)) else {
         return;
     };

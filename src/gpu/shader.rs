@@ -67,6 +67,9 @@ pub enum Piece {
     /// `ca_leaf.wgsl`: the row blocks (leaves) of CA-GMRES's CAQR kernels `ca_tsqr_leaf` and
     /// `ca_tsqr_apply` (on [`Piece::GmresPool`]'s pool).
     CaLeaf,
+    /// `ca_block_tile.wgsl`: the 4 × 4 tiles of CA-GMRES's block inner products
+    /// (`ca_block_dots`, `ca_block_dots_pairs`: their set-up, loads and partial sums).
+    CaBlockTile,
     /// `gmres_pool.wgsl`: GMRES's and CA-GMRES's pool (basis and work vectors) with
     /// `pool_get`/`pool_set`; [`pool_source`] (several bindings) when
     /// [`ShaderConfig::pool_parts`] > 1.
@@ -100,7 +103,7 @@ pub enum Piece {
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 18] = [
+    pub const ALL: [Piece; 19] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -110,6 +113,7 @@ impl Piece {
         Piece::Ds,
         Piece::DsRows,
         Piece::CaLeaf,
+        Piece::CaBlockTile,
         Piece::BatchCg,
         Piece::GmresPool,
         Piece::PoolRead,
@@ -150,6 +154,7 @@ impl Piece {
             Piece::Ds => lib_file!("ds.wgsl"),
             Piece::DsRows => lib_file!("ds_rows.wgsl"),
             Piece::CaLeaf => lib_file!("ca_leaf.wgsl"),
+            Piece::CaBlockTile => lib_file!("ca_block_tile.wgsl"),
             Piece::BatchCg => lib_file!("batch_cg.wgsl"),
             Piece::GmresPool => lib_file!("gmres_pool.wgsl"),
             Piece::PoolRead => lib_file!("pool_read.wgsl"),
@@ -416,7 +421,14 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("gmres", "gmres_finish", true, 0, [Gmres]),
     // CA-GMRES(s, m).
     kernel!("cagmres", "ca_powers", true, 1, [GmresPool]),
-    kernel!("cagmres", "ca_block_dots", true, 0, [PoolRead]),
+    kernel!("cagmres", "ca_block_dots", true, 0, [PoolRead, CaBlockTile]),
+    kernel!(
+        "cagmres",
+        "ca_block_dots_pairs",
+        true,
+        0,
+        [PoolRead, CaBlockTile]
+    ),
     kernel!("cagmres", "ca_block_finish", true),
     kernel!("cagmres", "ca_block_update", true, 0, [GmresPool]),
     kernel!("cagmres", "ca_cholqr", true),
@@ -559,13 +571,14 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("dot_finish", 0),
     ("axpy", 0),
     ("xpay", 0),
-    // cagmres: `ca_block_dots` is one reduction for its whole block of inner products (the
-    // Gram matrix VᵀW in one tree), finished by `ca_block_finish`; powers and updates sum
+    // cagmres: `ca_block_dots` (or `ca_block_dots_pairs`) is one reduction for its whole block
+    // of inner products (the Gram matrix VᵀW in one tree), finished by `ca_block_finish`; powers and updates sum
     // nothing. CAQR's `ca_tsqr_leaf` is one: the leaves' R factors are its first stage (each
     // leaf a workgroup's Householder QR), the host's QR of their stack the second; its
     // `ca_tsqr_apply` sums nothing.
     ("ca_powers", 0),
     ("ca_block_dots", 1),
+    ("ca_block_dots_pairs", 1),
     ("ca_block_finish", 0),
     ("ca_block_update", 0),
     // `ca_cholqr` factors an s × s matrix in one thread: no sum over the device.

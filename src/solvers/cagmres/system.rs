@@ -56,6 +56,7 @@ pub(crate) fn arnoldi_step(steps: usize, tsqr: crate::base::Tsqr) -> bool {
 enum Which {
     Powers,
     Dots,
+    DotsPairs,
     Finish,
     Update,
     Leaf,
@@ -88,6 +89,9 @@ pub(crate) struct CaSystem<'e, T> {
     pub(crate) cyc: wgpu::Buffer,
     powers: Kernel,
     dots: Kernel,
+    /// `ca_block_dots_pairs`: the same inner products, two rows per step, where each thread
+    /// has eight rows or more ([`Self::dots_in_pairs`]).
+    dots_pairs: Kernel,
     finish: Kernel,
     update: Kernel,
     /// `ca_cholqr`: CholQR's Cholesky and R⁻¹ on the device, for deferred CholQR cycles.
@@ -260,6 +264,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             lay,
             powers: solver_kernel::<T>(engine, "ca_powers", config)?,
             dots: solver_kernel::<T>(engine, "ca_block_dots", config)?,
+            dots_pairs: solver_kernel::<T>(engine, "ca_block_dots_pairs", config)?,
             finish: solver_kernel::<T>(engine, "ca_block_finish", config)?,
             update: solver_kernel::<T>(engine, "ca_block_update", config)?,
             cholqr: solver_kernel::<T>(engine, "ca_cholqr", config)?,
@@ -297,6 +302,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         let kernel = match which {
             Which::Powers => &self.powers,
             Which::Dots => &self.dots,
+            Which::DotsPairs => &self.dots_pairs,
             Which::Finish => &self.finish,
             Which::Update => &self.update,
             Which::Leaf => &self.caqr.as_ref().expect("CAQR kernels compiled").0,
@@ -477,7 +483,12 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             slot: 0,
             ..self.params()
         };
-        self.record(Which::Dots, p, tiles * self.g);
+        let which = if self.dots_in_pairs() {
+            Which::DotsPairs
+        } else {
+            Which::Dots
+        };
+        self.record(which, p, tiles * self.g);
         let (acc_at, flags) = acc.unwrap_or((0, 0));
         let f = Params {
             slot: 0,
@@ -489,6 +500,14 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             ..self.params()
         };
         self.record(Which::Finish, f, finish_groups);
+    }
+
+    /// Whether the block inner products run as `ca_block_dots_pairs` (two rows per step):
+    /// where each thread of a tile has eight rows or more, n ≥ 8·groups·WG. Below that the
+    /// one-row `ca_block_dots` is faster (BENCHMARKS.md, 2026-11-28).
+    pub(crate) fn dots_in_pairs(&self) -> bool {
+        let wg = self.engine.tuning().workgroup_size as usize;
+        self.n >= 8 * self.g as usize * wg
     }
 
     /// Y ← Y·T ∓ X·C on pool ranges (see `ca_block_update`): X = [x0, x0+nx), Y = [y0,
