@@ -468,9 +468,12 @@ fn a_full_cycle_costs_exactly_its_syncs_and_launches() {
         // Launches: per cycle the restart (ca_powers, dots, finish), q0 (1), x += Qy (1);
         // per block s powers, 2 BOrth passes of 3, and the TSQR's.
         let tsqr_launches = match tsqr {
-            // Per pass: the Gram matrix (dots, finish), its Cholesky and R⁻¹, Q = W·R⁻¹.
-            Tsqr::CholQr2 => 8,
-            Tsqr::CholQr => 4,
+            // BOrth's second pass is CholQR's first Gram matrix ([Q, W]ᵀW: its dots and
+            // finish) and Q = W·R⁻¹ its update (W·T − Q·C₂T): only the Cholesky and R⁻¹
+            // (`ca_cholqr`) are the first pass's own. CholQR2's second pass: the Gram matrix
+            // (dots, finish), its Cholesky and R⁻¹, Q = W·R⁻¹.
+            Tsqr::CholQr2 => 5,
+            Tsqr::CholQr => 1,
             // The leaves, then Q = diag(Q_i)·Q̂ after the host's QR of the stack.
             Tsqr::Caqr => 2,
             // CGS2 on s columns: 2 passes of 3 launches for columns 1.., 3 for each norm.

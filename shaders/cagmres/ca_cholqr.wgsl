@@ -11,14 +11,29 @@
 // and T = I: the host then runs the cycle again with its own CholQR and the SVQR fallback.
 // CA_FLAG_KEEP (CholQR2's second pass) keeps a flag the first pass set.
 //
+// CA_FLAG_PIP: BOrth's second pass fused with CholQR (a Pythagorean inner product, as the
+// Arnoldi step's CA_PYTHAG of ca_block_update): params.slot holds D = [Q, W]ᵀW from ONE
+// ca_block_dots, (k + s) × s with k = params.jacobi, whose top k rows are C₂ = QᵀW and whose
+// bottom s × s block is WᵀW. The Gram matrix factored is that of W − Q·C₂,
+//
+//   G = WᵀW − C₂ᵀC₂            (Q orthonormal; after BOrth's first pass C₂ is at the
+//                               rounding level against W, so the difference loses nothing)
+//
+// and C₂·T goes to params.ell_width (k × s, leading dimension k), so that ONE
+// ca_block_update makes (W − Q·C₂)·T = W·T − Q·(C₂T): the second projection and the first
+// CholQR in one pass over Q and W instead of two dots and two updates (CPU twin:
+// `cpu::cagmres::tsqr::borth`).
+//
 // The thread works in workgroup memory (G copied in by the workgroup, R and T copied out):
 // its loops are chains of dependent loads and stores, which through the storage buffer took
 // 21–24 µs per call on an H200 for s = 5 (17–20 µs this way; the rest is the launch and the
 // one thread's arithmetic).
 //
-// params: comp = s, slot = G, dst = R, comp_monitor = T, den = the flag, num = ε's index.
+// params: comp = s, slot = G (CA_FLAG_PIP: D), dst = R, comp_monitor = T, den = the flag,
+// num = ε's index; CA_FLAG_PIP: jacobi = k, ell_width = where C₂·T goes.
 
 const CA_FLAG_KEEP: u32 = 1u;
+const CA_FLAG_PIP: u32 = 2u;
 const CQ_MAX: u32 = 256u;
 
 var<workgroup> cq_g: array<Real, CQ_MAX>;
@@ -32,9 +47,23 @@ fn main(ids: Ids) {
     }
     let s = min(params.comp, 16u);
     let ss = s * s;
-    for (var k = ids.lid; k < ss; k = k + WG) {
-        cq_g[k] = scalars[params.slot + k];
-        cq_r[k] = Real(0.0);
+    let pip = (params.flags & CA_FLAG_PIP) != 0u;
+    let rows = params.jacobi;
+    let ld = rows + s;
+    for (var e = ids.lid; e < ss; e = e + WG) {
+        if pip {
+            // G[a, b] = (WᵀW)[a, b] − Σ_i C₂[i, a]·C₂[i, b].
+            let a = e % s;
+            let b = e / s;
+            var g = scalars[params.slot + rows + a + ld * b];
+            for (var i = 0u; i < rows; i = i + 1u) {
+                g = g - scalars[params.slot + i + ld * a] * scalars[params.slot + i + ld * b];
+            }
+            cq_g[e] = g;
+        } else {
+            cq_g[e] = scalars[params.slot + e];
+        }
+        cq_r[e] = Real(0.0);
     }
     workgroupBarrier();
     if ids.lid == 0u {
@@ -86,5 +115,17 @@ fn main(ids: Ids) {
     for (var k = ids.lid; k < ss; k = k + WG) {
         scalars[params.dst + k] = cq_r[k];
         scalars[params.comp_monitor + k] = cq_t[k];
+    }
+    if pip {
+        // C₂·T (T upper triangular; T = I after a failure leaves C₂).
+        for (var e = ids.lid; e < rows * s; e = e + WG) {
+            let i = e % rows;
+            let b = e / rows;
+            var v = Real(0.0);
+            for (var c = 0u; c <= b; c = c + 1u) {
+                v = v + scalars[params.slot + i + ld * c] * cq_t[c + s * b];
+            }
+            scalars[params.ell_width + e] = v;
+        }
     }
 }

@@ -319,9 +319,29 @@ pub struct BlockOrth {
     pub reductions: usize,
 }
 
+/// Whether [`borth`] runs its second projection and CholQR's first Gram matrix as one
+/// reduction (CholQR and CholQR2).
+pub fn fuses_second_pass(method: Tsqr) -> bool {
+    matches!(method, Tsqr::CholQr | Tsqr::CholQr2)
+}
+
+/// Global reductions of one [`borth`] of s columns: the two projections and the TSQR's, one
+/// fewer where the second projection shares its reduction with CholQR
+/// ([`fuses_second_pass`]).
+pub fn borth_reductions(method: Tsqr, s: usize) -> usize {
+    2 + method.reductions(s) - usize::from(fuses_second_pass(method))
+}
+
 /// BOrth + TSQR (paper 002 Fig. 2): block classical Gram–Schmidt of `w` against the
 /// orthonormal columns of `prev` with one re-orthogonalisation pass (C = C₁ + C₂,
 /// C_i = Q_prevᵀ W, W ← W − Q_prev C_i: two reductions), then the TSQR of the remainder.
+///
+/// With CholQR and CholQR2 the second pass and CholQR's first Gram matrix are one reduction,
+/// [Q_prev, W]ᵀW after the first pass, and the Gram matrix of W − Q_prev C₂ is
+/// WᵀW − C₂ᵀC₂ (Pythagoras: Q_prev orthonormal; C₂ is at the rounding level against W after
+/// the first pass, so the difference loses nothing) — what the GPU's deferred cycles do
+/// (`ca_cholqr`'s CA_FLAG_PIP). A Cholesky that fails there falls back to the unfused
+/// second pass and the TSQR's own fallbacks.
 pub fn borth(prev: &DMatrix<f64>, w: &DMatrix<f64>, method: Tsqr) -> Result<BlockOrth> {
     if prev.nrows() != w.nrows() {
         return Err(KrylovError::DimensionMismatch {
@@ -330,16 +350,68 @@ pub fn borth(prev: &DMatrix<f64>, w: &DMatrix<f64>, method: Tsqr) -> Result<Bloc
             found: w.nrows(),
         });
     }
-    let mut rem = w.clone();
-    let mut c = DMatrix::zeros(prev.ncols(), w.ncols());
-    for _ in 0..2 {
-        let ci = prev.transpose() * &rem;
-        rem -= prev * &ci;
-        c += ci;
+    let c1 = prev.transpose() * w;
+    let mut rem = w - prev * &c1;
+    if fuses_second_pass(method)
+        && rem.iter().all(|v| v.is_finite())
+        && let Some(fused) = borth_second_pass_cholqr(prev, &rem, &c1, method)
+    {
+        return Ok(fused);
     }
+    let c2 = prev.transpose() * &rem;
+    rem -= prev * &c2;
     let qr = tsqr(&rem, method)?;
     let reductions = 2 + qr.report.reductions;
-    Ok(BlockOrth { c, qr, reductions })
+    Ok(BlockOrth {
+        c: c1 + c2,
+        qr,
+        reductions,
+    })
+}
+
+/// [`borth`]'s second pass fused with CholQR (and CholQR2's second factorisation after it);
+/// `None` when the fused Gram matrix is not positive definite.
+fn borth_second_pass_cholqr(
+    prev: &DMatrix<f64>,
+    rem: &DMatrix<f64>,
+    c1: &DMatrix<f64>,
+    method: Tsqr,
+) -> Option<BlockOrth> {
+    let (n, s) = rem.shape();
+    // One reduction: C₂ = Q_prevᵀW and WᵀW.
+    let c2 = prev.transpose() * rem;
+    let g = rem.transpose() * rem - c2.transpose() * &c2;
+    let r1 = cholesky(&g, n).ok()?;
+    let q1 = solve_right_upper(&(rem - prev * &c2), &r1);
+    let (mut used, mut fallback_reason) = (method, None);
+    let (mut q, mut r) = if method == Tsqr::CholQr2 {
+        let g2 = q1.transpose() * &q1;
+        match cholesky(&g2, n) {
+            Ok(r2) => (solve_right_upper(&q1, &r2), r2 * &r1),
+            Err(why) => {
+                used = Tsqr::Svqr;
+                fallback_reason = Some(format!("second pass: {why}: SVQR"));
+                let (q2, r2) = svqr(&q1, &g2);
+                (q2, r2 * &r1)
+            }
+        }
+    } else {
+        (q1, r1)
+    };
+    positive_diagonal(&mut q, &mut r);
+    let report = TsqrReport {
+        requested: method,
+        used,
+        fallback_reason,
+        orth_error: orth_error(&q),
+        reductions: method.reductions(s) - 1,
+        host_syncs: method.host_syncs(),
+    };
+    Some(BlockOrth {
+        c: c1 + c2,
+        qr: Qr { q, r, report },
+        reductions: borth_reductions(method, s),
+    })
 }
 
 #[cfg(test)]
@@ -408,6 +480,28 @@ mod tests {
         assert!(cross < 1e-14, "{cross:e}");
         let back = &prev * &bo.c + &bo.qr.q * &bo.qr.r;
         assert!((back - &w).norm() < 1e-13 * w.norm());
+        // The two projections and CholQR2's two Gram matrices, the first with the second
+        // projection (fused).
+        assert_eq!(bo.reductions, 3);
+        assert_eq!(bo.qr.report.used, Tsqr::CholQr2);
+        // Unfused (CGS2 as the TSQR) the same block is orthogonal to the same precision.
+        let cgs2 = borth(&prev, &w, Tsqr::Cgs2).unwrap();
+        assert!((prev.transpose() * &cgs2.qr.q).norm() < 1e-14);
+        assert!((&cgs2.c - &bo.c).norm() < 1e-12 * bo.c.norm());
+    }
+
+    #[test]
+    fn the_fused_second_pass_falls_back_when_its_gram_matrix_is_not_positive_definite() {
+        // W with two equal columns: WᵀW − C₂ᵀC₂ is singular, its Cholesky fails, and BOrth
+        // takes the unfused second pass and the TSQR's own fallback (SVQR), counting both
+        // reductions.
+        let prev = tsqr(&block(200, 4), Tsqr::Caqr).unwrap().q;
+        let w = DMatrix::from_fn(200, 3, |i, j| {
+            ((i + 1) as f64 * (j.min(1) + 1) as f64 * 0.37).cos()
+        });
+        let bo = borth(&prev, &w, Tsqr::CholQr2).unwrap();
+        assert_eq!(bo.qr.report.used, Tsqr::Svqr);
         assert_eq!(bo.reductions, 4);
+        assert!(bo.qr.report.fallback_reason.is_some());
     }
 }

@@ -20,7 +20,7 @@ pub(crate) fn caqr_leaves(n: usize, s: usize, groups: u32) -> usize {
 ///
 /// `[‖r‖² | (−1, 0, 1) the restart's coefficients | powers coefficients 3s | C (m+1)·s |
 /// R s·s | column norms² s | Gram s·s | CAQR stack leaves·s·s | D scratch (m+1+s)·s |
-/// T s·s | y (m+1) | VᵀV m·m | deferred blocks (m+1)·(m+2+s)·s]`
+/// C₂·T (m+1)·s | T s·s | y (m+1) | VᵀV m·m | deferred blocks (m+1)·(m+2+s)·s]`
 ///
 /// C, R, the norms, the Gram matrix and the CAQR stack (the leaves' R factors, then Q̂; empty
 /// unless the solve runs CAQR) are contiguous: one readback per block gets them.
@@ -34,6 +34,8 @@ pub(crate) struct CaLayout {
     pub(crate) gram: usize,
     pub(crate) stack: usize,
     pub(crate) d: usize,
+    /// C₂·T of a fused second BOrth pass and CholQR (`ca_cholqr`'s CA_FLAG_PIP), (m+1)·s.
+    pub(crate) ct: usize,
     pub(crate) t: usize,
     pub(crate) y: usize,
     pub(crate) vtv: usize,
@@ -69,7 +71,8 @@ impl CaLayout {
         let gram = nrm + s;
         let stack = gram + s * s;
         let d = stack + leaves * s * s;
-        let t = d + (m + 1 + s) * s;
+        let ct = d + (m + 1 + s) * s;
+        let t = ct + (m + 1) * s;
         let y = t + s * s;
         let vtv = y + m + 1;
         let eps = vtv + m * m;
@@ -84,6 +87,7 @@ impl CaLayout {
             gram,
             stack,
             d,
+            ct,
             t,
             y,
             vtv,

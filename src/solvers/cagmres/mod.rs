@@ -8,6 +8,7 @@
 //! | BOrth: C_i = Q_prevᵀW, W −= Q_prev C_i, twice | 2 × (`ca_block_dots` + `ca_block_finish` + `ca_block_update`) | 2 | 0 |
 //! | TSQR CholQR / SVQR: G = WᵀW, host R, Q = W R⁻¹ | `ca_block_dots` + `ca_block_finish`, `ca_block_update` (deferred CholQR: + `ca_cholqr`) | 1 | 1 (deferred: 0) |
 //! | TSQR CholQR2: that twice | 2 × that | 2 | 2 (deferred: 0) |
+//! | deferred CholQR / CholQR2: BOrth's second pass and the first CholQR in one | `ca_block_dots` of [Q, W]ᵀW + `ca_block_finish`, `ca_cholqr` of WᵀW − C₂ᵀC₂, one `ca_block_update` W·T − Q·C₂T | 1 for both (so 2 + the TSQR's − 1 per block) | 0 |
 //! | TSQR MGS / CGS / CGS2: per column, projections and the norm on the device | 3 launches per inner-product batch | s(s+1)/2, 2s−1, 3s−2 | 0 |
 //! | TSQR CAQR: each leaf's Householder QR (Q_i in place, R_i out), host QR of the stacked R_i = Q̂ R, Q = diag(Q_i) Q̂ | `ca_tsqr_leaf`, `ca_tsqr_apply` | 1 | 1 |
 //! | the block's C and R read by the host (H, the estimates) | — | — | 1 (shared with the TSQR's) |
@@ -85,6 +86,7 @@ use crate::cpu::cagmres::powers::{basis_change, step_coefficients};
 use crate::cpu::cagmres::tsqr::{
     TsqrReport, cholesky, positive_diagonal, right_upper_inverse, svqr_r,
 };
+use crate::cpu::cagmres::tsqr::{borth_reductions, fuses_second_pass};
 use crate::cpu::cagmres::{
     BlockResult, CaBackend, Collected, Control, operator_scale, run_cycles, summarise,
 };
@@ -400,6 +402,11 @@ impl<T: Scalar> CaBackend for GpuBackend<'_, '_, '_, T> {
                     // (`record_arnoldi_second_pass`), no reduction of its own.
                     b.report.reductions = 0;
                     b.reductions = 2;
+                } else if fuses_second_pass(tsqr) {
+                    // CholQR's first Gram matrix came with BOrth's second pass
+                    // (`record_second_pass_cholqr`), as the CPU reference's `borth` counts.
+                    b.report.reductions -= 1;
+                    b.reductions = borth_reductions(tsqr, steps);
                 }
                 b
             }));

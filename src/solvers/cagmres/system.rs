@@ -30,6 +30,9 @@ pub(crate) const ACC_STORE: u32 = 1;
 pub(crate) const ACC_ADD: u32 = 2;
 /// `ca_block_finish`: the last row of D is not accumulated (`CA_ACC_SKIP_LAST`).
 pub(crate) const ACC_SKIP_LAST: u32 = 4;
+/// `ca_block_finish`: only the rows of D above the block W = [y0, y0+ny) are accumulated, at
+/// their own leading dimension (`CA_ACC_ROWS`: D = [Q, W]ᵀW, its top rows are C).
+pub(crate) const ACC_ROWS: u32 = 8;
 /// `ca_block_update` flags (`CA_*` in the WGSL).
 pub(crate) const T_IDENTITY: u32 = 1;
 pub(crate) const T_RSQRT: u32 = 2;
@@ -497,6 +500,12 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             dst: dst as u32,
             comp_monitor: acc_at as u32,
             flags,
+            // CA_ACC_ROWS: the rows of X before Y.
+            num: if flags & ACC_ROWS != 0 {
+                (y0 - x0) as u32
+            } else {
+                0
+            },
             ..self.params()
         };
         self.record(Which::Finish, f, finish_groups);

@@ -4,19 +4,24 @@
 //! powers, the restart, x's update, reads) is in `system.rs`.
 
 use super::{
-    ACC_ADD, ACC_SKIP_LAST, ACC_STORE, CaSystem, NO_X, PYTHAG, T_IDENTITY, T_RSQRT, Which,
-    arnoldi_step,
+    ACC_ADD, ACC_ROWS, ACC_SKIP_LAST, ACC_STORE, CaSystem, NO_X, PYTHAG, T_IDENTITY, T_RSQRT,
+    Which, arnoldi_step,
 };
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::Params;
 use crate::solvers::cagmres::layout::Slots;
+
+/// `ca_cholqr`'s `CA_FLAG_PIP`: D = [Q, W]ᵀW in, G = WᵀW − C₂ᵀC₂ factored, C₂·T out.
+const CHOLQR_PIP: u32 = 2;
 
 impl<T: Scalar> CaSystem<'_, T> {
     /// A block of a deferred cycle, all on the device: BOrth's two passes and the TSQR, its C,
     /// R (and CholQR2's second R, a CholQR's failure flag) in the block's own slots.
     ///
     /// A block of one vector with a Gram–Schmidt TSQR (an Arnoldi step) runs its second pass
-    /// and its normalisation in one reduction ([`Self::record_arnoldi_second_pass`]).
+    /// and its normalisation in one reduction ([`Self::record_arnoldi_second_pass`]); with
+    /// CholQR and CholQR2 the second pass and the first CholQR share one reduction and one
+    /// update ([`Self::record_second_pass_cholqr`]).
     pub(crate) fn record_deferred_block(&self, j: usize, steps: usize, tsqr: crate::base::Tsqr) {
         use crate::base::Tsqr;
         let at = self.lay.slots_at(j, self.s);
@@ -26,25 +31,59 @@ impl<T: Scalar> CaSystem<'_, T> {
             self.record_arnoldi_second_pass(j, at);
             return;
         }
-        for pass in 0..2 {
-            self.record_projection(j, steps, pass, at);
-        }
+        self.record_projection(j, steps, 0, at);
         match tsqr {
             Tsqr::CholQr | Tsqr::CholQr2 => {
-                let passes = if tsqr == Tsqr::CholQr2 { 2 } else { 1 };
-                for pass in 0..passes {
+                self.record_second_pass_cholqr(j, steps, at);
+                if tsqr == Tsqr::CholQr2 {
                     self.record_dots(w0, steps, w0, steps, self.lay.gram, None);
-                    let r = if pass == 0 { at.r } else { at.r2 };
-                    self.record_cholqr(steps, r, at.flag, pass > 0);
+                    self.record_cholqr(steps, at.r2, at.flag, true);
                     self.record_update(0, 0, w0, steps, 0, self.lay.t, NO_X);
                 }
             }
-            _ => self.record_tsqr_launches(w0, steps, tsqr, at),
+            _ => {
+                self.record_projection(j, steps, 1, at);
+                self.record_tsqr_launches(w0, steps, tsqr, at);
+            }
         }
     }
 
+    /// BOrth's second pass and CholQR's first factorisation of the block W = [j+1, j+1+steps)
+    /// in one reduction and one update (4 launches instead of 7, one reduction instead of
+    /// two; CPU twin: `cpu::cagmres::tsqr::borth`): D = [Q, W]ᵀW by one `ca_block_dots`
+    /// (C₂ = QᵀW added to C), `ca_cholqr` factors G = WᵀW − C₂ᵀC₂ (the Gram matrix of
+    /// W − Q·C₂, Pythagoras) into R and T = R⁻¹ and makes C₂·T, and one `ca_block_update`
+    /// makes W·T − Q·(C₂T). C = C₁ + C₂ and W = Q·C + Q_new·R as before.
+    fn record_second_pass_cholqr(&self, j: usize, steps: usize, at: Slots) {
+        let lay = self.lay;
+        let w0 = j + 1;
+        self.record_dots(
+            0,
+            w0 + steps,
+            w0,
+            steps,
+            lay.d,
+            Some((at.c, ACC_ADD | ACC_ROWS)),
+        );
+        let p = Params {
+            comp: steps as u32,
+            slot: lay.d as u32,
+            dst: at.r as u32,
+            comp_monitor: lay.t as u32,
+            den: at.flag as u32,
+            num: lay.eps as u32,
+            flags: CHOLQR_PIP,
+            jacobi: w0 as u32,
+            ell_width: lay.ct as u32,
+            ..self.params()
+        };
+        self.record(Which::Cholqr, p, 1);
+        self.record_update(0, w0, w0, steps, lay.ct, lay.t, 0);
+    }
+
     /// `ca_cholqr`: R = chol(G) of the Gram matrix at `lay.gram` into `r`, T = R⁻¹ into
-    /// `lay.t`, the failure flag at `flag` (kept from the first pass with `keep`).
+    /// `lay.t`, the failure flag at `flag` (kept from the first pass with `keep`: flag
+    /// `CA_FLAG_KEEP`).
     fn record_cholqr(&self, steps: usize, r: usize, flag: usize, keep: bool) {
         let lay = self.lay;
         let p = Params {

@@ -13,7 +13,9 @@ use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
 use crate::cpu::cagmres::leja::Shift;
 use crate::cpu::cagmres::powers::{basis_change, step_coefficients};
-use crate::cpu::cagmres::tsqr::{cholesky, right_upper_inverse, svqr_r};
+use crate::cpu::cagmres::tsqr::{
+    borth_reductions, cholesky, fuses_second_pass, right_upper_inverse, svqr_r,
+};
 use crate::cpu::cagmres::{BlockResult, CaBackend};
 use crate::solvers::cagmres::layout::powers_prev;
 use crate::solvers::cagmres::system::{
@@ -286,6 +288,55 @@ impl<T: Scalar> DistBackend<'_, '_, '_, '_, T> {
         Ok(b)
     }
 
+    /// One BOrth pass of the block W = pool[j+1, j+1+steps) against q₀ … q_j: C = QᵀW summed
+    /// over devices (one read), W −= Q C on every device. Returns C.
+    fn project(&mut self, j: usize, steps: usize) -> Result<DMatrix<f64>> {
+        let lay = self.systems[0].lay;
+        let cp = self.gram(0, j + 1, j + 1, steps, lay.d)?;
+        self.write_all(lay.d, cp.as_slice())?;
+        for sys in self.systems {
+            sys.record_update(0, j + 1, j + 1, steps, lay.d, 0, T_IDENTITY);
+        }
+        Ok(cp)
+    }
+
+    /// BOrth's second pass fused with CholQR, as on one GPU (`ca_cholqr`'s CA_FLAG_PIP) and
+    /// in the CPU reference's `borth`: D = [Q, W]ᵀW in one read, C₂ = QᵀW added to `c`,
+    /// R = chol(WᵀW − C₂ᵀC₂), and W ← W·R⁻¹ − Q·(C₂R⁻¹) in one update. Returns R, or — the
+    /// fused Gram matrix not positive definite — `None` after the plain second pass
+    /// (W −= Q C₂), for the caller's CholQR with its SVQR fallback.
+    fn second_pass_cholqr(
+        &mut self,
+        j: usize,
+        steps: usize,
+        c: &mut DMatrix<f64>,
+    ) -> Result<Option<DMatrix<f64>>> {
+        let lay = self.systems[0].lay;
+        let w0 = j + 1;
+        let d = self.gram(0, w0 + steps, w0, steps, lay.d)?;
+        let c2 = d.rows(0, w0).into_owned();
+        let g = d.rows(w0, steps) - c2.transpose() * &c2;
+        *c += &c2;
+        match cholesky(&g, self.n) {
+            Ok(r1) => {
+                let t = right_upper_inverse(&r1);
+                self.write_all(lay.d, (&c2 * &t).as_slice())?;
+                self.write_all(lay.t, t.as_slice())?;
+                for sys in self.systems {
+                    sys.record_update(0, w0, w0, steps, lay.d, lay.t, 0);
+                }
+                Ok(Some(r1))
+            }
+            Err(_) => {
+                self.write_all(lay.d, c2.as_slice())?;
+                for sys in self.systems {
+                    sys.record_update(0, w0, w0, steps, lay.d, 0, T_IDENTITY);
+                }
+                Ok(None)
+            }
+        }
+    }
+
     /// ‖I − QᵀQ‖_F over q₁ … q_k, the Gram matrix summed over devices (outside the counts
     /// the report gives per iteration).
     pub(super) fn orthogonality_loss(&mut self, k: usize) -> Result<Option<f64>> {
@@ -359,19 +410,21 @@ impl<T: Scalar> CaBackend for DistBackend<'_, '_, '_, '_, T> {
                 "CA-GMRES on several devices runs --tsqr cholqr, cholqr2 or svqr ({tsqr} is not built there)"
             )));
         }
-        let lay = self.systems[0].lay;
         let w0 = j + 1;
-        let mut c = DMatrix::zeros(j + 1, steps);
-        for _pass in 0..2 {
-            let cp = self.gram(0, j + 1, w0, steps, lay.d)?;
-            self.write_all(lay.d, cp.as_slice())?;
-            for sys in self.systems {
-                sys.record_update(0, j + 1, w0, steps, lay.d, 0, T_IDENTITY);
-            }
-            c += cp;
-        }
+        let mut c = self.project(j, steps)?;
         let (mut used, mut fallback_reason) = (tsqr, None);
-        let (r1, why) = self.orthonormalise(w0, steps, tsqr == Tsqr::Svqr)?;
+        // CholQR and CholQR2: BOrth's second pass and the first Cholesky from one read.
+        let fused = if fuses_second_pass(tsqr) {
+            self.second_pass_cholqr(j, steps, &mut c)?
+        } else {
+            c += self.project(j, steps)?;
+            None
+        };
+        let fused_ok = fused.is_some();
+        let (r1, why) = match fused {
+            Some(r1) => (r1, None),
+            None => self.orthonormalise(w0, steps, tsqr == Tsqr::Svqr)?,
+        };
         if let Some(why) = why {
             used = Tsqr::Svqr;
             fallback_reason = Some(format!(
@@ -390,7 +443,13 @@ impl<T: Scalar> CaBackend for DistBackend<'_, '_, '_, '_, T> {
             r1
         };
         finite(&r)?;
-        Ok(block_result(tsqr, used, fallback_reason, steps, c, r))
+        let mut b = block_result(tsqr, used, fallback_reason, steps, c, r);
+        if fused_ok {
+            // CholQR's first Gram matrix came with the second projection.
+            b.report.reductions -= 1;
+            b.reductions = borth_reductions(tsqr, steps);
+        }
+        Ok(b)
     }
 
     fn update_x(&mut self, y: &[f64]) -> Result<()> {
