@@ -36,7 +36,7 @@
 //! Per cycle: the restart residual r = b − Ax and ‖r‖ (`ca_powers` with (−1, 0, 1) and one
 //! reduction: 1 sync, shared with a deferred cycle's), q₀ = r/‖r‖ on the device, and
 //! x += Q y (`ca_block_update`, one upload of y). So a full cycle has 1 + m/s·(2 + the
-//! TSQR's) reductions and 1 + m/s·max(1, the TSQR's syncs) host syncs as the algorithm
+//! TSQR's, one fewer with CholQR/CholQR2) reductions and 1 + m/s·max(1, the TSQR's syncs) host syncs as the algorithm
 //! counts them — [`crate::cpu::cagmres::ca_counts_per_cycle`], asserted by the tests — and
 //! 1 sync on the GPU when the cycle is deferred. With the Newton basis the first cycle is a standard GMRES(m) (Arnoldi with CGS2:
 //! blocks of one vector) whose Ritz values, Leja-ordered, are the shifts.

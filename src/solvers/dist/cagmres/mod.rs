@@ -12,6 +12,8 @@
 //!     dist_ca_load, dist_gather → read, exchange; dist_ca_powers (interior, boundary rows)
 //!  BOrth, twice:      ca_block_dots + ca_block_finish of the block's share of Q_prevᵀW → read,
 //!                     the host sums C over devices, uploads it; ca_block_update W −= Q_prev C
+//!                     (CholQR, CholQR2: the second pass reads [Q_prev, W]ᵀW instead, and the
+//!                     host factors WᵀW − C₂ᵀC₂ for CholQR's first R: one update W R⁻¹ − Q C₂R⁻¹)
 //!  TSQR (CholQR, CholQR2, SVQR): the Gram matrix WᵀW the same way, R on the host, W R⁻¹
 //!  restart:           x += D⁻¹ Q y (ca_block_update); one product r = b − Ax with ‖r‖²
 //! ```
@@ -21,7 +23,7 @@
 //! inner products are that block's share; the host adds the shares over devices in f64
 //! before anything uses them, so every device applies the same C and R. A block of s vectors
 //! costs one exchange (one host round trip) for its products and one round trip per
-//! reduction (2 + the TSQR's) — against distributed GMRES's three round trips and two
+//! reduction (2 + the TSQR's, one fewer with CholQR/CholQR2) — against distributed GMRES's three round trips and two
 //! reductions per vector. With the Newton basis the first cycle is Arnoldi (blocks of one
 //! vector: one exchange and two reductions each), as on one GPU. Blocks are not deferred:
 //! each needs the host between its reductions. Where a device's extended rows exceed one
