@@ -6,6 +6,9 @@
 //   pool[src + k][t] = z[k][t]   for owned t < n
 // with (c_A, c_s, c_p) = coef[3(k−1) ..] (cpu::cagmres::powers::step_coefficients). No
 // exchange between steps: the ghost rows computed at step k are what step k + 1 reads.
+// z_k lives in slot k mod 3 of `z` (three slots of mpk.next entries): a step reads only the
+// two vectors before it, so z_{k−3}'s slot is free, and the extended vectors take 3 slots
+// whatever the depth (s + 1 made an f64 block at 5e7 exceed one storage binding).
 // Library: lib/dist_ca.wgsl, lib/dist_pool.wgsl. CPU twin: solvers::dist::mpk::ExtBlock::powers.
 
 struct MpkStep {
@@ -30,9 +33,9 @@ fn main(ids: Ids) {
     let c_a = coef[3u * (k - 1u)];
     let c_s = coef[3u * (k - 1u) + 1u];
     let c_p = coef[3u * (k - 1u) + 2u];
-    let cur = (k - 1u) * mpk.next;
-    let prev = select(k - 1u, k - 2u, k >= 2u) * mpk.next;
-    let dst_at = k * mpk.next;
+    let cur = ((k - 1u) % 3u) * mpk.next;
+    let prev = (select(k - 1u, k - 2u, k >= 2u) % 3u) * mpk.next;
+    let dst_at = (k % 3u) * mpk.next;
     let stride = ids.nwg.x * WG;
     for (var r = ids.wid.x * WG + ids.lid; r < mstep.rows; r = r + stride) {
         var s = Real(0.0);

@@ -249,12 +249,17 @@ struct MpkStep {
     pad: [u32; 2],
 }
 
-/// One device's matrix powers: its [`ExtBlock`] uploaded, the extended vectors
-/// z₀ … z_depth, the deep send list, and the launches (`dist_ca_mpk_load`, then
+/// Slots of the extended vectors on the device: z_k in slot k mod 3 (a step reads the two
+/// vectors before it, `dist_ca_mpk_step`), whatever the depth.
+const Z_SLOTS: usize = 3;
+
+/// One device's matrix powers: its [`ExtBlock`] uploaded, the extended vectors (z_k in slot
+/// k mod [`Z_SLOTS`]), the deep send list, and the launches (`dist_ca_mpk_load`, then
 /// `dist_ca_mpk_step` for k = 1 … depth).
 pub(crate) struct MpkDevice {
     pub nloc: usize,
-    /// Extended vectors, slot k at k·next.
+    /// Extended vectors, z_k at (k mod 3)·next (z₀, the block's start and the received
+    /// halo, in slot 0).
     pub z: wgpu::Buffer,
     pub send: wgpu::Buffer,
     pub send_len: usize,
@@ -285,8 +290,7 @@ impl MpkDevice {
         let size = std::mem::size_of::<T>() as u64;
         let depth = ext.depth();
         let limit = engine.binding_limit();
-        if (depth as u64 + 1) * ext.next as u64 * size > limit
-            || ext.values.len() as u64 * size > limit
+        if Z_SLOTS as u64 * ext.next as u64 * size > limit || ext.values.len() as u64 * size > limit
         {
             return Ok(None);
         }
@@ -298,10 +302,7 @@ impl MpkDevice {
             solver_kernel::<T>(engine, "dist_ca_mpk_load", config)?,
             solver_kernel::<T>(engine, "dist_ca_mpk_step", config)?,
         );
-        let z = engine.storage_from(
-            "mpk z",
-            &vec![T::from_f64(f64::NAN); (depth + 1) * ext.next],
-        )?;
+        let z = engine.storage_from("mpk z", &vec![T::from_f64(f64::NAN); Z_SLOTS * ext.next])?;
         let send_idx = engine.storage_from("mpk send_idx", &nonempty(send))?;
         let send_buf =
             engine.storage_from("mpk send", &vec![T::from_f64(f64::NAN); send.len().max(1)])?;
