@@ -187,7 +187,8 @@ fn the_prelude_selects_the_precision() {
     assert!(specialise(k, ShaderConfig::new(Precision::F64)).contains("alias Real = f64;"));
 }
 
-/// The GMRES and CA-GMRES kernels compile with the pool over one to eight bindings
+/// The GMRES and CA-GMRES kernels compile with the pool over one to 32 bindings (beyond eight
+/// the part found by division)
 /// (`gpu::shader::pool_source`, `ShaderConfig::pool_parts`), in both precisions and
 /// reduction flavours, binding exactly the parts asked for.
 #[test]
@@ -212,7 +213,7 @@ fn gmres_kernels_validate_with_the_pool_over_several_bindings() {
         };
         for precision in [Precision::F32, Precision::F64] {
             for subgroups in [false, true] {
-                for pool_parts in [1, 2, 3, MAX_POOL_PARTS] {
+                for pool_parts in [1, 2, 3, 8, 9, MAX_POOL_PARTS] {
                     let config = ShaderConfig {
                         subgroups,
                         pool_parts,

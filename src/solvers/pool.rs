@@ -99,7 +99,8 @@ impl PoolBuffers {
             } else {
                 engine.storage_from(&label, &vec![fill; (count * n).max(1)])?
             });
-            if k > 0 {
+            // Beyond eight parts the kernels divide by entry 0 (`pool_source`).
+            if k > 0 && k <= bounds.len() {
                 bounds[k - 1] = (k * per * n) as u32;
             }
         }
