@@ -405,6 +405,51 @@ fn grid_stride_loops_give_the_same_solve() {
     }
 }
 
+/// Launches beyond the adapter's workgroups per grid dimension (65535) go out as 2D grids,
+/// whose spare workgroups must not touch a row. CA-GMRES launches more than `max_groups`
+/// workgroups in two kernels: the block inner products (tiles × groups, spare workgroups
+/// idle) and the block update (⌈n/(4·WG)⌉: beyond the limit at n > 6.7e7 with 256 threads),
+/// which instead launches at most one dimension's worth and gives each thread more rows.
+/// With the limit forced to 4 (the inner products on 2D grids with spare workgroups, the
+/// update on 4 workgroups instead of 9) the solve is that of the real limit bit for bit:
+/// the same rows meet the same arithmetic. On an H200 at n = 1e8 the update's 2D grid had
+/// spare workgroups apply it twice (a breakdown at the Arnoldi cycle's third column).
+#[test]
+fn launches_over_the_grid_dimension_limit_give_the_same_solve() {
+    // Workgroups of 32 and at most 2 per reduction: the launches that stay within 4.
+    let wg32 = krylov_wgpu::gpu::Tuning {
+        workgroup_size: 32,
+        max_groups: 2,
+        ..Default::default()
+    };
+    let Some(plain) = common::engine_with(wg32) else {
+        return;
+    };
+    let Some(capped) = common::engine_with(krylov_wgpu::gpu::Tuning {
+        max_groups_per_dimension: Some(4),
+        ..wg32
+    }) else {
+        return;
+    };
+    assert_eq!(capped.groups_per_dimension(), 4);
+    let a = load("sherman4");
+    let b = rhs(&a);
+    for tsqr in [Tsqr::CholQr2, Tsqr::Cgs2] {
+        let mut o = opts(5, 30, Basis::Newton, tsqr, 1e-9);
+        o.precond = krylov_wgpu::solvers::Precond::Jacobi;
+        let p = krylov_wgpu::solvers::solve_gpu(&plain, &a, &b, None, &o, &mut ()).unwrap();
+        let c = krylov_wgpu::solvers::solve_gpu(&capped, &a, &b, None, &o, &mut ()).unwrap();
+        assert!(p.report.converged, "{tsqr}: {}", p.report.reason_detail);
+        assert_eq!(p.report.iterations, c.report.iterations, "{tsqr}");
+        assert!(
+            p.x.iter()
+                .zip(&c.x)
+                .all(|(u, v)| u.to_bits() == v.to_bits()),
+            "{tsqr}"
+        );
+    }
+}
+
 #[test]
 fn f32_gpu_ca_gmres_converges_to_f32_accuracy() {
     let Some(engine) = common::engine() else {

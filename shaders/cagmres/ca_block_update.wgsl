@@ -239,7 +239,14 @@ fn main(ids: Ids) {
         }
     }
     let sign = select(Real(-1.0), Real(1.0), (flags & CA_C_ADD) != 0u);
-    let first = (ids.wid.y * ids.nwg.x + ids.wid.x) * WG + ids.lid;
+    let w = ids.wid.y * ids.nwg.x + ids.wid.x;
+    // A spare workgroup of a grid split into two dimensions would start at a row another
+    // workgroup updates too (in place: the update applied twice). The host launches at most
+    // one dimension's worth; this keeps the kernel right if it ever does not.
+    if w >= params.groups {
+        return;
+    }
+    let first = w * WG + ids.lid;
     for (var row = first; row < n; row = row + params.groups * WG) {
         var scale = sign;
         if (flags & CA_DINV) != 0u {

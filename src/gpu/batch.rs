@@ -51,12 +51,7 @@ impl<'e> Batch<'e> {
     /// per-dimension limit (65535 typically) are split into a 2D grid; kernels recover the
     /// linear workgroup index as `wid.y * nwg.x + wid.x`.
     pub fn dispatch(&mut self, kernel: &Kernel, bind_group: &wgpu::BindGroup, groups: u32) {
-        let max = self
-            .engine
-            .ctx
-            .limits
-            .max_compute_workgroups_per_dimension
-            .max(1);
+        let max = self.engine.groups_per_dimension();
         let (x, y) = if groups <= max {
             (groups, 1)
         } else {

@@ -147,6 +147,11 @@ pub struct Tuning {
     /// adapters, not on software ones (lavapipe's GPU is the host's cores a spinning thread
     /// would take).
     pub spin_wait: Option<bool>,
+    /// Treat the adapter's workgroups per grid dimension (65535 typically) as at most this
+    /// many: launches above it go out as 2D grids, as they would beyond the real limit at
+    /// n ≳ 1.7e7 (tests force the 2D grids and the grid-stride loops that avoid them on small
+    /// problems with it).
+    pub max_groups_per_dimension: Option<u32>,
 }
 
 impl Tuning {
@@ -199,6 +204,7 @@ impl Default for Tuning {
             two_prod: None,
             max_binding_bytes: None,
             spin_wait: None,
+            max_groups_per_dimension: None,
         }
     }
 }
@@ -334,6 +340,16 @@ impl Engine {
     /// The device this engine runs on.
     pub fn context(&self) -> &Arc<GpuContext> {
         &self.ctx
+    }
+
+    /// The most workgroups a launch puts in one grid dimension: the adapter's limit, or
+    /// [`Tuning::max_groups_per_dimension`] below it. Larger launches go out as 2D grids
+    /// (`Batch::dispatch`).
+    pub fn groups_per_dimension(&self) -> u32 {
+        let hard = self.ctx.limits.max_compute_workgroups_per_dimension.max(1);
+        self.tuning
+            .max_groups_per_dimension
+            .map_or(hard, |t| t.clamp(1, hard))
     }
 
     /// The largest array one storage binding holds: the adapter's binding and buffer limits,

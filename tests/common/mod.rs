@@ -22,12 +22,16 @@ pub fn engine_with(tuning: Tuning) -> Option<Engine> {
     context().map(|c| Engine::with_tuning(c, tuning))
 }
 
-/// Few workgroups of 64 threads: grid-stride loops in every kernel.
+/// Few workgroups of 64 threads: grid-stride loops in every kernel; and at most 4 workgroups
+/// per grid dimension, so every launch of more (one workgroup per 64 rows, the tiles of the
+/// block inner products) goes out as a 2D grid with spare workgroups, as on a GPU beyond
+/// 65535 workgroups (n > 1.7e7 with 256 threads).
 pub fn small_grid(subgroups: Option<bool>) -> Tuning {
     Tuning {
         workgroup_size: 64,
         max_groups: 3,
         subgroups,
+        max_groups_per_dimension: Some(4),
         ..Tuning::default()
     }
 }

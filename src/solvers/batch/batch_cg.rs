@@ -336,11 +336,7 @@ impl PartBuffers {
         };
         let bg_start = bind(&p_start);
         let bg_go_on = bind(&p_go_on);
-        let max_groups = engine
-            .context()
-            .limits
-            .max_compute_workgroups_per_dimension
-            .max(1);
+        let max_groups = engine.groups_per_dimension();
         Ok(PartBuffers {
             groups: (items.len() as u32).min(max_groups),
             kernel,

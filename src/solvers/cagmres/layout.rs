@@ -15,6 +15,26 @@ pub(crate) fn caqr_leaves(n: usize, s: usize, groups: u32) -> usize {
         .max(1)
 }
 
+/// Rows per thread beyond which the tiles of one row chunk of `ca_block_dots(_pairs)` stop
+/// sharing their rows through the cache. Per call on an H200 (CA-GMRES(15, 30), f32, 1024
+/// chunks of 256 threads): 1.4 ms at n = 5e7 (190 rows per thread), 2.7 ms at 7e7 (269), 47 ms
+/// at 1e8 (381) — and 3.2 ms at 1e8 with 4096 chunks (95 rows per thread). BENCHMARKS.md,
+/// 2026-11-28.
+pub const CA_ROWS_PER_THREAD: usize = 128;
+
+/// The most workgroups (row chunks, partial sums per inner product) of the CA kernels.
+pub const CA_MAX_GROUPS: usize = 16384;
+
+/// The CA kernels' workgroups for n rows: `groups` (the solver's reduction workgroups), or
+/// more where each of `groups`·`wg` threads would walk more than [`CA_ROWS_PER_THREAD`]
+/// rows, at most [`CA_MAX_GROUPS`].
+pub(crate) fn ca_groups(n: usize, wg: u32, groups: u32) -> u32 {
+    let want = n
+        .div_ceil(wg as usize * CA_ROWS_PER_THREAD)
+        .min(CA_MAX_GROUPS);
+    groups.max(want as u32)
+}
+
 /// Where the small matrices live in the cycle buffer (`scalars` of the CA kernels), for
 /// restart length m and block size s (all column-major):
 ///
@@ -128,4 +148,20 @@ impl CaLayout {
 /// where it is q_j itself so that the bind group is the same for every call).
 pub(crate) fn powers_prev(j: usize, k: usize) -> usize {
     if k == 0 { j } else { j + k - 1 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_row_loops_get_more_workgroups() {
+        // Up to 128 rows per thread of 1024 workgroups of 256: the reduction's own count.
+        assert_eq!(ca_groups(1024 * 256 * 128, 256, 1024), 1024);
+        assert_eq!(ca_groups(1000, 256, 4), 4);
+        // 1e8 rows: 3052 workgroups of 256 threads walk at most 128 rows each.
+        assert_eq!(ca_groups(100_000_000, 256, 1024), 3052);
+        assert!(100_000_000usize.div_ceil(3052 * 256) <= CA_ROWS_PER_THREAD);
+        assert_eq!(ca_groups(usize::MAX / 2, 256, 1024), CA_MAX_GROUPS as u32);
+    }
 }

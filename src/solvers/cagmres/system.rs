@@ -21,7 +21,7 @@ use crate::solvers::pool::PoolBuffers;
 use crate::solvers::system::FactoredApply;
 use crate::solvers::{SolveOptions, SolveReport};
 
-use super::layout::{CaLayout, caqr_leaves, powers_prev};
+use super::layout::{CaLayout, ca_groups, caqr_leaves, powers_prev};
 
 mod borth;
 
@@ -161,7 +161,8 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         }
         let gpu_a = crate::solvers::reuse::upload_matrix(engine, a, opts, report)?;
         let config = gpu_a.shader_config(engine);
-        let g = engine.fused_groups(n, gpu_a.passes());
+        let wg = engine.tuning().workgroup_size;
+        let g = ca_groups(n, wg, engine.fused_groups(n, gpu_a.passes()));
         report.workgroups = g;
         let precond = crate::solvers::reuse::precond(engine, a, opts)?;
         crate::solvers::system::record_precond(report, &precond);
@@ -202,7 +203,11 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             )));
         }
         let config = engine.shader_config(T::PRECISION);
-        let g = engine.reduction_groups(n);
+        let g = ca_groups(
+            n,
+            engine.tuning().workgroup_size,
+            engine.reduction_groups(n),
+        );
         let precond = crate::solvers::reuse::precond(engine, diag, opts)?;
         Self::build(engine, None, precond, config, g, b, x0, opts)
     }
@@ -533,9 +538,11 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         flags: u32,
     ) {
         // Four rows per thread: ⌈n/(4·WG)⌉ workgroups (`groups` is their count, the row
-        // stride); see the kernel's comment.
+        // stride); see the kernel's comment. At most one grid dimension's worth (n ≳ 6.7e7
+        // with 256 threads), more rows per thread beyond it: a 2D grid would round the count
+        // up to a multiple of its rows.
         let rows = 4 * self.engine.tuning().workgroup_size as usize;
-        let groups = self.n.div_ceil(rows) as u32;
+        let groups = (self.n.div_ceil(rows) as u32).min(self.engine.groups_per_dimension());
         let p = Params {
             num: x0 as u32,
             den: nx as u32,
