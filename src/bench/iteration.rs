@@ -21,6 +21,8 @@ pub struct BenchCase {
     pub iterations: usize,
     pub runs: usize,
     pub restart: usize,
+    /// CA-GMRES's block size s (ignored by the other methods).
+    pub s_step: usize,
     pub format: crate::base::Format,
 }
 
@@ -32,6 +34,8 @@ pub struct BenchRow {
     pub nnz: usize,
     pub format: String,
     pub method: Method,
+    /// CA-GMRES's block size s (0 for the other methods).
+    pub s_step: usize,
     pub variant: Variant,
     pub precision: Precision,
     pub check_mode: CheckMode,
@@ -90,6 +94,7 @@ pub fn run_case_on<T: Scalar>(
         max_iter: case.iterations,
         batch: case.iterations,
         restart: case.restart,
+        s_step: case.s_step,
         format: case.format,
         precond: Precond::None,
         ..Default::default()
@@ -140,6 +145,11 @@ pub fn run_case_on<T: Scalar>(
         // The format the solve ran on (`auto` resolved).
         format: r.format.clone(),
         method: case.method,
+        s_step: if case.method == Method::CaGmres {
+            case.s_step
+        } else {
+            0
+        },
         variant: case.variant,
         precision: T::PRECISION,
         check_mode: case.check_mode,
@@ -197,7 +207,7 @@ pub fn table_row(r: &BenchRow) -> String {
     let row = format!(
         "{} {:<8} {:<4} {:<10} {:<6} {:>10.2} {:>8.2} {:>8.3} {:>8.1} {:>10.2} {:>7.2}",
         lead_columns(&r.problem, PROBLEM_WIDTH, r.n, r.nnz),
-        r.method.as_str(),
+        method_label(r),
         r.precision.wgsl(),
         r.variant.as_str(),
         r.check_mode.as_str(),
@@ -209,6 +219,14 @@ pub fn table_row(r: &BenchRow) -> String {
         r.roofline_ratio
     );
     row + &flag
+}
+
+/// The method column: CA-GMRES with its s (`ca-s10`), the others by name.
+fn method_label(r: &BenchRow) -> String {
+    match r.method {
+        Method::CaGmres => format!("ca-s{}", r.s_step),
+        m => m.as_str().to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -227,6 +245,7 @@ mod tests {
             nnz: 4992,
             format: "csr".into(),
             method: Method::Cg,
+            s_step: 0,
             variant: Variant::Pipelined,
             precision: Precision::F32,
             check_mode: CheckMode::Device,

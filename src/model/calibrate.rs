@@ -207,6 +207,7 @@ pub fn calibrate(
                     iterations,
                     runs: 1,
                     restart: 30,
+                    s_step: 5,
                     format,
                 };
                 let Some(row) = fastest_runs(engine, &case, &a32, runs, heater)? else {

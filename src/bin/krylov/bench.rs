@@ -42,6 +42,9 @@ pub struct BenchArgs {
     /// GMRES restart length.
     #[arg(long, default_value_t = 30)]
     restart: usize,
+    /// CA-GMRES block sizes s, comma-separated (a row per s; the restart a multiple of each).
+    #[arg(long, value_delimiter = ',', default_value = "5")]
+    s_step: Vec<usize>,
     /// Storage format of the SpMV (csr, ell, dia, bcsr1|2|4|8, sell, auto).
     #[arg(long, default_value = "csr", value_parser = parse_enum::<Format>)]
     format: Format,
@@ -422,7 +425,14 @@ impl Group<'_> {
         } else {
             args.format
         };
-        for &method in &args.method {
+        for (method, s_step) in args.method.iter().flat_map(|&m| {
+            let s: Vec<usize> = if m == Method::CaGmres {
+                args.s_step.clone()
+            } else {
+                vec![5]
+            };
+            s.into_iter().map(move |s| (m, s))
+        }) {
             for &variant in &args.variant {
                 for &check_mode in &args.check_mode {
                     let case = BenchCase {
@@ -435,6 +445,7 @@ impl Group<'_> {
                         iterations: args.iterations,
                         runs: args.runs,
                         restart: args.restart,
+                        s_step,
                         format,
                     };
                     match run_case_on(engine, &case, a, bandwidth, heater) {
