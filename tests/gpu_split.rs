@@ -23,6 +23,12 @@ fn split_engine(limit: u64) -> Option<krylov_wgpu::gpu::Engine> {
     })
 }
 
+/// Whether the report says the pool went over `k` bindings.
+fn held_in(report: &krylov_wgpu::solvers::SolveReport, k: usize) -> bool {
+    let said = format!("held in {k} bindings");
+    report.notes.iter().any(|n| n.contains(&said))
+}
+
 fn same_bits<T: Scalar>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
@@ -121,11 +127,7 @@ fn the_gmres_basis_over_several_bindings_gives_the_results_of_one() {
                 let ctx = format!("{variant} {precond}, {per} vectors per binding");
                 assert!(whole.report.converged, "{ctx}");
                 assert!(
-                    parts.iter().any(|k| pieces
-                        .report
-                        .notes
-                        .iter()
-                        .any(|n| n.contains(&format!("held in {k} bindings")))),
+                    parts.iter().any(|k| held_in(&pieces.report, *k)),
                     "{ctx}: {:?}",
                     pieces.report.notes
                 );
@@ -193,22 +195,8 @@ fn the_cagmres_pool_over_several_bindings_gives_the_results_of_one() {
             "{ctx}: {}",
             whole.report.reason_detail
         );
-        assert!(
-            parts
-                .report
-                .notes
-                .iter()
-                .any(|n| n.contains("held in 2 bindings")),
-            "{ctx}: {:?}",
-            parts.report.notes
-        );
-        assert!(
-            !whole
-                .report
-                .notes
-                .iter()
-                .any(|n| n.contains("held in 2 bindings"))
-        );
+        assert!(held_in(&parts.report, 2), "{ctx}: {:?}", parts.report.notes);
+        assert!(!held_in(&whole.report, 2));
         assert_eq!(whole.report.iterations, parts.report.iterations, "{ctx}");
         assert!(same_bits(&whole.x, &parts.x), "{ctx}");
     }
@@ -226,13 +214,7 @@ fn the_cagmres_pool_over_several_bindings_gives_the_results_of_one() {
     let whole = solve_gpu(&one, &a32, &b32, None, &opts, &mut ()).unwrap();
     let parts = solve_gpu(&split32, &a32, &b32, None, &opts, &mut ()).unwrap();
     assert!(whole.report.converged, "{}", whole.report.reason_detail);
-    assert!(
-        parts
-            .report
-            .notes
-            .iter()
-            .any(|n| n.contains("held in 2 bindings"))
-    );
+    assert!(held_in(&parts.report, 2));
     assert_eq!(whole.report.iterations, parts.report.iterations);
     assert_eq!(
         whole.report.relative_residual,
@@ -248,29 +230,13 @@ fn the_cagmres_pool_over_several_bindings_gives_the_results_of_one() {
     };
     let whole = solve_gpu(&one, &a, &b, None, &opts, &mut ()).unwrap();
     let parts = solve_gpu(&five, &a, &b, None, &opts, &mut ()).unwrap();
-    assert!(
-        parts
-            .report
-            .notes
-            .iter()
-            .any(|n| n.contains("held in 5 bindings")),
-        "{:?}",
-        parts.report.notes
-    );
+    assert!(held_in(&parts.report, 5), "{:?}", parts.report.notes);
     assert_eq!(whole.report.iterations, parts.report.iterations);
     assert!(same_bits(&whole.x, &parts.x));
     // Over seventeen (2 vectors each; the kernels find the part by division).
     let many = split_engine(2 * 1104 * 8).unwrap();
     let parts = solve_gpu(&many, &a, &b, None, &opts, &mut ()).unwrap();
-    assert!(
-        parts
-            .report
-            .notes
-            .iter()
-            .any(|n| n.contains("held in 17 bindings")),
-        "{:?}",
-        parts.report.notes
-    );
+    assert!(held_in(&parts.report, 17), "{:?}", parts.report.notes);
     assert_eq!(whole.report.iterations, parts.report.iterations);
     assert!(same_bits(&whole.x, &parts.x));
     // A pool over more bindings than a kernel can hold is refused by name (CA-GMRES(5, 80):

@@ -35,18 +35,7 @@ for spec in "${specs[@]}"; do
             KRYLOV_SHADER_DIR=$dir KRYLOV_PROFILE=1 $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter $iters $heat $cfg --json >"$out/p.json" 2>/dev/null || true
             # shellcheck disable=SC2086
             KRYLOV_SHADER_DIR=$dir $k solve --generate $1 --precision $2 --device gpu --rtol 0 --atol 1e-300 --max-iter $iters $heat $cfg --json >"$out/q.json" 2>/dev/null || true
-            python3 - "$out/p.json" "$out/q.json" "$label $1 $2 $cfg" <<'PY' | tee -a "$out/profile.txt"
-import json, sys
-try:
-    p, q = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-except Exception as e:
-    print(sys.argv[3], "failed", e); sys.exit()
-it = p["iterations_recorded"]
-print(sys.argv[3], "it", it, "profiled us/it %.1f" % (1e6 * p["loop_seconds"] / it),
-      "untimed us/it %.1f" % (1e6 * q["loop_seconds"] / q["iterations_recorded"]))
-for k in sorted(p["kernel_times"], key=lambda k: -k["seconds"])[:8]:
-    print("    %-22s calls %5d  us/call %8.1f  us/it %8.1f" % (k["name"], k["calls"], 1e6 * k["seconds"] / k["calls"], 1e6 * k["seconds"] / it))
-PY
+            python3 "$(dirname "$0")/kernel_profile.py" "$out/p.json" "$out/q.json" "$label $1 $2 $cfg" | tee -a "$out/profile.txt"
         done
     done
 done

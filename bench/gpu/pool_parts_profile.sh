@@ -27,19 +27,6 @@ for lim in $limits; do
             env "${env[@]}" KRYLOV_PROFILE=$prof "$k" solve --generate "$spec" --precision "$prec" --device gpu \
                 --format csr --rtol 0 --atol 0 --max-iter "$iters" --heat $cfg --json >"$out/r$prof.json" 2>"$out/r$prof.err"
         done
-        python3 - "$out/r1.json" "$out/r0.json" "limit $lim: $cfg" <<'PY' | tee -a "$out/profile.txt"
-import json, sys
-try:
-    p, q = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-except Exception as e:
-    print(sys.argv[3], "failed", e); sys.exit()
-it = q["iterations_recorded"]
-held = [n for n in q["notes"] if "bindings" in n]
-print(sys.argv[3], "| it", it, "untimed us/it %.1f" % (1e6 * q["loop_seconds"] / it),
-      "profiled us/it %.1f" % (1e6 * p["loop_seconds"] / p["iterations_recorded"]),
-      "|r|/|b| %.6e" % q["relative_residual"], "|", held[0][-40:] if held else "one binding")
-for k in sorted(p["kernel_times"], key=lambda k: -k["seconds"])[:8]:
-    print("    %-22s calls %5d  us/call %8.1f  us/it %8.1f" % (k["name"], k["calls"], 1e6 * k["seconds"] / k["calls"], 1e6 * k["seconds"] / p["iterations_recorded"]))
-PY
+        python3 "$(dirname "$0")/kernel_profile.py" "$out/r1.json" "$out/r0.json" "limit $lim: $cfg" | tee -a "$out/profile.txt"
     done
 done

@@ -313,28 +313,29 @@ fn pool_by_division(parts: u8, read_only: bool) -> String {
         "\nfn pool_part(i: u32) -> vec2<u32> {\n    let len = pool_bounds[0u][0u];\n    \
          let p = i / len;\n    return vec2<u32>(p, i - p * len);\n}\n",
     );
-    s += "\nfn pool_get(i: u32) -> Real {\n    let at = pool_part(i);\n    switch at.x {\n";
-    for k in 0..last {
-        s += &format!(
-            "        case {k}u: {{\n            return {}[at.y];\n        }}\n",
-            part(k)
-        );
-    }
-    s += "        default: {}\n    }\n";
-    s += &format!("    return pool_{last}[at.y];\n}}\n");
-    if !read_only {
-        s += "\nfn pool_set(i: u32, v: Real) {\n    let at = pool_part(i);\n    switch at.x {\n";
+    // One function: a switch on the part, `access` of each part (the last after it).
+    let function = |signature: &str, access: &dyn Fn(&str) -> String| {
+        let mut f = format!("\n{signature} {{\n    let at = pool_part(i);\n    switch at.x {{\n");
         for k in 0..last {
-            s += &format!(
-                "        case {k}u: {{\n            {}[at.y] = v;\n            return;\n        }}\n",
-                part(k)
+            f += &format!(
+                "        case {k}u: {{\n            {}\n        }}\n",
+                access(&part(k))
             );
         }
-        s += "        default: {}\n    }\n";
-        s += &format!("    pool_{last}[at.y] = v;\n}}\n");
+        f += "        default: {}\n    }\n";
+        f + &format!("    {}\n}}\n", access(&part(last)))
+    };
+    s += &function("fn pool_get(i: u32) -> Real", &|p| {
+        format!("return {p}[at.y];")
+    });
+    if !read_only {
+        s += &function("fn pool_set(i: u32, v: Real)", &|p| {
+            format!("{p}[at.y] = v;\n            return;")
+        });
     }
     s
 }
+
 /// `shaders/lib/row_sum.wgsl`: how the format libraries accumulate a row, in `Real` (every
 /// kernel with a matrix but those built on [`Piece::DsRows`]).
 pub const ROW_SUM: &str = include_str!("../../shaders/lib/row_sum.wgsl");
