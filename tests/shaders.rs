@@ -96,7 +96,9 @@ fn every_kernel_translates_to_spirv_msl_and_hlsl() {
         let formats: &[FormatKernel] = if k.matrices > 0 {
             &[
                 FormatKernel::Csr,
-                FormatKernel::CsrSplit,
+                FormatKernel::CsrSplit { parts: 2 },
+                FormatKernel::CsrSplit { parts: 3 },
+                FormatKernel::CsrSplit { parts: 16 },
                 FormatKernel::Ell,
                 FormatKernel::Dia,
                 FormatKernel::Sell { c: 32 },

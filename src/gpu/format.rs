@@ -9,7 +9,7 @@
 use std::marker::PhantomData;
 
 use super::engine::Engine;
-use super::shader::{FormatKernel, ShaderConfig};
+use super::shader::{FormatKernel, MAX_CSR_PARTS, ShaderConfig, csr_part_bindings};
 use crate::base::Format;
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
@@ -26,7 +26,7 @@ struct MatInfo {
     cols: u32,
     width: u32,
     passes: u32,
-    /// First entry in the second binding pair of a split CSR (`u32::MAX` otherwise).
+    /// Entries per binding of a split CSR: part k from entry k·split (`u32::MAX` otherwise).
     split: u32,
     pad: [u32; 3],
 }
@@ -53,7 +53,8 @@ pub struct GpuMatrix<T> {
     kernel: FormatKernel,
     info: wgpu::Buffer,
     arrays: Vec<wgpu::Buffer>,
-    /// A split CSR's column indices and values from entry `split` on (bindings 40, 41).
+    /// A split CSR's column indices and values of parts 1, 2, … (part k from entry
+    /// k·`split`), a pair per part ([`csr_part_bindings`]).
     high: Vec<wgpu::Buffer>,
     split: Option<usize>,
     passes: u32,
@@ -162,26 +163,35 @@ impl<T: Scalar> GpuMatrix<T> {
         let mut split = None;
         let (kernel, arrays, width, passes, stored) = match format {
             Format::Csr | Format::Auto => {
-                // Column indices and values larger than one binding go over two (issue #16:
-                // no size refused), split at the same entry.
+                // Column indices and values larger than one binding go over as many as they
+                // need (issue #16: no size refused), split at the same entries.
                 let limit = engine.binding_limit() as usize;
                 let per = (limit / size_of::<T>().max(4)).max(1);
                 let nnz = a.nnz();
-                let kernel = if nnz > per {
-                    if nnz - per > per {
+                let parts = nnz.div_ceil(per).max(1);
+                let kernel = if parts > 1 {
+                    let most = csr_max_parts(engine);
+                    if parts > most as usize {
                         return Err(KrylovError::BufferTooLarge {
-                            what: "csr values (over two bindings)".into(),
+                            what: format!("csr values (over {most} bindings)"),
                             bytes: (nnz * size_of::<T>()) as u64,
-                            limit: 2 * (per * size_of::<T>()) as u64,
-                            limit_name: "two storage bindings",
+                            limit: most as u64 * (per * size_of::<T>()) as u64,
+                            limit_name: "the storage bindings a kernel can hold",
                         });
                     }
                     split = Some(per);
-                    high = vec![
-                        engine.storage_from("csr.col_idx.high", &a.col_idx()[per..])?,
-                        engine.storage_from("csr.values.high", &a.values()[per..])?,
-                    ];
-                    FormatKernel::CsrSplit
+                    for k in 1..parts {
+                        let r = k * per..((k + 1) * per).min(nnz);
+                        high.push(engine.storage_from(
+                            &format!("csr.col_idx (binding {} of {parts})", k + 1),
+                            &a.col_idx()[r.clone()],
+                        )?);
+                        high.push(engine.storage_from(
+                            &format!("csr.values (binding {} of {parts})", k + 1),
+                            &a.values()[r],
+                        )?);
+                    }
+                    FormatKernel::CsrSplit { parts: parts as u8 }
                 } else {
                     FormatKernel::Csr
                 };
@@ -362,28 +372,40 @@ impl<T: Scalar> GpuMatrix<T> {
     }
 
     /// The (binding, buffer) pairs of this matrix: 20–24, or 25–29 as a kernel's second
-    /// matrix (a split CSR's second pair at 40–41, or 42–43).
+    /// matrix (a split CSR's further parts at [`csr_part_bindings`]).
     pub fn bindings(&self, second: bool) -> Vec<(u32, &wgpu::Buffer)> {
         let base = if second { 25 } else { 20 };
-        let high = if second { 42 } else { 40 };
         std::iter::once(&self.info)
             .chain(&self.arrays)
             .enumerate()
             .map(|(i, b)| (base + i as u32, b))
-            .chain(
-                self.high
-                    .iter()
-                    .enumerate()
-                    .map(|(i, b)| (high + i as u32, b)),
-            )
+            .chain(self.high.iter().enumerate().map(|(i, b)| {
+                let (cols, values) = csr_part_bindings(1 + (i / 2) as u8, second);
+                (if i % 2 == 0 { cols } else { values }, b)
+            }))
             .collect()
     }
 
-    /// Where a CSR matrix's column indices and values go over to their second binding
+    /// Entries per binding of a CSR matrix whose column indices and values go over several
     /// (`None`: one binding each).
     pub fn split(&self) -> Option<usize> {
         self.split
     }
+
+    /// The bindings a CSR matrix's column indices (and its values) take: 1, or more for a
+    /// split one.
+    pub fn parts(&self) -> usize {
+        1 + self.high.len() / 2
+    }
+}
+
+/// The most bindings a split CSR's arrays may take on `engine`'s adapter: [`MAX_CSR_PARTS`],
+/// or fewer where a kernel's storage buffers per stage would not hold two per part beside
+/// the solver's own (16, and a GMRES pool's).
+fn csr_max_parts(engine: &Engine) -> u8 {
+    let stage = engine.context().limits.max_storage_buffers_per_shader_stage;
+    let room = stage.saturating_sub(16) / 2;
+    (room.clamp(2, MAX_CSR_PARTS as u32)) as u8
 }
 
 /// What [`choose_format`] decided, and why (the report's `format` and `format_reason`).

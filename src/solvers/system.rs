@@ -155,7 +155,7 @@ pub(crate) fn upload_matrix<T: Scalar>(
     report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
     let choice = choose_from_stats(&stats, opts.max_padding);
     let mut reason = format!("auto: {}", choice.reason);
-    // CSR over the limit is split over two bindings by the upload, not refused here.
+    // CSR over the limit is split over several bindings by the upload, not refused here.
     let fits = choice.format == Format::Csr
         || report
             .format_estimates
@@ -188,12 +188,16 @@ pub(crate) fn upload_matrix<T: Scalar>(
     Ok(m.with_compensated(compensated::<T>(opts)))
 }
 
-/// What the report says of a CSR matrix split over two bindings (empty when it is not).
+/// What the report says of a CSR matrix split over several bindings (empty when it is not).
 fn split_note<T: Scalar>(engine: &Engine, m: &crate::gpu::GpuMatrix<T>) -> String {
-    m.split().map_or(String::new(), |at| {
+    m.split().map_or(String::new(), |per| {
+        let parts = match m.parts() {
+            2 => "two".to_string(),
+            k => k.to_string(),
+        };
         format!(
-            "; column indices and values over two storage bindings each (split at entry {at} \
-             of {}: the values' {} bytes exceed the {}-byte binding limit)",
+            "; column indices and values over {parts} storage bindings each ({per} entries \
+             each, of {}: the values' {} bytes exceed the {}-byte binding limit)",
             m.nnz,
             m.nnz * size_of::<T>(),
             engine.binding_limit()

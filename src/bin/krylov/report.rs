@@ -89,7 +89,7 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
                 p.halo,
                 p.send,
                 if p.split_binding {
-                    ", matrix over two bindings"
+                    ", matrix over two bindings" // a distributed block's CSR: at most two
                 } else {
                     ""
                 },
