@@ -345,6 +345,14 @@ impl Engine {
     /// The most workgroups a launch puts in one grid dimension: the adapter's limit, or
     /// [`Tuning::max_groups_per_dimension`] below it. Larger launches go out as 2D grids
     /// (`Batch::dispatch`).
+    ///
+    /// ```no_run
+    /// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext, Tuning};
+    /// let ctx = GpuContext::new(&DeviceRequest::from_env())?;
+    /// let tuning = Tuning { max_groups_per_dimension: Some(4), ..Tuning::default() };
+    /// assert_eq!(Engine::with_tuning(ctx, tuning).groups_per_dimension(), 4);
+    /// # Ok::<(), krylov_wgpu::KrylovError>(())
+    /// ```
     pub fn groups_per_dimension(&self) -> u32 {
         let hard = self.ctx.limits.max_compute_workgroups_per_dimension.max(1);
         self.tuning

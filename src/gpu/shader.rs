@@ -419,6 +419,14 @@ pub const fn csr_part_bindings(k: u8, second: bool) -> (u32, u32) {
 /// k·`mat_info.split` … (k + 1)·`mat_info.split` − 1. A row's entries are summed in order,
 /// one loop per part (empty for the parts the row does not reach), so the results are those
 /// of one binding.
+///
+/// ```
+/// use krylov_wgpu::gpu::shader::{csr_part_bindings, csr_parts_source};
+/// let wgsl = csr_parts_source(3);
+/// assert!(wgsl.contains("mat_values_2") && wgsl.contains("@binding(101)"));
+/// assert_eq!(csr_part_bindings(2, false), (100, 101));
+/// assert_eq!(csr_part_bindings(1, true), (42, 43));
+/// ```
 pub fn csr_parts_source(parts: u8) -> String {
     assert!((3..=MAX_CSR_PARTS).contains(&parts), "{parts} CSR parts");
     let mut s = format!(
