@@ -17,6 +17,7 @@ pub mod operator;
 mod profiler;
 pub mod shader;
 mod shader_dir;
+mod shader_parts;
 mod spmv;
 
 pub use crate::base::{DeviceInfo, DeviceKind};
