@@ -8,12 +8,19 @@ Used by bench/model_validate.sh (which calibrates first); python3 standard libra
   model_validate.py KRYLOV OUTDIR [--iters N] [--runs R] [--variant pipelined]
                     [--matrices FILE] [--formats csr,ell,...]
 
-Per matrix: one `krylov predict --json`, then R rounds of `krylov solve --json` over the formats with
-rtol = atol = 0 and exactly N iterations in one batch (device mode), the fastest of
-loop_seconds / iterations_recorded being the measured time per iteration (another process
-on the machine only ever adds time; --stat median reports the median instead); then one
-`krylov solve --format auto --json` to record the model's pick. Writes OUTDIR/rows.jsonl
-and OUTDIR/model_validation.md.
+Per matrix: one `krylov predict --json`, then the measurement, then one
+`krylov solve --format auto --json` to record the model's pick. Writes OUTDIR/rows.jsonl and
+OUTDIR/model_validation.md.
+
+The measurement (--protocol):
+- `bench` (default): one `krylov bench --json` process per matrix times every format, each
+  R runs of exactly N iterations in one batch (device mode, rtol = atol = 0), with the
+  heater keeping the clocks up between runs as during the calibration; the measured time
+  per iteration is the median of the R runs (--stat min: the fastest). This is the steady
+  state the model describes.
+- `solve` (runs 1-6 of BENCHMARKS.md): R rounds of one `krylov solve --json` process per
+  format, interleaved, no heater; each loop is the first of a fresh process, so at small
+  sizes the runs of one format spread by up to 40 % (clocks, first submits).
 """
 
 import argparse
@@ -71,6 +78,52 @@ def load_matrices(path):
     return out
 
 
+def bench_times(krylov, margs, method, formats, args):
+    """Times per iteration of every format from one heated `krylov bench` process."""
+    source = margs if margs[:1] == ["--generate"] else ["--mtx", *margs]
+    cmd = [krylov, "bench", *source, "--json", "--precision", "f32", "--method", method,
+           "--variant", args.variant, "--check-mode", "device", "--iterations", str(args.iters),
+           "--runs", str(args.runs), "--bandwidth-n", "0", "--formats", ",".join(formats)]
+    p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    times = {fmt: [] for fmt in formats}
+    notes = {fmt: None for fmt in formats}
+    for line in p.stdout.splitlines():
+        r = json.loads(line) if line.startswith("{") else {}
+        fmt = r.get("format")
+        if fmt not in times:
+            continue
+        if r["iterations_done"] < args.iters:
+            notes[fmt] = "stopped after %d iterations (%s)" % (r["iterations_done"], r["reason"])
+        else:
+            times[fmt] = [us * 1e-6 for us in r["us_runs"]]
+    for fmt in formats:
+        if not times[fmt] and not notes[fmt]:
+            why = [l for l in p.stderr.splitlines() if f" {fmt} " in l] or \
+                  p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
+            notes[fmt] = why[-1].split(": ", 1)[-1]
+    return times, notes
+
+
+def solve_times(solve, formats, args):
+    """Times per iteration of every format from one `krylov solve` process per run."""
+    # Runs interleave the formats (csr, ell, …, csr, ell, …), so that a slow spell of
+    # the machine (clocks, another process) hits every format alike, not one format's runs.
+    times = {fmt: [] for fmt in formats}
+    notes = {fmt: None for fmt in formats}
+    for _ in range(args.runs):
+        for fmt in formats:
+            if notes[fmt]:
+                continue
+            r, err = run_json(solve + ["--format", fmt])
+            if r is None:
+                notes[fmt] = " ".join(err)
+            elif r["iterations"] < args.iters:
+                notes[fmt] = "stopped after %d iterations (%s)" % (r["iterations"], r["reason"])
+            else:
+                times[fmt].append(r["loop_seconds"] / r["iterations_recorded"])
+    return times, notes
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("krylov")
@@ -81,8 +134,12 @@ def main():
     ap.add_argument("--matrices")
     ap.add_argument("--formats", default=",".join(FORMATS))
     ap.add_argument("--profile", help="profile file (default: the calibrated device's)")
-    ap.add_argument("--stat", choices=["min", "median"], default="min")
+    ap.add_argument("--stat", choices=["min", "median"], default=None,
+                    help="default: median with --protocol bench, min with solve")
+    ap.add_argument("--protocol", choices=["bench", "solve"], default="bench")
     args = ap.parse_args()
+    if args.stat is None:
+        args.stat = "median" if args.protocol == "bench" else "min"
     krylov = os.path.abspath(args.krylov)
     formats = args.formats.split(",")
     os.makedirs(args.outdir, exist_ok=True)
@@ -103,21 +160,10 @@ def main():
                  "--rtol", "0", "--atol", "0", "--max-iter", str(args.iters),
                  "--batch", str(args.iters), "--reorder", "none"]
         measured = {}
-        # Runs interleave the formats (csr, ell, …, csr, ell, …), so that a slow spell of
-        # the machine (clocks, another process) hits every format alike, not one format's runs.
-        times = {fmt: [] for fmt in formats}
-        notes = {fmt: None for fmt in formats}
-        for _ in range(args.runs):
-            for fmt in formats:
-                if notes[fmt]:
-                    continue
-                r, err = run_json(solve + ["--format", fmt])
-                if r is None:
-                    notes[fmt] = " ".join(err)
-                elif r["iterations"] < args.iters:
-                    notes[fmt] = "stopped after %d iterations (%s)" % (r["iterations"], r["reason"])
-                else:
-                    times[fmt].append(r["loop_seconds"] / r["iterations_recorded"])
+        if args.protocol == "bench":
+            times, notes = bench_times(krylov, margs, method, formats, args)
+        else:
+            times, notes = solve_times(solve, formats, args)
         for fmt in formats:
             times_f, note = times[fmt], notes[fmt]
             p = predicted.get(fmt, {})
@@ -175,7 +221,8 @@ def table(rows, picks, args):
         within10 = sum(e <= 0.10 for e in errs) / len(errs)
         within30 = sum(e <= 0.30 for e in errs) / len(errs)
         out.append(f"{len(errs)} (matrix, format) cases, {args.variant} variant, f32, "
-                   f"{args.iters} iterations per batch, {args.stat} of {args.runs} runs: "
+                   f"{args.iters} iterations per batch, {args.stat} of {args.runs} runs "
+                   f"(protocol {args.protocol}): "
                    f"median |error| {100 * statistics.median(errs):.1f}%, "
                    f"worst {100 * errs[-1]:.1f}%; within 10%: {100 * within10:.0f}%, "
                    f"within 30%: {100 * within30:.0f}%.")

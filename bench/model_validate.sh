@@ -8,7 +8,8 @@
 # Writes <outdir>/profile/ (the calibrated profile; KRYLOV_PROFILE_DIR points there, so the
 # user's cache is left alone), <outdir>/calibrate.log, <outdir>/rows.jsonl and
 # <outdir>/model_validation.md (the table for BENCHMARKS.md). No network; python3 stdlib.
-# Environment: QUICK=1 (calibrate --quick), ITERS (40), RUNS (3), VARIANT (pipelined),
+# Environment: QUICK=1 (calibrate --quick), ITERS (40), RUNS (5), PROTOCOL (bench: one heated
+# `krylov bench` process per matrix; solve: a fresh `krylov solve` per run), VARIANT (pipelined),
 # MATRICES (a file of `label args... method` lines; default: the list in model_validate.py),
 # SKIP_CALIBRATE=1 (reuse <outdir>/profile).
 set -euo pipefail
@@ -29,6 +30,7 @@ if [ -z "${SKIP_CALIBRATE:-}" ]; then
     tail -n 5 "$OUT/calibrate.log" >&2
 fi
 echo "== predict vs measure" >&2
-python3 bench/model_validate.py "$BIN" "$OUT" --iters "${ITERS:-40}" --runs "${RUNS:-3}" \
+python3 bench/model_validate.py "$BIN" "$OUT" --iters "${ITERS:-40}" --runs "${RUNS:-5}" \
+    --protocol "${PROTOCOL:-bench}" \
     --variant "${VARIANT:-pipelined}" ${MATRICES:+--matrices "$MATRICES"} > "$OUT/validate.log"
 cat "$OUT/model_validation.md"

@@ -180,7 +180,8 @@ const PROBLEM_WIDTH: usize = 10;
 pub fn table_header() -> String {
     let head = lead_columns("problem", PROBLEM_WIDTH, "n", "nnz");
     format!(
-        "{head} {:<8} {:<4} {:<10} {:<6} {:>10} {:>8} {:>8} {:>8} {:>10} {:>7}",
+        "{head} {:<6} {:<8} {:<4} {:<10} {:<6} {:>10} {:>8} {:>8} {:>8} {:>10} {:>7}",
+        "format",
         "method",
         "prec",
         "variant",
@@ -205,8 +206,9 @@ pub fn table_row(r: &BenchRow) -> String {
         String::new()
     };
     let row = format!(
-        "{} {:<8} {:<4} {:<10} {:<6} {:>10.2} {:>8.2} {:>8.3} {:>8.1} {:>10.2} {:>7.2}",
+        "{} {:<6} {:<8} {:<4} {:<10} {:<6} {:>10.2} {:>8.2} {:>8.3} {:>8.1} {:>10.2} {:>7.2}",
         lead_columns(&r.problem, PROBLEM_WIDTH, r.n, r.nnz),
+        r.format,
         method_label(r),
         r.precision.wgsl(),
         r.variant.as_str(),
@@ -237,7 +239,7 @@ mod tests {
     fn bench_table_row_lines_up_under_the_header() {
         assert_eq!(
             table_header(),
-            "problem            n        nnz method   prec variant    check     µs/iter  disp/it  xfer/it     GB/s    roof µs   ×roof"
+            "problem            n        nnz format method   prec variant    check     µs/iter  disp/it  xfer/it     GB/s    roof µs   ×roof"
         );
         let row = BenchRow {
             problem: "poisson2d".into(),
@@ -265,7 +267,7 @@ mod tests {
         };
         assert_eq!(
             table_row(&row),
-            "poisson2d       1024       4992 cg       f32  pipelined  device      12.35     2.00    0.033      8.1       5.00    2.47  (stopped early: converged after 12 iterations)"
+            "poisson2d       1024       4992 csr    cg       f32  pipelined  device      12.35     2.00    0.033      8.1       5.00    2.47  (stopped early: converged after 12 iterations)"
         );
     }
 }

@@ -100,3 +100,79 @@ fn spmv_on_gpu() {
         assert!(run.stdout.contains("relative error"), "{}", run.context());
     }
 }
+
+/// `krylov bench` on matrices the user names (`--generate`, `--mtx`) in several formats: a
+/// row per matrix × format with exact counts, the file's name as the problem, and a format
+/// over the padding budget a note that does not stop the others.
+#[test]
+fn bench_rows_per_named_matrix_and_format() {
+    if adapters().is_empty() {
+        eprintln!("no GPU adapter: bench_rows_per_named_matrix_and_format does nothing here");
+        return;
+    }
+    let matrix = data("nos6.mtx");
+    let run = krylov(&[
+        "bench",
+        "--generate",
+        "random-spd:300:5",
+        "--mtx",
+        &matrix,
+        "--formats",
+        "csr,dia,sell",
+        "--method",
+        "cg",
+        "--variant",
+        "pipelined",
+        "--check-mode",
+        "device",
+        "--iterations",
+        "4",
+        "--runs",
+        "2",
+        "--bandwidth-n",
+        "0",
+        "--json",
+    ]);
+    run.assert_code(0);
+    let ctx = run.context();
+    let rows: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .filter(|r: &Value| r.get("us_per_iteration").is_some())
+        .collect();
+    let got: Vec<(&str, &str, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["problem"].as_str().unwrap(),
+                r["format"].as_str().unwrap(),
+                r["n"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // A random sparsity pattern is no band: DIA is over the padding budget there.
+    assert_eq!(
+        got,
+        [
+            ("random-spd:300:5", "csr", 300),
+            ("random-spd:300:5", "sell", 300),
+            ("nos6.mtx", "csr", 675),
+            ("nos6.mtx", "dia", 675),
+            ("nos6.mtx", "sell", 675),
+        ],
+        "{ctx}"
+    );
+    for r in &rows {
+        assert_eq!(r["iterations"], 4, "{ctx}");
+        assert_eq!(r["iterations_done"], 4, "{ctx}");
+        assert_eq!(r["us_runs"].as_array().unwrap().len(), 2, "{ctx}");
+        assert_eq!(r["dispatches_per_iteration"], 2.0, "{ctx}");
+        assert!(r["us_per_iteration"].as_f64().unwrap() > 0.0, "{ctx}");
+    }
+    assert!(
+        run.stderr
+            .contains("random-spd:300:5 n=300 f32 dia cg pipelined: format dia refused"),
+        "{ctx}"
+    );
+}

@@ -11,7 +11,8 @@ use krylov_wgpu::bench::{
     table_header, table_row, time_to_solution, with_heater_paused,
 };
 use krylov_wgpu::gpu::{Engine, GpuContext, Tuning};
-use krylov_wgpu::matrix::Csr;
+use krylov_wgpu::matrix::market::read_matrix_market;
+use krylov_wgpu::matrix::{Csr, generators};
 use krylov_wgpu::solvers::{CheckMode, Format, Method, Variant};
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
@@ -19,9 +20,14 @@ use crate::args::{MatrixTask, device_request, parse_enum, parse_precision, run_i
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
-    /// Problem families (poisson2d, laplace3d), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "poisson2d")]
+    /// Problem families (poisson2d, laplace3d), comma-separated, each at every --sizes
+    /// (default poisson2d unless --generate or --mtx names the matrices).
+    #[arg(long, value_delimiter = ',')]
     problem: Vec<String>,
+    /// Generated matrices by `solve --generate` spec (e.g. convdiff3d:24:circular),
+    /// comma-separated; each is benchmarked at its own size.
+    #[arg(long, value_delimiter = ',')]
+    generate: Vec<String>,
     /// Approximate numbers of unknowns, comma-separated (1e3 notation allowed).
     #[arg(long, value_delimiter = ',', default_value = "1e3,1e4,1e5")]
     sizes: Vec<String>,
@@ -86,10 +92,12 @@ pub struct BenchArgs {
     /// counts bytes (2 × stored values + index data), GFLOP/s on the true non-zeros.
     #[arg(long)]
     spmv: bool,
-    /// Formats for --spmv (default: every concrete format).
+    /// Several formats, comma-separated: a row per format (instead of --format; for --spmv
+    /// the default is every concrete format). A format over the padding budget of a
+    /// matrix is a note, not an error.
     #[arg(long, value_delimiter = ',', value_parser = parse_enum::<Format>)]
     formats: Vec<Format>,
-    /// Matrix Market files to add to the --spmv matrices.
+    /// Matrix Market files, comma-separated, benchmarked at their own size.
     #[arg(long, value_delimiter = ',')]
     mtx: Vec<PathBuf>,
     /// Products per submit for --spmv.
@@ -145,24 +153,21 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode> {
     if !args.json && !args.tts {
         println!("{}", table_header());
     }
-    for problem in &args.problem {
-        for &n in &sizes {
-            for &precision in &args.precision {
-                if !supported(&engine, precision) {
-                    continue;
-                }
-                let group = Group {
-                    engine: &engine,
-                    args,
-                    problem,
-                    n,
-                    bandwidth,
-                    heater,
-                };
-                match precision {
-                    Precision::F32 => group.run::<f32>()?,
-                    Precision::F64 => group.run::<f64>()?,
-                }
+    for source in matrix_sources(args, &sizes) {
+        for &precision in &args.precision {
+            if !supported(&engine, precision) {
+                continue;
+            }
+            let group = Group {
+                engine: &engine,
+                args,
+                source: &source,
+                bandwidth,
+                heater,
+            };
+            match precision {
+                Precision::F32 => group.run::<f32>()?,
+                Precision::F64 => group.run::<f64>()?,
             }
         }
     }
@@ -217,6 +222,64 @@ fn parse_sizes(sizes: &[String]) -> Result<Vec<usize>> {
                 .ok_or_else(|| KrylovError::InvalidOption(format!("bad size `{s}` in --sizes")))
         })
         .collect()
+}
+
+/// Where a benchmarked matrix comes from: a problem family at a size, a generator spec or
+/// a Matrix Market file.
+enum MatrixSource {
+    Family(String, usize),
+    Generated(String),
+    File(PathBuf),
+}
+
+impl MatrixSource {
+    /// The matrix in `T`.
+    fn load<T: Scalar>(&self) -> Result<Csr<T>> {
+        match self {
+            MatrixSource::Family(problem, n) => bench_matrix::<T>(problem, *n),
+            MatrixSource::Generated(spec) => generators::from_spec::<T>(spec),
+            MatrixSource::File(path) => read_matrix_market::<T>(path),
+        }
+    }
+
+    /// A per-iteration row's `problem`: the family (its rows are in `n`), the spec, or the
+    /// file's name.
+    fn name(&self) -> String {
+        match self {
+            MatrixSource::Family(problem, _) => problem.clone(),
+            MatrixSource::Generated(spec) => spec.clone(),
+            MatrixSource::File(path) => path.file_name().map_or_else(
+                || path.display().to_string(),
+                |f| f.to_string_lossy().into_owned(),
+            ),
+        }
+    }
+
+    /// An SpMV row's matrix: `family:rows`, the spec, or the file's name.
+    fn label(&self, rows: usize) -> String {
+        match self {
+            MatrixSource::Family(problem, _) => format!("{problem}:{rows}"),
+            _ => self.name(),
+        }
+    }
+}
+
+/// The matrices of a run: --problem × --sizes (poisson2d when no matrix is named), then
+/// --generate, then --mtx.
+fn matrix_sources(args: &BenchArgs, sizes: &[usize]) -> Vec<MatrixSource> {
+    let default = args.problem.is_empty() && args.generate.is_empty() && args.mtx.is_empty();
+    let problems = if default {
+        vec!["poisson2d".to_string()]
+    } else {
+        args.problem.clone()
+    };
+    let mut out: Vec<MatrixSource> = problems
+        .iter()
+        .flat_map(|p| sizes.iter().map(|&n| MatrixSource::Family(p.clone(), n)))
+        .collect();
+    out.extend(args.generate.iter().cloned().map(MatrixSource::Generated));
+    out.extend(args.mtx.iter().cloned().map(MatrixSource::File));
+    out
 }
 
 /// False, after a note on stderr, when the adapter cannot compute in `precision`.
@@ -277,19 +340,9 @@ fn spmv_formats(
         println!("{}", spmv_table_header());
     }
     let mut matrices: Vec<(String, Csr<f64>)> = Vec::new();
-    for problem in &args.problem {
-        for &n in sizes {
-            let a = bench_matrix::<f64>(problem, n)?;
-            matrices.push((format!("{problem}:{}", a.nrows()), a));
-        }
-    }
-    for path in &args.mtx {
-        let a: Csr<f64> = krylov_wgpu::matrix::market::read_matrix_market(path)?;
-        let name = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |f| f.to_string_lossy().into_owned(),
-        );
-        matrices.push((name, a));
+    for source in matrix_sources(args, sizes) {
+        let a = source.load::<f64>()?;
+        matrices.push((source.label(a.nrows()), a));
     }
     for (name, a) in &matrices {
         for &precision in &args.precision {
@@ -343,34 +396,33 @@ impl MatrixTask for SpmvRows<'_> {
 struct Group<'a> {
     engine: &'a Engine,
     args: &'a BenchArgs,
-    problem: &'a str,
-    n: usize,
+    source: &'a MatrixSource,
     bandwidth: f64,
     heater: Option<&'a Heater>,
 }
 
 impl Group<'_> {
-    /// The group in `T` (its matrix generated in `T`).
+    /// The group in `T`.
     fn run<T: Scalar>(&self) -> Result<()> {
-        let a = bench_matrix::<T>(self.problem, self.n)?;
+        let a = self.source.load::<T>()?;
+        let problem = self.source.name();
         if self.args.tts {
-            self.time_to_solution(&a);
+            self.time_to_solution(&problem, &a);
             Ok(())
         } else {
-            self.per_iteration(&a)
+            self.per_iteration(&problem, &a)
         }
     }
 
     /// `--tts`: a row per method; a solve that fails is a note, not an error.
-    fn time_to_solution<T: Scalar>(&self, a: &Csr<T>) {
+    fn time_to_solution<T: Scalar>(&self, problem: &str, a: &Csr<T>) {
         let Self {
             engine,
             args,
-            problem,
-            n,
             heater,
             ..
         } = *self;
+        let n = a.nrows();
         for &method in &args.method {
             // Time to solution keeps `auto` (the choice is part of a user's solve).
             match time_to_solution(
@@ -407,77 +459,95 @@ impl Group<'_> {
         }
     }
 
-    /// Time per iteration: a row per method × variant × check mode; a configuration the
-    /// device cannot hold is a note.
-    fn per_iteration<T: Scalar>(&self, a: &Csr<T>) -> Result<()> {
+    /// Time per iteration: a row per format × method × variant × check mode; a
+    /// configuration the device or the format cannot hold is a note.
+    fn per_iteration<T: Scalar>(&self, problem: &str, a: &Csr<T>) -> Result<()> {
         let Self {
             engine,
             args,
-            problem,
-            n,
             bandwidth,
             heater,
+            ..
         } = *self;
-        // `auto` is resolved once per matrix (every run would otherwise recompute the same
-        // statistics).
-        let format = if args.format == Format::Auto {
-            krylov_wgpu::gpu::choose_format(a, args.max_padding).format
+        let formats = if args.formats.is_empty() {
+            vec![args.format]
         } else {
-            args.format
+            args.formats.clone()
         };
-        for (method, s_step) in args.method.iter().flat_map(|&m| {
-            let s: Vec<usize> = if m == Method::CaGmres {
-                args.s_step.clone()
+        let methods: Vec<(Method, usize)> = args
+            .method
+            .iter()
+            .flat_map(|&m| {
+                let s = if m == Method::CaGmres {
+                    args.s_step.clone()
+                } else {
+                    vec![5]
+                };
+                s.into_iter().map(move |s| (m, s))
+            })
+            .collect();
+        for format in formats {
+            // `auto` is resolved once per matrix (every run would otherwise recompute the
+            // same statistics).
+            let format = if format == Format::Auto {
+                krylov_wgpu::gpu::choose_format(a, args.max_padding).format
             } else {
-                vec![5]
+                format
             };
-            s.into_iter().map(move |s| (m, s))
-        }) {
-            for &variant in &args.variant {
-                for &check_mode in &args.check_mode {
-                    let case = BenchCase {
-                        problem: problem.to_string(),
-                        n,
-                        method,
-                        variant,
-                        precision: T::PRECISION,
-                        check_mode,
-                        iterations: args.iterations,
-                        runs: args.runs,
-                        restart: args.restart,
-                        s_step,
-                        format,
-                    };
-                    match run_case_on(engine, &case, a, bandwidth, heater) {
-                        Ok(row) if args.json => {
-                            println!("{}", serde_json::to_string(&row).expect("serialisable"))
-                        }
-                        Ok(row) => {
-                            println!("{}", table_row(&row));
-                            if !row.kernel_us_per_iteration.is_empty() {
-                                let k: Vec<String> = row
-                                    .kernel_us_per_iteration
-                                    .iter()
-                                    .map(|(name, us)| format!("{name} {us:.2}"))
-                                    .collect();
-                                println!("    GPU µs/iteration per kernel: {}", k.join(", "));
-                            }
-                        }
-                        // A configuration the device cannot hold (e.g. an f64 GMRES basis over
-                        // the binding limit) or a method not on the GPU is reported and skipped.
-                        Err(
-                            e @ (KrylovError::Unsupported(_) | KrylovError::BufferTooLarge { .. }),
-                        ) => {
-                            eprintln!(
-                                "note: {problem} n={n} {} {method} {variant}: {e}",
+            for &(method, s_step) in &methods {
+                for &variant in &args.variant {
+                    for &check_mode in &args.check_mode {
+                        let case = BenchCase {
+                            problem: problem.to_string(),
+                            n: a.nrows(),
+                            method,
+                            variant,
+                            precision: T::PRECISION,
+                            check_mode,
+                            iterations: args.iterations,
+                            runs: args.runs,
+                            restart: args.restart,
+                            s_step,
+                            format,
+                        };
+                        match run_case_on(engine, &case, a, bandwidth, heater) {
+                            Ok(row) => print_row(&row, args.json),
+                            // A configuration the device cannot hold (e.g. an f64 GMRES basis
+                            // over the binding limit), a format over the padding budget or a
+                            // method not on the GPU is reported and skipped.
+                            Err(
+                                e @ (KrylovError::Unsupported(_)
+                                | KrylovError::BufferTooLarge { .. }
+                                | KrylovError::FormatRefused { .. }),
+                            ) => eprintln!(
+                                "note: {problem} n={} {} {format} {method} {variant}: {e}",
+                                a.nrows(),
                                 T::PRECISION
-                            )
+                            ),
+                            Err(e) => return Err(e),
                         }
-                        Err(e) => return Err(e),
                     }
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// One per-iteration row as a JSON line or a table row (with its kernels' GPU times when
+/// profiling).
+fn print_row(row: &krylov_wgpu::bench::BenchRow, json: bool) {
+    if json {
+        println!("{}", serde_json::to_string(row).expect("serialisable"));
+        return;
+    }
+    println!("{}", table_row(row));
+    if !row.kernel_us_per_iteration.is_empty() {
+        let k: Vec<String> = row
+            .kernel_us_per_iteration
+            .iter()
+            .map(|(name, us)| format!("{name} {us:.2}"))
+            .collect();
+        println!("    GPU µs/iteration per kernel: {}", k.join(", "));
     }
 }
