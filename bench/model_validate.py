@@ -100,7 +100,7 @@ def bench_times(krylov, margs, method, formats, args):
         if not times[fmt] and not notes[fmt]:
             why = [l for l in p.stderr.splitlines() if f" {fmt} " in l] or \
                   p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
-            notes[fmt] = why[-1].split(": ", 1)[-1]
+            notes[fmt] = why[-1].split(f" {args.variant}: ", 1)[-1]
     return times, notes
 
 
