@@ -176,6 +176,7 @@ fn synthetic_profile(device: DeviceIdentity) -> Profile {
         kernels,
         constants,
         gather_weights: BTreeMap::new(),
+        chain_step_seconds: BTreeMap::new(),
     }
 }
 
@@ -519,6 +520,13 @@ fn calibrate_quick_writes_a_profile_that_loads_and_predicts() {
         assert!(fit.samples.len() >= 3, "{key}: {fit:?}");
     }
     assert!(profile.dispatch_seconds >= 0.0 && profile.round_trip_seconds > 0.0);
+    // The stencils' rows of 5 and 7 and the 8×8-block stencils' rows of 40 give CSR's chain
+    // step (≥ 0; `Profile::load` rejects a negative one).
+    assert!(
+        profile.chain_step_seconds.contains_key("csr"),
+        "{:?}",
+        profile.chain_step_seconds
+    );
     let run = krylov_env(
         &[
             "predict",
@@ -533,4 +541,6 @@ fn calibrate_quick_writes_a_profile_that_loads_and_predicts() {
     run.assert_code(0);
     let p = &run.json()["predictions"][0];
     assert!(p["seconds_per_iteration"].as_f64().unwrap() > 0.0, "{p}");
+    // A 5-point stencil: no thread loops over more than 5 terms in any format but BCSR.
+    assert!((1..=5).contains(&p["spmv_chain"].as_u64().unwrap()), "{p}");
 }

@@ -27,6 +27,7 @@
 
 use std::collections::BTreeMap;
 
+use super::chain::{ChainSample, fit_step, rms_relative_error};
 use super::gather::{GatherSample, fit_weight};
 use super::kernels::{Curve, MODELLED, curve_key, iteration_plan};
 use super::layout::{LayoutParams, MODEL_FORMATS, spmv_layout};
@@ -125,12 +126,26 @@ pub fn dense_blocks(a: &Csr<f64>, nb: usize) -> Result<Csr<f64>> {
 /// What the timed runs gave: samples per curve key, finishing times, dispatch gaps.
 #[derive(Default)]
 struct Samples {
+    /// The vector kernels' samples per curve key.
     curves: BTreeMap<String, Vec<Sample>>,
+    /// Per format: the samples of its kernels with A, fitted with its chain step.
+    matrix: BTreeMap<String, Vec<MatrixSample>>,
     finish: BTreeMap<String, Vec<f64>>,
     gaps: Vec<f64>,
-    /// Per format: (curve key, sample) of the gather matrices.
-    gather: BTreeMap<String, Vec<(String, GatherSample)>>,
+    /// Per format: (curve key, sample, chain steps) of the gather matrices.
+    gather: BTreeMap<String, Vec<(String, GatherSample, f64)>>,
 }
+
+/// One launch of a kernel with A: its curve key, bytes and time, and its layout's chain.
+struct MatrixSample {
+    key: String,
+    sample: Sample,
+    steps: f64,
+}
+
+/// Rounds of the alternating fit of a format's curves and its chain step τ (the change
+/// after the second is below the samples' noise on the H200 and lavapipe).
+const CHAIN_ROUNDS: usize = 3;
 
 /// Calibrates the engine's device; an engine built with `Tuning { profile: true, .. }` on
 /// an adapter with timestamps. Progress lines go to `log`.
@@ -256,14 +271,27 @@ pub fn calibrate(
                                     excess: layout.gather_excess_bytes(4) as f64,
                                     seconds: t / c,
                                 },
+                                layout.chain as f64,
                             )),
+                        Curve::Matrix => samples
+                            .matrix
+                            .entry(format.as_str().to_string())
+                            .or_default()
+                            .push(MatrixSample {
+                                key: curve_key(k, format),
+                                sample: Sample {
+                                    bytes,
+                                    seconds: t / c,
+                                },
+                                steps: layout.chain as f64,
+                            }),
                         Curve::Finish => samples
                             .finish
                             .entry(k.name.to_string())
                             .or_default()
                             .push(t / c),
                         // The vector kernels of a gather matrix stream like any other's.
-                        _ => samples
+                        Curve::Streaming => samples
                             .curves
                             .entry(curve_key(k, format))
                             .or_default()
@@ -320,6 +348,17 @@ pub fn calibrate(
             Err(e) => log(&format!("{key}: not fitted ({e})")),
         }
     }
+    let mut chain_step_seconds = BTreeMap::new();
+    for (format, s) in &samples.matrix {
+        let (fits, tau) = fit_with_chain(format, s, log);
+        for (key, f) in fits {
+            log(&describe(&key, &f));
+            kernels.insert(key, f);
+        }
+        if let Some(tau) = tau {
+            chain_step_seconds.insert(format.clone(), tau);
+        }
+    }
     if kernels.is_empty() {
         return Err(KrylovError::Unsupported(
             "calibration got no kernel timings (timestamps returned nothing); no profile was written"
@@ -328,9 +367,16 @@ pub fn calibrate(
     }
     let mut gather_weights = BTreeMap::new();
     for (format, s) in &samples.gather {
+        // The gather's excess is what the curve and the chain leave unexplained.
+        let tau = chain_step_seconds.get(format).copied().unwrap_or(0.0);
         let on_curves: Vec<_> = s
             .iter()
-            .filter_map(|(key, g)| kernels.get(key).map(|f: &Fit| (f.curve, *g)))
+            .filter_map(|(key, g, steps)| {
+                kernels.get(key).map(|f: &Fit| {
+                    let seconds = (g.seconds - tau * steps).max(MIN_SAMPLE_SHARE * g.seconds);
+                    (f.curve, GatherSample { seconds, ..*g })
+                })
+            })
             .collect();
         match fit_weight(&on_curves) {
             Some(w) => {
@@ -366,7 +412,80 @@ pub fn calibrate(
         kernels,
         constants,
         gather_weights,
+        chain_step_seconds,
     })
+}
+
+/// The curves of one format's kernels with A and its chain step τ ([`super::chain`]),
+/// fitted in turn: curves on the samples less τ·L, then τ from what the curves leave, for
+/// [`CHAIN_ROUNDS`]; τ is `None` (and the curves plain fits) when the chains do not vary.
+fn fit_with_chain(
+    format: &str,
+    samples: &[MatrixSample],
+    log: &mut dyn FnMut(&str),
+) -> (BTreeMap<String, Fit>, Option<f64>) {
+    let mut fit_curves = |tau: f64| {
+        let mut by_key: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();
+        for m in samples {
+            let seconds =
+                (m.sample.seconds - tau * m.steps).max(MIN_SAMPLE_SHARE * m.sample.seconds);
+            by_key.entry(&m.key).or_default().push(Sample {
+                bytes: m.sample.bytes,
+                seconds,
+            });
+        }
+        let mut fits = BTreeMap::new();
+        for (key, s) in by_key {
+            match fit_robust(&s, 0.0) {
+                Ok(f) => {
+                    fits.insert(key.to_string(), f);
+                }
+                Err(e) => log(&format!("{key}: not fitted ({e})")),
+            }
+        }
+        fits
+    };
+    let on = |fits: &BTreeMap<String, Fit>| -> Vec<ChainSample> {
+        samples
+            .iter()
+            .filter_map(|m| {
+                fits.get(&m.key).map(|f| ChainSample {
+                    curve_seconds: f.curve.seconds(m.sample.bytes),
+                    seconds: m.sample.seconds,
+                    steps: m.steps,
+                })
+            })
+            .collect()
+    };
+    let plain = fit_curves(0.0);
+    let before = rms_relative_error(&on(&plain), 0.0);
+    let mut tau = None;
+    let mut fits = plain;
+    for _ in 0..CHAIN_ROUNDS {
+        let Some(t) = fit_step(&on(&fits)) else {
+            break;
+        };
+        tau = Some(t);
+        fits = fit_curves(t);
+    }
+    let shortest = samples
+        .iter()
+        .map(|m| m.steps)
+        .fold(f64::INFINITY, f64::min);
+    let longest = samples.iter().map(|m| m.steps).fold(0.0, f64::max);
+    match tau {
+        Some(t) => log(&format!(
+            "chain step {format}: {:.3} µs per step (chains {shortest}–{longest}; rms error of \
+             its kernels {:.1}% without, {:.1}% with)",
+            t * 1e6,
+            100.0 * before,
+            100.0 * rms_relative_error(&on(&fits), t)
+        )),
+        None => log(&format!(
+            "chain step {format}: not fitted (chains {shortest}–{longest} do not vary enough)"
+        )),
+    }
+    (fits, tau)
 }
 
 /// `(t_d, t_ts)` from the signed per-launch excesses of the calibration's cases (untimed
@@ -392,7 +511,10 @@ fn subtract_overhead(samples: &mut Samples, overhead: f64) {
     for t in samples.finish.values_mut().flatten() {
         *t = less(*t);
     }
-    for (_, g) in samples.gather.values_mut().flatten() {
+    for m in samples.matrix.values_mut().flatten() {
+        m.sample.seconds = less(m.sample.seconds);
+    }
+    for (_, g, _) in samples.gather.values_mut().flatten() {
         g.seconds = less(g.seconds);
     }
 }

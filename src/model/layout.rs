@@ -61,6 +61,10 @@ pub struct SpmvLayout {
     /// Row chunks (passes) the SpMV loops over, one workgroup's work each: WG rows, WG SELL
     /// slots, or one BCSR pass of `by` block rows.
     pub passes: u64,
+    /// The longest loop one thread runs: the steps of the product's critical path
+    /// ([`super::chain`]) — the longest row (CSR, SELL), the padded width (ELL), the
+    /// diagonals (DIA), or a BCSR pass's steps.
+    pub chain: u64,
 }
 
 impl SpmvLayout {
@@ -107,13 +111,20 @@ pub fn spmv_layout(
     // of 8-row runs as traffic the measured times do not show.)
     let wg = p.workgroup_size.max(1);
     let row_passes = n.div_ceil(wg) as u64;
-    let (stored, index_bytes, gather_excess, passes) = match format {
+    let (stored, index_bytes, gather_excess, passes, chain) = match format {
         Format::Csr => {
             let rows = (0..n).collect::<Vec<_>>();
             let excess = row_groups(a, rows.chunks(wg), |g| {
                 g.iter().map(|&r| a.row(r).0.len() as u64).sum()
             });
-            (a.nnz(), (n + 1 + a.nnz()) as u64 * U32, excess, row_passes)
+            let longest = (0..n).map(|r| a.row(r).0.len()).max().unwrap_or(0);
+            (
+                a.nnz(),
+                (n + 1 + a.nnz()) as u64 * U32,
+                excess,
+                row_passes,
+                longest as u64,
+            )
         }
         Format::Ell => {
             let e = Ell::from_csr(a, p.max_padding).map_err(refusal)?;
@@ -125,13 +136,15 @@ pub fn spmv_layout(
                 e.col_idx().len() as u64 * U32,
                 excess,
                 row_passes,
+                e.width() as u64,
             )
         }
         Format::Dia => {
             let d = Dia::from_csr(a, p.max_padding).map_err(refusal)?;
             // Each diagonal is one contiguous run of x: no gather.
             let offsets = d.offsets().len() as u64 * U32;
-            (d.values().len(), offsets, [0, 0], row_passes)
+            let diagonals = d.offsets().len() as u64;
+            (d.values().len(), offsets, [0, 0], row_passes, diagonals)
         }
         Format::Sell => {
             let c = p.sell_c;
@@ -159,7 +172,13 @@ pub fn spmv_layout(
                 stored
             });
             let passes = s.nslots().div_ceil(wg) as u64;
-            (s.values().len(), index as u64 * U32, excess, passes)
+            // A slice is as wide as its longest row.
+            let widest = ptr
+                .windows(2)
+                .map(|w| u64::from(w[1] - w[0]) / c as u64)
+                .max()
+                .unwrap_or(0);
+            (s.values().len(), index as u64 * U32, excess, passes, widest)
         }
         Format::Bcsr1 | Format::Bcsr2 | Format::Bcsr4 | Format::Bcsr8 => {
             let nb = bcsr_block(format).expect("a BCSR format");
@@ -174,11 +193,13 @@ pub fn spmv_layout(
             let b = Bcsr::from_csr(a, nb, bx, wg, p.max_padding).map_err(refusal)?;
             let index = b.pass_ptr().len() + b.block_col().len() + b.block_row().len();
             let excess = bcsr_excess(a, &b);
+            let steps = (0..b.npasses()).map(|p| b.steps(p)).max().unwrap_or(0);
             (
                 b.values().len(),
                 index as u64 * U32,
                 excess,
                 b.npasses() as u64,
+                steps as u64,
             )
         }
         Format::Auto => return Err("auto is not a layout".into()),
@@ -190,6 +211,7 @@ pub fn spmv_layout(
         index_bytes,
         gather_excess,
         passes,
+        chain,
     })
 }
 
@@ -317,6 +339,49 @@ mod tests {
             let l = spmv_layout(&a, f, &params()).unwrap();
             assert_eq!(l.matrix_bytes(8), b.storage_bytes() as u64, "{f}");
         }
+    }
+
+    /// An arrow: row 0 holds all 8 columns, row i > 0 holds (i, 0) and (i, i).
+    fn arrow() -> Csr<f64> {
+        let mut ptr = vec![0u32];
+        let (mut cols, mut vals) = (Vec::new(), Vec::new());
+        for i in 0..8u32 {
+            let row: Vec<u32> = if i == 0 { (0..8).collect() } else { vec![0, i] };
+            for c in row {
+                cols.push(c);
+                vals.push(if c == i { 10.0 } else { 1.0 });
+            }
+            ptr.push(cols.len() as u32);
+        }
+        Csr::new(8, 8, ptr, cols, vals).unwrap()
+    }
+
+    #[test]
+    fn the_chain_is_the_longest_loop_of_one_thread() {
+        let chain = |a: &Csr<f64>, f: Format| spmv_layout(a, f, &params()).unwrap().chain;
+        // Tridiagonal: rows of ≤ 3, 3 diagonals; BCSR 1×1 runs ⌈3/2⌉ = 2 steps (Bx = 2, as
+        // in bcsr_bytes_match_a_hand_count), the larger blocks one step.
+        let t = tridiagonal();
+        for f in [Format::Csr, Format::Ell, Format::Dia, Format::Sell] {
+            assert_eq!(chain(&t, f), 3, "{f}");
+        }
+        assert_eq!(chain(&t, Format::Bcsr1), 2);
+        for f in [Format::Bcsr2, Format::Bcsr4, Format::Bcsr8] {
+            assert_eq!(chain(&t, f), 1, "{f}");
+        }
+        // The arrow's first row is the one thread with 8 terms in CSR, ELL (every row padded
+        // to 8) and SELL (its slice is 8 wide); DIA loops over the 15 diagonals ±0…7.
+        let a = arrow();
+        assert_eq!(chain(&a, Format::Csr), 8);
+        assert_eq!(chain(&a, Format::Ell), 8);
+        assert_eq!(chain(&a, Format::Sell), 8);
+        assert_eq!(chain(&a, Format::Dia), 15);
+        // BCSR 1×1 splits the long row over Bx threads.
+        let bx = bcsr_bx(&a, 1, 64);
+        let b = Bcsr::from_csr(&a, 1, bx, 64, 16.0).unwrap();
+        assert!(bx > 1, "Bx {bx}");
+        assert_eq!(chain(&a, Format::Bcsr1), 8usize.div_ceil(bx) as u64);
+        assert_eq!(b.npasses(), 1);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! without running the solver, and let `--format auto` / `--variant auto` take the fastest.
 //!
 //! ```text
-//!   t(kernel)    = x / B(x) + t_d                 x = bytes the launch moves
+//!   t(kernel)    = x / B(x) + t_d [+ τ_f · L]     x = bytes the launch moves
 //!   B(x)         = ν / (1 + exp(−(log₂ x − μ)/σ))  (paper 003, Eq. 3; one curve per kind)
 //!   t(iteration) = Σ_kernels t(kernel) + round_trips · t_rt
 //! ```
@@ -20,6 +20,9 @@
 //! * A scattered gather of x adds `γ_format · excess` bytes ([`gather`]): sectors of x a
 //!   subgroup touches beyond one value per stored entry; γ is fitted by calibration on
 //!   random-column matrices (1 when a profile has none).
+//! * A launch with A lasts at least its longest per-thread loop: `τ_f · L`, L the layout's
+//!   chain (longest row, ELL width, diagonals, BCSR steps), τ fitted per format jointly
+//!   with the curves ([`chain`]; 0 when a profile has none).
 //!
 //! Not modelled: preconditioners, GMRES, BiCG, Jacobi, where the gathered vector is cached
 //! (L1, L2 or memory: γ is one number per format), clocks rising during a long solve.
@@ -29,12 +32,14 @@
 //! | `sigmoid.rs` | Eq. 3 and its Levenberg–Marquardt fit | no |
 //! | `layout.rs` | bytes of one SpMV per format, from the host conversions | no |
 //! | `gather.rs` | sectors of x touched per subgroup, the fit of their weight γ | no |
+//! | `chain.rs` | the longest per-thread loop's time per step τ and its fit | no |
 //! | `kernels.rs` | launches, bytes and round trips of one iteration | no |
 //! | `profile.rs` | the device profile file: identity, curves, rejection | no |
 //! | `predict.rs` | predictions, ranking, the model's choice | no |
 //! | `calibrate.rs` | the measurements and fits of `krylov calibrate` | yes |
 
 pub mod calibrate;
+pub mod chain;
 pub mod gather;
 pub mod kernels;
 pub mod layout;

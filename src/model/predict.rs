@@ -35,6 +35,10 @@ pub struct Prediction {
     pub gather_weight: f64,
     /// Row chunks the SpMV loops over ([`SpmvLayout::passes`]).
     pub spmv_passes: u64,
+    /// The SpMV's longest per-thread loop ([`SpmvLayout::chain`]) and the profile's time per
+    /// step of it: each launch with A adds `spmv_chain · chain_step_seconds`.
+    pub spmv_chain: u64,
+    pub chain_step_seconds: f64,
     /// Predicted seconds of each launch of one iteration, in launch order.
     pub kernel_seconds: Vec<(String, f64)>,
 }
@@ -74,19 +78,22 @@ impl PredictRequest {
 }
 
 /// Seconds of one iteration of `plan` on the profiled device, per launch: t = x / B(x) + t_d
-/// with the launch's curve (its format's for launches that multiply by A; a constant for
-/// the finishing launches), plus the round trips; `Err` names a curve the profile lacks.
+/// with the launch's curve (its format's for launches that multiply by A, plus `chain`
+/// seconds for their longest per-thread loop; a constant for the finishing launches), plus
+/// the round trips; `Err` names a curve the profile lacks.
 fn time_plan(
     profile: &Profile,
     plan: &IterationPlan,
     format: Format,
+    chain: f64,
 ) -> Result<(f64, Vec<(String, f64)>), String> {
     let mut per_kernel = Vec::with_capacity(plan.kernels.len());
     for k in &plan.kernels {
         let key = curve_key(k, format);
         let busy = match k.curve {
             Curve::Finish => profile.constants.get(&key).copied(),
-            _ => profile.curve(&key).map(|c| c.seconds(k.bytes)),
+            Curve::Matrix => profile.curve(&key).map(|c| c.seconds(k.bytes) + chain),
+            Curve::Streaming => profile.curve(&key).map(|c| c.seconds(k.bytes)),
         };
         let busy = busy.ok_or_else(|| format!("the profile has no curve for {key}"))?;
         per_kernel.push((k.name.to_string(), busy + profile.dispatch_seconds));
@@ -169,6 +176,8 @@ fn predict_one(
         gather_excess_bytes: 0,
         gather_weight: 0.0,
         spmv_passes: 0,
+        spmv_chain: 0,
+        chain_step_seconds: 0.0,
         kernel_seconds: Vec::new(),
     };
     let layout = match layout {
@@ -183,6 +192,8 @@ fn predict_one(
     p.gather_excess_bytes = layout.gather_excess_bytes(s);
     p.gather_weight = profile.gather_weight(format);
     p.spmv_passes = layout.passes;
+    p.spmv_chain = layout.chain;
+    p.chain_step_seconds = profile.chain_step(format);
     let largest = (layout.stored * s as u64).max(layout.index_bytes);
     if largest > profile.max_binding_bytes {
         p.refused = Some(format!(
@@ -206,7 +217,8 @@ fn predict_one(
         p.refused = Some(format!("{variant} {method} is not modelled"));
         return p;
     };
-    let (t, kernels) = match time_plan(profile, &plan, format) {
+    let chain = layout.chain as f64 * p.chain_step_seconds;
+    let (t, kernels) = match time_plan(profile, &plan, format, chain) {
         Ok(timed) => timed,
         Err(why) => {
             p.refused = Some(why);
@@ -333,11 +345,14 @@ mod tests {
             .unwrap();
         // CSR f32 on n = 256, nnz = 1216: (257 + 1216)·4 + 2·1216·4 + 256·4 bytes.
         assert_eq!(p.spmv_bytes, 1473 * 4 + 9728 + 1024);
+        // Rows of at most 5 terms, at the sample profile's 0.2 µs per step for CSR.
+        assert_eq!((p.spmv_chain, p.chain_step_seconds), (5, 0.2e-6));
         let expected = profile.curve("update_cg").unwrap().seconds(7.0 * 1024.0)
             + profile
                 .curve("spmv_dot_cg:csr")
                 .unwrap()
                 .seconds(p.spmv_bytes as f64)
+            + 5.0 * 0.2e-6
             + 2.0 * profile.dispatch_seconds
             + profile.round_trip_seconds;
         assert!((p.seconds_per_iteration - expected).abs() < 1e-15, "{p:?}");
@@ -356,6 +371,41 @@ mod tests {
             "{}",
             choice.reason
         );
+    }
+
+    #[test]
+    fn a_long_row_costs_its_steps_in_every_product_with_a() {
+        let profile = sample_profile();
+        let req = PredictRequest {
+            variants: vec![(Method::Cg, Variant::Pipelined)],
+            precisions: vec![Precision::F32],
+            formats: vec![Format::Csr],
+            ..PredictRequest::all(None, CheckMode::Device, 1e9)
+        };
+        let a = poisson_2d_fd::<f64>(16);
+        // The same matrix with row 0 holding every column: one thread runs 256 steps.
+        let mut t: Vec<(usize, usize, f64)> = (1..256)
+            .flat_map(|i| {
+                let (cols, vals) = a.row(i);
+                cols.iter()
+                    .zip(vals)
+                    .map(move |(&j, &v)| (i, j as usize, v))
+            })
+            .collect();
+        t.extend((0..256).map(|j| (0, j, if j == 0 { 300.0 } else { -1.0 })));
+        let long = Csr::from_triplets(256, &t).unwrap();
+        let short = &predict(&profile, &a, &req)[0];
+        let dense_row = &predict(&profile, &long, &req)[0];
+        assert_eq!((short.spmv_chain, dense_row.spmv_chain), (5, 256));
+        // One product with A per iteration; the bytes grow by 251 entries, a little.
+        assert!(dense_row.refused.is_none() && short.refused.is_none());
+        let curves = |p: &Prediction| p.seconds_per_iteration - p.spmv_chain as f64 * 0.2e-6;
+        let extra = dense_row.seconds_per_iteration - short.seconds_per_iteration;
+        assert!(
+            (extra - 251.0 * 0.2e-6 - (curves(dense_row) - curves(short))).abs() < 1e-15,
+            "{extra:e}"
+        );
+        assert!(curves(dense_row) - curves(short) < 0.1 * extra, "{extra:e}");
     }
 
     #[test]

@@ -75,6 +75,11 @@ pub struct Profile {
     /// the term, or `--quick`) counts every excess byte as a streamed byte (γ = 1).
     #[serde(default)]
     pub gather_weights: BTreeMap<String, f64>,
+    /// Seconds per step of the longest per-thread loop τ per format name ([`super::chain`]),
+    /// fitted jointly with the format's curves; a format without one (a profile written
+    /// before the term, or a calibration whose chains did not vary) adds nothing.
+    #[serde(default)]
+    pub chain_step_seconds: BTreeMap<String, f64>,
 }
 
 /// Why a profile cannot be used. Every message ends with what to do.
@@ -129,6 +134,14 @@ impl Profile {
             .get(format.as_str())
             .copied()
             .unwrap_or(1.0)
+    }
+
+    /// τ of `format` (0 when not calibrated).
+    pub fn chain_step(&self, format: crate::base::Format) -> f64 {
+        self.chain_step_seconds
+            .get(format.as_str())
+            .copied()
+            .unwrap_or(0.0)
     }
 
     /// `profile-<adapter>-<backend>.json`, the adapter's name reduced to `[a-z0-9-]`.
@@ -214,6 +227,7 @@ impl Profile {
         .into_iter()
         .chain(profile.constants.values().copied())
         .chain(profile.gather_weights.values().copied())
+        .chain(profile.chain_step_seconds.values().copied())
         .collect();
         if costs.iter().any(|c| !c.is_finite() || *c < 0.0) || profile.workgroup_size == 0 {
             return Err(corrupt("negative or missing costs".into()));
@@ -385,6 +399,7 @@ pub(crate) mod tests {
                 .collect(),
             constants: [("dot_finish".to_string(), 3e-6)].into(),
             gather_weights: BTreeMap::new(),
+            chain_step_seconds: [("csr".to_string(), 0.2e-6)].into(),
         }
     }
 
@@ -401,6 +416,14 @@ pub(crate) mod tests {
         p.save(&path).unwrap();
         assert_eq!(Profile::load(&path).unwrap(), p);
         assert_eq!(Profile::load_for(&path, &identity()).unwrap(), p);
+        assert_eq!(p.chain_step(crate::base::Format::Csr), 0.2e-6);
+        assert_eq!(p.chain_step(crate::base::Format::Ell), 0.0);
+        // A profile written before the chain term loads, without one.
+        let mut v = serde_json::to_value(&p).unwrap();
+        v.as_object_mut().unwrap().remove("chain_step_seconds");
+        std::fs::write(&path, v.to_string()).unwrap();
+        let old = Profile::load(&path).unwrap();
+        assert_eq!(old.chain_step(crate::base::Format::Csr), 0.0);
     }
 
     #[test]
@@ -447,6 +470,13 @@ pub(crate) mod tests {
             text.contains("run `krylov calibrate` on this device"),
             "{text}"
         );
+
+        // A negative chain step is no cost.
+        let mut v = serde_json::to_value(sample_profile()).unwrap();
+        v["chain_step_seconds"]["csr"] = (-1e-7).into();
+        std::fs::write(&path, v.to_string()).unwrap();
+        let e = Profile::load(&path).unwrap_err();
+        assert!(e.to_string().contains("negative or missing costs"), "{e}");
 
         let e = Profile::load(&temp("missing.json")).unwrap_err();
         assert!(matches!(e, ProfileError::NotFound(_)), "{e}");

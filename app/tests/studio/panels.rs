@@ -252,6 +252,7 @@ fn synthetic_profile(gpu: &krylov_wgpu::gpu::AdapterSummary) -> krylov_wgpu::mod
         kernels,
         constants,
         gather_weights: Default::default(),
+        chain_step_seconds: Default::default(),
     }
 }
 
