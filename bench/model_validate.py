@@ -13,11 +13,11 @@ Per matrix: one `krylov predict --json`, then the measurement, then one
 OUTDIR/model_validation.md.
 
 The measurement (--protocol):
-- `bench` (default): one `krylov bench --json` process per matrix times every format, each
-  R runs of exactly N iterations in one batch (device mode, rtol = atol = 0), with the
-  heater keeping the clocks up between runs as during the calibration; the measured time
-  per iteration is the median of the R runs (--stat min: the fastest). This is the steady
-  state the model describes.
+- `bench` (default): R `krylov bench --json` processes per matrix, each timing one run of
+  exactly N iterations in one batch (device mode, rtol = atol = 0) of every format, in an
+  order rotated from one process to the next, with the heater keeping the clocks up
+  between runs as during the calibration; the measured time per iteration is the median of
+  the R runs (--stat min: the fastest). This is the steady state the model describes.
 - `solve` (runs 1-6 of BENCHMARKS.md): R rounds of one `krylov solve --json` process per
   format, interleaved, no heater; each loop is the first of a fresh process, so at small
   sizes the runs of one format spread by up to 40 % (clocks, first submits).
@@ -79,28 +79,39 @@ def load_matrices(path):
 
 
 def bench_times(krylov, margs, method, formats, args):
-    """Times per iteration of every format from one heated `krylov bench` process."""
+    """Times per iteration of every format from R heated `krylov bench` processes, one run
+    of every format each, the formats' order rotated from one process to the next: a drift
+    of the machine within a process (clocks, temperature) then hits every format alike."""
     source = margs if margs[:1] == ["--generate"] else ["--mtx", *margs]
-    cmd = [krylov, "bench", *source, "--json", "--precision", "f32", "--method", method,
-           "--variant", args.variant, "--check-mode", "device", "--iterations", str(args.iters),
-           "--runs", str(args.runs), "--bandwidth-n", "0", "--formats", ",".join(formats)]
-    p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     times = {fmt: [] for fmt in formats}
     notes = {fmt: None for fmt in formats}
-    for line in p.stdout.splitlines():
-        r = json.loads(line) if line.startswith("{") else {}
-        fmt = r.get("format")
-        if fmt not in times:
-            continue
-        if r["iterations_done"] < args.iters:
-            notes[fmt] = "stopped after %d iterations (%s)" % (r["iterations_done"], r["reason"])
-        else:
-            times[fmt] = [us * 1e-6 for us in r["us_runs"]]
-    for fmt in formats:
-        if not times[fmt] and not notes[fmt]:
-            why = [l for l in p.stderr.splitlines() if f" {fmt} " in l] or \
-                  p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
-            notes[fmt] = why[-1].split(f" {args.variant}: ", 1)[-1]
+    for r in range(args.runs):
+        order = [f for f in formats[r % len(formats):] + formats[:r % len(formats)]
+                 if not notes[f]]
+        if not order:
+            break
+        cmd = [krylov, "bench", *source, "--json", "--precision", "f32", "--method", method,
+               "--variant", args.variant, "--check-mode", "device",
+               "--iterations", str(args.iters), "--runs", "1", "--bandwidth-n", "0",
+               "--formats", ",".join(order)]
+        p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+        seen = set()
+        for line in p.stdout.splitlines():
+            row = json.loads(line) if line.startswith("{") else {}
+            fmt = row.get("format")
+            if fmt not in times:
+                continue
+            seen.add(fmt)
+            if row["iterations_done"] < args.iters:
+                notes[fmt] = "stopped after %d iterations (%s)" % (row["iterations_done"],
+                                                                   row["reason"])
+            else:
+                times[fmt].extend(us * 1e-6 for us in row["us_runs"])
+        for fmt in order:
+            if fmt not in seen and not notes[fmt]:
+                why = [l for l in p.stderr.splitlines() if f" {fmt} " in l] or \
+                      p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
+                notes[fmt] = why[-1].split(f" {args.variant}: ", 1)[-1]
     return times, notes
 
 
