@@ -177,6 +177,7 @@ fn synthetic_profile(device: DeviceIdentity) -> Profile {
         constants,
         gather_weights: BTreeMap::new(),
         chain_step_seconds: BTreeMap::new(),
+        chain_reference_steps: BTreeMap::new(),
     }
 }
 

@@ -394,14 +394,16 @@ pub fn calibrate(
         }
     }
     let mut chain_step_seconds = BTreeMap::new();
+    let mut chain_reference_steps = BTreeMap::new();
     for (format, s) in &samples.matrix {
-        let (fits, tau) = fit_with_chain(format, s, log);
+        let (fits, chain) = fit_with_chain(format, s, log);
         for (key, f) in fits {
             log(&describe(&key, &f));
             kernels.insert(key, f);
         }
-        if let Some(tau) = tau {
+        if let Some((tau, reference)) = chain {
             chain_step_seconds.insert(format.clone(), tau);
+            chain_reference_steps.insert(format.clone(), reference);
         }
     }
     if kernels.is_empty() {
@@ -414,11 +416,13 @@ pub fn calibrate(
     for (format, s) in &samples.gather {
         // The gather's excess is what the curve and the chain leave unexplained.
         let tau = chain_step_seconds.get(format).copied().unwrap_or(0.0);
+        let reference = chain_reference_steps.get(format).copied().unwrap_or(0.0);
         let on_curves: Vec<_> = s
             .iter()
             .filter_map(|(key, g, steps)| {
                 kernels.get(key).map(|f: &Fit| {
-                    let seconds = (g.seconds - tau * steps).max(MIN_SAMPLE_SHARE * g.seconds);
+                    let chain = tau * (steps - reference).max(0.0);
+                    let seconds = (g.seconds - chain).max(MIN_SAMPLE_SHARE * g.seconds);
                     (f.curve, GatherSample { seconds, ..*g })
                 })
             })
@@ -458,22 +462,32 @@ pub fn calibrate(
         constants,
         gather_weights,
         chain_step_seconds,
+        chain_reference_steps,
     })
 }
 
 /// The curves of one format's kernels with A and its chain step τ ([`super::chain`]),
-/// fitted in turn: curves on the samples less τ·L, then τ from what the curves leave, for
-/// [`CHAIN_ROUNDS`]; τ is `None` (and the curves plain fits) when the chains do not vary.
+/// fitted in turn: curves on the samples less τ·(L − L₀), then τ from what the curves
+/// leave, for [`CHAIN_ROUNDS`]. L₀, the reference chain, is the shortest among the samples
+/// (a stencil's rows): the curves describe kernels of that chain, whose loop is mostly
+/// latency the curve has anyway, and τ charges only the steps beyond it. Returns the fits
+/// and `(τ, L₀)`, `None` (and plain fits) when the chains do not vary.
 fn fit_with_chain(
     format: &str,
     samples: &[MatrixSample],
     log: &mut dyn FnMut(&str),
-) -> (BTreeMap<String, Fit>, Option<f64>) {
+) -> (BTreeMap<String, Fit>, Option<(f64, f64)>) {
+    let shortest = samples
+        .iter()
+        .map(|m| m.steps)
+        .fold(f64::INFINITY, f64::min);
+    let longest = samples.iter().map(|m| m.steps).fold(0.0, f64::max);
+    let beyond = |m: &MatrixSample| (m.steps - shortest).max(0.0);
     let mut fit_curves = |tau: f64| {
         let mut by_key: BTreeMap<&str, Vec<Sample>> = BTreeMap::new();
         for m in samples {
             let seconds =
-                (m.sample.seconds - tau * m.steps).max(MIN_SAMPLE_SHARE * m.sample.seconds);
+                (m.sample.seconds - tau * beyond(m)).max(MIN_SAMPLE_SHARE * m.sample.seconds);
             by_key.entry(&m.key).or_default().push(Sample {
                 bytes: m.sample.bytes,
                 seconds,
@@ -497,7 +511,7 @@ fn fit_with_chain(
                 fits.get(&m.key).map(|f| ChainSample {
                     curve_seconds: f.curve.seconds(m.sample.bytes),
                     seconds: m.sample.seconds,
-                    steps: m.steps,
+                    steps: beyond(m),
                 })
             })
             .collect()
@@ -513,15 +527,10 @@ fn fit_with_chain(
         tau = Some(t);
         fits = fit_curves(t);
     }
-    let shortest = samples
-        .iter()
-        .map(|m| m.steps)
-        .fold(f64::INFINITY, f64::min);
-    let longest = samples.iter().map(|m| m.steps).fold(0.0, f64::max);
     match tau {
         Some(t) => log(&format!(
-            "chain step {format}: {:.3} µs per step (chains {shortest}–{longest}; rms error of \
-             its kernels {:.1}% without, {:.1}% with)",
+            "chain step {format}: {:.3} µs per step beyond {shortest} (chains \
+             {shortest}–{longest}; rms error of its kernels {:.1}% without, {:.1}% with)",
             t * 1e6,
             100.0 * before,
             100.0 * rms_relative_error(&on(&fits), t)
@@ -530,7 +539,7 @@ fn fit_with_chain(
             "chain step {format}: not fitted (chains {shortest}–{longest} do not vary enough)"
         )),
     }
-    (fits, tau)
+    (fits, tau.map(|t| (t, shortest)))
 }
 
 /// `(t_d, t_ts)` from the signed per-launch excesses of the calibration's cases (untimed

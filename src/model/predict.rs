@@ -35,10 +35,12 @@ pub struct Prediction {
     pub gather_weight: f64,
     /// Row chunks the SpMV loops over ([`SpmvLayout::passes`]).
     pub spmv_passes: u64,
-    /// The SpMV's longest per-thread loop ([`SpmvLayout::chain`]) and the profile's time per
-    /// step of it: each launch with A adds `spmv_chain · chain_step_seconds`.
+    /// The SpMV's longest per-thread loop ([`SpmvLayout::chain`]), the profile's time per
+    /// step of it, and what each launch with A adds for it ([`Profile::chain_seconds`]:
+    /// the steps beyond the format's reference chain).
     pub spmv_chain: u64,
     pub chain_step_seconds: f64,
+    pub chain_seconds: f64,
     /// Predicted seconds of each launch of one iteration, in launch order.
     pub kernel_seconds: Vec<(String, f64)>,
 }
@@ -178,6 +180,7 @@ fn predict_one(
         spmv_passes: 0,
         spmv_chain: 0,
         chain_step_seconds: 0.0,
+        chain_seconds: 0.0,
         kernel_seconds: Vec::new(),
     };
     let layout = match layout {
@@ -194,6 +197,7 @@ fn predict_one(
     p.spmv_passes = layout.passes;
     p.spmv_chain = layout.chain;
     p.chain_step_seconds = profile.chain_step(format);
+    p.chain_seconds = profile.chain_seconds(format, layout.chain);
     let largest = (layout.stored * s as u64).max(layout.index_bytes);
     if largest > profile.max_binding_bytes {
         p.refused = Some(format!(
@@ -217,8 +221,7 @@ fn predict_one(
         p.refused = Some(format!("{variant} {method} is not modelled"));
         return p;
     };
-    let chain = layout.chain as f64 * p.chain_step_seconds;
-    let (t, kernels) = match time_plan(profile, &plan, format, chain) {
+    let (t, kernels) = match time_plan(profile, &plan, format, p.chain_seconds) {
         Ok(timed) => timed,
         Err(why) => {
             p.refused = Some(why);
@@ -345,14 +348,15 @@ mod tests {
             .unwrap();
         // CSR f32 on n = 256, nnz = 1216: (257 + 1216)·4 + 2·1216·4 + 256·4 bytes.
         assert_eq!(p.spmv_bytes, 1473 * 4 + 9728 + 1024);
-        // Rows of at most 5 terms, at the sample profile's 0.2 µs per step for CSR.
+        // Rows of at most 5 terms: the sample profile's reference chain for CSR, so nothing
+        // is added.
         assert_eq!((p.spmv_chain, p.chain_step_seconds), (5, 0.2e-6));
+        assert_eq!(p.chain_seconds, 0.0);
         let expected = profile.curve("update_cg").unwrap().seconds(7.0 * 1024.0)
             + profile
                 .curve("spmv_dot_cg:csr")
                 .unwrap()
                 .seconds(p.spmv_bytes as f64)
-            + 5.0 * 0.2e-6
             + 2.0 * profile.dispatch_seconds
             + profile.round_trip_seconds;
         assert!((p.seconds_per_iteration - expected).abs() < 1e-15, "{p:?}");
@@ -397,9 +401,12 @@ mod tests {
         let short = &predict(&profile, &a, &req)[0];
         let dense_row = &predict(&profile, &long, &req)[0];
         assert_eq!((short.spmv_chain, dense_row.spmv_chain), (5, 256));
-        // One product with A per iteration; the bytes grow by 251 entries, a little.
+        // One product with A per iteration, 251 steps beyond the reference chain of 5; the
+        // bytes grow by 251 entries, a little.
         assert!(dense_row.refused.is_none() && short.refused.is_none());
-        let curves = |p: &Prediction| p.seconds_per_iteration - p.spmv_chain as f64 * 0.2e-6;
+        assert_eq!(short.chain_seconds, 0.0);
+        assert!((dense_row.chain_seconds - 251.0 * 0.2e-6).abs() < 1e-18);
+        let curves = |p: &Prediction| p.seconds_per_iteration - p.chain_seconds;
         let extra = dense_row.seconds_per_iteration - short.seconds_per_iteration;
         assert!(
             (extra - 251.0 * 0.2e-6 - (curves(dense_row) - curves(short))).abs() < 1e-15,

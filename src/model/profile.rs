@@ -80,6 +80,10 @@ pub struct Profile {
     /// before the term, or a calibration whose chains did not vary) adds nothing.
     #[serde(default)]
     pub chain_step_seconds: BTreeMap<String, f64>,
+    /// The chain the format's curves describe per format name: the shortest among its
+    /// calibration samples (a stencil's rows); τ is charged only for steps beyond it.
+    #[serde(default)]
+    pub chain_reference_steps: BTreeMap<String, f64>,
 }
 
 /// Why a profile cannot be used. Every message ends with what to do.
@@ -142,6 +146,17 @@ impl Profile {
             .get(format.as_str())
             .copied()
             .unwrap_or(0.0)
+    }
+
+    /// Seconds a product with A in `format` adds for a longest loop of `steps`:
+    /// τ · (steps − the format's reference chain), never negative.
+    pub fn chain_seconds(&self, format: crate::base::Format, steps: u64) -> f64 {
+        let reference = self
+            .chain_reference_steps
+            .get(format.as_str())
+            .copied()
+            .unwrap_or(0.0);
+        self.chain_step(format) * (steps as f64 - reference).max(0.0)
     }
 
     /// `profile-<adapter>-<backend>.json`, the adapter's name reduced to `[a-z0-9-]`.
@@ -228,6 +243,7 @@ impl Profile {
         .chain(profile.constants.values().copied())
         .chain(profile.gather_weights.values().copied())
         .chain(profile.chain_step_seconds.values().copied())
+        .chain(profile.chain_reference_steps.values().copied())
         .collect();
         if costs.iter().any(|c| !c.is_finite() || *c < 0.0) || profile.workgroup_size == 0 {
             return Err(corrupt("negative or missing costs".into()));
@@ -400,6 +416,7 @@ pub(crate) mod tests {
             constants: [("dot_finish".to_string(), 3e-6)].into(),
             gather_weights: BTreeMap::new(),
             chain_step_seconds: [("csr".to_string(), 0.2e-6)].into(),
+            chain_reference_steps: [("csr".to_string(), 5.0)].into(),
         }
     }
 
@@ -418,9 +435,18 @@ pub(crate) mod tests {
         assert_eq!(Profile::load_for(&path, &identity()).unwrap(), p);
         assert_eq!(p.chain_step(crate::base::Format::Csr), 0.2e-6);
         assert_eq!(p.chain_step(crate::base::Format::Ell), 0.0);
+        // Charged beyond the reference chain of 5 only.
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-18;
+        assert!(close(
+            p.chain_seconds(crate::base::Format::Csr, 25),
+            20.0 * 0.2e-6
+        ));
+        assert_eq!(p.chain_seconds(crate::base::Format::Csr, 3), 0.0);
+        assert_eq!(p.chain_seconds(crate::base::Format::Ell, 100), 0.0);
         // A profile written before the chain term loads, without one.
         let mut v = serde_json::to_value(&p).unwrap();
         v.as_object_mut().unwrap().remove("chain_step_seconds");
+        v.as_object_mut().unwrap().remove("chain_reference_steps");
         std::fs::write(&path, v.to_string()).unwrap();
         let old = Profile::load(&path).unwrap();
         assert_eq!(old.chain_step(crate::base::Format::Csr), 0.0);

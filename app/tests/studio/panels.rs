@@ -253,6 +253,7 @@ fn synthetic_profile(gpu: &krylov_wgpu::gpu::AdapterSummary) -> krylov_wgpu::mod
         constants,
         gather_weights: Default::default(),
         chain_step_seconds: Default::default(),
+        chain_reference_steps: Default::default(),
     }
 }
 
