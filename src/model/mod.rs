@@ -36,9 +36,11 @@
 //! | `kernels.rs` | launches, bytes and round trips of one iteration | no |
 //! | `profile.rs` | the device profile file: identity, curves, rejection | no |
 //! | `predict.rs` | predictions, ranking, the model's choice | no |
+//! | `calibration_matrices.rs` | the matrices the calibration times | no |
 //! | `calibrate.rs` | the measurements and fits of `krylov calibrate` | yes |
 
 pub mod calibrate;
+pub mod calibration_matrices;
 pub mod chain;
 pub mod gather;
 pub mod kernels;
