@@ -20,7 +20,7 @@
 //! * finishing kernels: the median GPU time per launch, less `t_ts`;
 //! * chain steps τ ([`super::chain`]): the kernels with A are fitted per format together with
 //!   τ, the time per step of the longest per-thread loop beyond the shortest sampled
-//!   ([`fit_with_chain`]); stencils with hub rows ([`with_hubs`]) give the long loops;
+//!   (`fit_with_chain`); stencils with hub rows ([`with_hubs`]) give the long loops;
 //! * gather weights γ ([`super::gather`]): the full calibration also times random-column
 //!   SPD matrices ([`GATHER_MATRICES`]), kept out of the curves; per format, γ is fitted
 //!   (LM) so that each kernel's curve at `bytes + γ·excess` gives the time measured.
