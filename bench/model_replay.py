@@ -8,8 +8,9 @@ a model_validate.py table (model_validation.md). For a calibration whose validat
 not run in the same device call, or to see what another tie tolerance would have picked.
 python3 standard library only.
 
-  model_replay.py KRYLOV PROFILE MATRICES MEASURED_MD [--tie 0.10]   (run from bench/;
-  the rule needs a GPU adapter, lavapipe will do)
+  model_replay.py KRYLOV PROFILE MATRICES MEASURED_MD [--tie 0.10] [--target discrete-gpu]
+  (run from bench/; the rule needs a GPU adapter, lavapipe will do: --target, passed as
+  KRYLOV_FORMAT_RULE, makes it decide as on the measured device, default a discrete GPU)
 """
 
 import argparse
@@ -41,10 +42,12 @@ def main():
         ap.add_argument(a)
     ap.add_argument("--tie", type=float, default=0.10)
     ap.add_argument("--batch", type=int, default=40)
+    ap.add_argument("--target", default="discrete-gpu", choices=["discrete-gpu", "gpu", "cpu"])
     args = ap.parse_args()
     krylov = os.path.abspath(args.krylov)
     meas = measured(args.measured_md)
-    no_profile = dict(os.environ, KRYLOV_PROFILE_DIR=tempfile.mkdtemp())
+    no_profile = dict(os.environ, KRYLOV_PROFILE_DIR=tempfile.mkdtemp(),
+                      KRYLOV_FORMAT_RULE=args.target)
     errs, hits, n = [], 0, 0
     for label, margs, method in load_matrices(args.matrices):
         pr = subprocess.run([krylov, "predict", *margs, "--json", "--precision", "f32",

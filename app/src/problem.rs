@@ -157,8 +157,6 @@ pub struct Facts {
     pub csr_bytes_f64: usize,
     /// The statistics the library's `--format auto` decides from.
     pub stats: krylov_wgpu::matrix::MatrixStats,
-    /// What `auto` would choose for this matrix, and why.
-    pub auto: krylov_wgpu::gpu::FormatChoice,
 }
 
 impl Facts {
@@ -176,8 +174,12 @@ impl Facts {
             zero_diagonal: a.is_square() && a.diagonal().contains(&0.0),
             csr_bytes_f64: a.storage_bytes(),
             stats: krylov_wgpu::matrix::MatrixStats::of(a),
-            auto: krylov_wgpu::gpu::choose_format(a, DEFAULT_PADDING_BUDGET),
         }
+    }
+
+    /// What `--format auto` without a profile chooses for this matrix on `target`, and why.
+    pub fn auto(&self, target: krylov_wgpu::gpu::RuleTarget) -> krylov_wgpu::gpu::FormatChoice {
+        krylov_wgpu::gpu::format::choose_from_stats(&self.stats, DEFAULT_PADDING_BUDGET, target)
     }
 
     /// Bytes of the matrix in every GPU storage format for values of `value_bytes` bytes
@@ -196,8 +198,13 @@ impl Facts {
     }
 
     /// The memory table's rows for values of `value_bytes` bytes: CSR, ELL and the format
-    /// `auto` would choose, (label, bytes; `None` over the padding budget).
-    pub fn memory_per_format(&self, value_bytes: usize) -> [(String, Option<usize>); 3] {
+    /// `auto` would choose on `target`, (label, bytes; `None` over the padding budget).
+    pub fn memory_per_format(
+        &self,
+        value_bytes: usize,
+        target: krylov_wgpu::gpu::RuleTarget,
+    ) -> [(String, Option<usize>); 3] {
+        let auto = self.auto(target).format;
         let est = self.format_estimates(value_bytes);
         let get = |f: Format| {
             est.iter()
@@ -208,7 +215,7 @@ impl Facts {
         [
             ("CSR".into(), get(Format::Csr)),
             ("ELL".into(), get(Format::Ell)),
-            (format!("auto: {}", self.auto.format), get(self.auto.format)),
+            (format!("auto: {auto}"), get(auto)),
         ]
     }
 }
@@ -357,7 +364,9 @@ mod tests {
         assert!(l.facts.symmetric && l.facts.diagonally_dominant && !l.facts.zero_diagonal);
         assert_eq!(
             Some(l.facts.csr_bytes_f64),
-            l.facts.memory_per_format(8)[0].1
+            l.facts
+                .memory_per_format(8, krylov_wgpu::gpu::RuleTarget::Cpu)[0]
+                .1
         );
         let total: u32 = l.thumbnail.counts.iter().sum();
         assert_eq!(total as usize, l.facts.nnz);

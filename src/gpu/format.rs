@@ -13,8 +13,11 @@ use super::shader::{FormatKernel, MAX_CSR_PARTS, ShaderConfig, csr_part_bindings
 use crate::base::Format;
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
-use crate::matrix::{Bcsr, Csr, Dia, Ell, MatrixStats, Sell};
+use crate::matrix::{Bcsr, Csr, Dia, Ell, Sell};
 
+pub use super::format_rule::{
+    FormatChoice, RuleTarget, choose_format, choose_format_for, choose_from_stats, format_estimates,
+};
 pub use crate::base::options::DEFAULT_PADDING_BUDGET;
 pub use crate::base::report::FormatEstimate;
 
@@ -151,7 +154,7 @@ impl<T: Scalar> GpuMatrix<T> {
     ) -> Result<Self> {
         engine.context().require(T::PRECISION)?;
         let format = if format == Format::Auto {
-            choose_format(a, max_padding).format
+            choose_format_for(a, max_padding, RuleTarget::of(engine.context())).format
         } else {
             format
         };
@@ -406,128 +409,6 @@ fn csr_max_parts(engine: &Engine) -> u8 {
     let stage = engine.context().limits.max_storage_buffers_per_shader_stage;
     let room = stage.saturating_sub(16) / 2;
     (room.clamp(2, MAX_CSR_PARTS as u32)) as u8
-}
-
-/// What [`choose_format`] decided, and why (the report's `format` and `format_reason`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct FormatChoice {
-    pub format: Format,
-    pub reason: String,
-}
-
-/// [`FormatEstimate`] of every concrete format for a matrix with statistics `stats`, values
-/// of `value_bytes` bytes, a padding budget and the largest array the adapter binds.
-pub fn format_estimates(
-    stats: &MatrixStats,
-    value_bytes: usize,
-    max_padding: f64,
-    binding_limit: u64,
-) -> Vec<FormatEstimate> {
-    let s = value_bytes as f64;
-    let (n, nnz) = (stats.nrows as f64, stats.nnz.max(1) as f64);
-    let estimate = |format, stored: f64, index_bytes: f64| {
-        let fill = stored / nnz;
-        FormatEstimate {
-            format,
-            bytes: (stored * s + index_bytes) as u64,
-            fill,
-            fits: (fill <= max_padding || stats.nnz == 0)
-                && stored * s <= binding_limit as f64
-                && index_bytes <= binding_limit as f64,
-        }
-    };
-    let mut out = vec![
-        estimate(Format::Csr, nnz, (n + 1.0) * 4.0 + nnz * 4.0),
-        estimate(
-            Format::Ell,
-            n * stats.row_len_max as f64,
-            n * stats.row_len_max as f64 * 4.0,
-        ),
-        estimate(
-            Format::Dia,
-            n * stats.ndiag as f64,
-            stats.ndiag as f64 * 4.0,
-        ),
-    ];
-    let sell = ((stats.row_len_mean + stats.row_len_std) * n).max(nnz);
-    out.push(estimate(Format::Sell, sell, sell * 4.0 + 8.0 * n));
-    for (f, nb, d) in [
-        (Format::Bcsr1, 1.0, 1.0),
-        (Format::Bcsr2, 2.0, stats.density[0]),
-        (Format::Bcsr4, 4.0, stats.density[1]),
-        (Format::Bcsr8, 8.0, stats.density[2]),
-    ] {
-        let stored = if d > 0.0 { nnz / d } else { 0.0 };
-        out.push(estimate(f, stored, stored / (nb * nb) * 4.0 + 8.0 * n / nb));
-    }
-    out
-}
-
-/// Chooses a storage format from cheap statistics of `a` (paper 003 Table 4's block
-/// densities, the number of diagonals, the row-length spread):
-///
-/// 1. DIA when the diagonals are nearly full (≤ 1.5 stored entries per non-zero): no column
-///    indices are loaded at all.
-/// 2. BCSR with the largest N whose blocks are dense enough (d8 ≥ 0.7, d4 ≥ 0.7, d2 ≥ 0.8):
-///    one column index per N² values.
-/// 3. SELL-C-σ when row lengths vary (longest row > 2× the mean + 2, or spread > 0.5× the
-///    mean): sorting within σ keeps padding low where ELL would pad every row to the longest.
-/// 4. CSR otherwise (uniform short rows: CSR scalar loads the same bytes as ELL, and was
-///    measured faster than ELL on the H200, see BENCHMARKS.md).
-///
-/// Formats whose storage exceeds `max_padding` per non-zero are skipped.
-pub fn choose_format<T: Scalar>(a: &Csr<T>, max_padding: f64) -> FormatChoice {
-    choose_from_stats(&MatrixStats::of(a), max_padding)
-}
-
-/// [`choose_format`] on precomputed statistics.
-pub fn choose_from_stats(stats: &MatrixStats, max_padding: f64) -> FormatChoice {
-    let nnz = stats.nnz.max(1) as f64;
-    let dia_fill = (stats.nrows * stats.ndiag) as f64 / nnz;
-    if stats.nnz > 0 && dia_fill <= 1.5_f64.min(max_padding) {
-        return FormatChoice {
-            format: Format::Dia,
-            reason: format!(
-                "{} diagonals hold the non-zeros with {:.2} stored entries per non-zero (≤ 1.5)",
-                stats.ndiag, dia_fill
-            ),
-        };
-    }
-    let [d2, d4, d8] = stats.density;
-    for (f, nb, d, min) in [
-        (Format::Bcsr8, 8, d8, 0.7),
-        (Format::Bcsr4, 4, d4, 0.7),
-        (Format::Bcsr2, 2, d2, 0.8),
-    ] {
-        if d >= min && 1.0 / d <= max_padding {
-            return FormatChoice {
-                format: f,
-                reason: format!(
-                    "{nb}×{nb} blocks are {:.0}% full (d2 {d2:.2}, d4 {d4:.2}, d8 {d8:.2}; ≥ {:.0}%)",
-                    100.0 * d,
-                    100.0 * min
-                ),
-            };
-        }
-    }
-    let irregular = stats.row_len_max as f64 > 2.0 * stats.row_len_mean + 2.0
-        || stats.row_len_std > 0.5 * stats.row_len_mean;
-    if irregular {
-        return FormatChoice {
-            format: Format::Sell,
-            reason: format!(
-                "row lengths vary (mean {:.1}, max {}, std {:.1}): SELL-C-σ pads per slice of sorted rows, not to the longest row",
-                stats.row_len_mean, stats.row_len_max, stats.row_len_std
-            ),
-        };
-    }
-    FormatChoice {
-        format: Format::Csr,
-        reason: format!(
-            "uniform short rows (mean {:.1}, max {}), {} diagonals (DIA would store {:.1}× the non-zeros), no dense blocks (d2 {d2:.2}): CSR",
-            stats.row_len_mean, stats.row_len_max, stats.ndiag, dia_fill
-        ),
-    }
 }
 
 /// One matrix in one storage format on one device: the operator every solve uses today.

@@ -12,6 +12,7 @@ mod devices;
 pub mod ds;
 mod engine;
 pub mod format;
+mod format_rule;
 pub mod kernels;
 pub mod operator;
 mod profiler;
@@ -30,7 +31,7 @@ pub use device::{
 };
 pub use devices::{DeviceList, adapter_count, open_devices, open_devices_on};
 pub use engine::{Engine, Kernel, SegmentWriter, Tuning};
-pub use format::{FormatChoice, GpuMatrix, choose_format};
+pub use format::{FormatChoice, GpuMatrix, RuleTarget, choose_format, choose_format_for};
 pub use operator::GpuOperator;
 pub use shader::FormatKernel;
 pub use shader::{KERNELS, KernelSource, REDUCTIONS, ShaderConfig, reductions_started};

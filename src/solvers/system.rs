@@ -140,7 +140,7 @@ pub(crate) fn upload_matrix<T: Scalar>(
     report: &mut SolveReport,
 ) -> Result<crate::gpu::GpuMatrix<T>> {
     use crate::gpu::GpuMatrix;
-    use crate::gpu::format::{choose_from_stats, format_estimates};
+    use crate::gpu::format::{RuleTarget, choose_from_stats, format_estimates};
     use crate::solvers::Format;
     if opts.format != Format::Auto {
         let m = GpuMatrix::upload_with(engine, a, opts.format, opts.max_padding)?;
@@ -153,7 +153,7 @@ pub(crate) fn upload_matrix<T: Scalar>(
     let stats = crate::matrix::MatrixStats::of(a);
     let limit = engine.context().limits.max_storage_buffer_binding_size;
     report.format_estimates = format_estimates(&stats, size_of::<T>(), opts.max_padding, limit);
-    let choice = choose_from_stats(&stats, opts.max_padding);
+    let choice = choose_from_stats(&stats, opts.max_padding, RuleTarget::of(engine.context()));
     let mut reason = format!("auto: {}", choice.reason);
     // CSR over the limit is split over several bindings by the upload, not refused here.
     let fits = choice.format == Format::Csr

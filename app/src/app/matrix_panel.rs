@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use egui::{RichText, Ui};
+use krylov_wgpu::gpu::RuleTarget;
 use krylov_wgpu::gpu::format::FormatEstimate;
 
 use super::StudioApp;
@@ -109,7 +110,11 @@ impl StudioApp {
                         .on_hover_text("sparsity pattern (stored entries binned 128 × 128)");
                 }
             });
-            memory_grid(ui, &p.facts);
+            // The rule of the device the solver panel will use (a CPU's when none is open).
+            let target = self.device.state.gpu().map_or(RuleTarget::Cpu, |g| {
+                RuleTarget::from_device_type(&g.device_type)
+            });
+            memory_grid(ui, &p.facts, target);
         }
     }
 }
@@ -141,7 +146,7 @@ fn facts_grid(ui: &mut Ui, f: &Facts) {
 
 /// The matrix's bytes on the GPU, f32 and f64: CSR, ELL and auto's format (every format in
 /// the tooltip).
-fn memory_grid(ui: &mut Ui, f: &Facts) {
+fn memory_grid(ui: &mut Ui, f: &Facts, target: RuleTarget) {
     egui::Grid::new("memory").num_columns(3).show(ui, |ui| {
         let estimate = |e: &FormatEstimate| {
             if e.fits {
@@ -158,13 +163,13 @@ fn memory_grid(ui: &mut Ui, f: &Facts) {
             .collect();
         ui.label("memory").on_hover_text(format!(
             "every GPU format, f32 / f64 (– : over the padding budget)\n{every}\nauto: {}",
-            f.auto.reason
+            f.auto(target).reason
         ));
         ui.label("f32");
         ui.label("f64");
         ui.end_row();
-        let m32 = f.memory_per_format(4);
-        let m64 = f.memory_per_format(8);
+        let m32 = f.memory_per_format(4, target);
+        let m64 = f.memory_per_format(8, target);
         let cell = |b: Option<usize>| b.map_or("–".to_string(), human_bytes);
         for (a, b) in m32.iter().zip(&m64) {
             ui.label(&a.0);

@@ -490,7 +490,8 @@ impl Group<'_> {
             // `auto` is resolved once per matrix (every run would otherwise recompute the
             // same statistics).
             let format = if format == Format::Auto {
-                krylov_wgpu::gpu::choose_format(a, args.max_padding).format
+                let target = krylov_wgpu::gpu::RuleTarget::of(engine.context());
+                krylov_wgpu::gpu::choose_format_for(a, args.max_padding, target).format
             } else {
                 format
             };

@@ -372,7 +372,8 @@ pub fn auto_choice(
     // Formats predicted within the model's error of the fastest are a tie: the statistics
     // rule (what `--format auto` does without a profile) decides among them.
     let choice = if format_auto {
-        let rule = krylov_wgpu::gpu::format::choose_format(a, req.max_padding).format;
+        let target = krylov_wgpu::gpu::RuleTarget::of(ctx);
+        let rule = krylov_wgpu::gpu::choose_format_for(a, req.max_padding, target).format;
         krylov_wgpu::model::predict::best_or_rule(&preds, &profile, rule)
     } else {
         krylov_wgpu::model::best(&preds, &profile)
