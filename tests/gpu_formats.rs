@@ -7,7 +7,7 @@ mod common;
 
 use common::engine;
 use krylov_wgpu::gpu::kernels::{Params, SolverBuffers, solver_kernel};
-use krylov_wgpu::gpu::{Engine, GpuMatrix, ShaderConfig, choose_format};
+use krylov_wgpu::gpu::{Engine, GpuMatrix, ShaderConfig, Tuning, choose_format};
 use krylov_wgpu::matrix::{Coo, Csr, generators, market};
 use krylov_wgpu::solvers::{Format, Method, SolveOptions, Variant, solve_gpu};
 use krylov_wgpu::{KrylovError, Scalar, cpu};
@@ -541,10 +541,24 @@ fn bx_grows_for_small_matrices_with_long_block_rows_only() {
 #[test]
 fn bcsr_solvers_launch_one_workgroup_per_block_row_slot() {
     let Some(engine) = engine() else { return };
+    // The default cap on chunk workgroups (512), and a cap of 32 that binds on every BCSR
+    // case here: the slots beyond it are looped over by the capped workgroups.
+    one_workgroup_per_slot(&engine, false);
+    let tuning = Tuning {
+        max_chunk_groups: 32,
+        ..Tuning::default()
+    };
+    one_workgroup_per_slot(&common::engine_with(tuning).unwrap(), true);
+}
+
+fn one_workgroup_per_slot(engine: &Engine, capped: bool) {
     let trefethen: Csr<f64> =
         market::read_matrix_market(common::data("Trefethen_2000.mtx")).unwrap();
     let poisson: Csr<f64> = generators::from_spec("poisson2d:40").unwrap();
-    let max_groups = engine.tuning().max_groups;
+    let cap = engine
+        .tuning()
+        .max_chunk_groups
+        .min(engine.tuning().max_groups);
     for (a, method, format) in [
         (&trefethen, Method::Cg, Format::Csr),
         (&trefethen, Method::Cg, Format::Bcsr4),
@@ -555,7 +569,7 @@ fn bcsr_solvers_launch_one_workgroup_per_block_row_slot() {
             .unwrap()
             .passes();
         let by_rows = engine.reduction_groups(a.nrows());
-        let want = by_rows.max(passes.min(max_groups));
+        let want = by_rows.max(passes.min(cap));
         let opts = SolveOptions {
             method,
             variant: Variant::Pipelined,
@@ -570,6 +584,9 @@ fn bcsr_solvers_launch_one_workgroup_per_block_row_slot() {
             sol.report.workgroups, want,
             "{method} {format}: {passes} slots"
         );
+        if capped && format != Format::Csr {
+            assert_eq!(want, cap, "{method} {format}: {passes} slots, cap {cap}");
+        }
         if format == Format::Csr {
             assert_eq!(want, by_rows, "csr has one chunk per WG rows");
         } else {

@@ -152,10 +152,19 @@ pub struct Tuning {
     /// n ≳ 1.7e7 (tests force the 2D grids and the grid-stride loops that avoid them on small
     /// problems with it).
     pub max_groups_per_dimension: Option<u32>,
+    /// Upper bound on the workgroups a fused solver kernel takes for the row chunks of its
+    /// operator where they outnumber [`Engine::reduction_groups`] (BCSR on a small matrix,
+    /// [`Engine::fused_groups`]), at most `max_groups`. 512: every workgroup of a fused
+    /// kernel first sums all partials of the kernel before it, so G workgroups read G²
+    /// partials; with 512 rather than 1024 BCSR's pipelined CG and BiCGStab took 10–30 %
+    /// less per iteration at 1.6e4–6.4e4 rows on the H200, the same above (BENCHMARKS.md,
+    /// 2026-11-29, `bench/gpu/chunk_groups.sh`).
+    pub max_chunk_groups: u32,
 }
 
 impl Tuning {
     /// The defaults, overridden by `KRYLOV_WORKGROUP_SIZE`, `KRYLOV_MAX_GROUPS`,
+    /// `KRYLOV_MAX_CHUNK_GROUPS`,
     /// `KRYLOV_SUBGROUPS` (on/off), `KRYLOV_PROFILE=1`, `KRYLOV_UNCHECKED=1`, `KRYLOV_SPIN_WAIT` (1/0),
     /// `KRYLOV_TWO_PROD` (fma/split) and `KRYLOV_MAX_BINDING_BYTES` when set (for experiments;
     /// invalid values are ignored).
@@ -172,6 +181,11 @@ impl Tuning {
             && g > 0
         {
             t.max_groups = g;
+        }
+        if let Some(g) = var("KRYLOV_MAX_CHUNK_GROUPS").and_then(|v| v.parse::<u32>().ok())
+            && g > 0
+        {
+            t.max_chunk_groups = g;
         }
         match var("KRYLOV_SUBGROUPS").as_deref() {
             Some("on") => t.subgroups = Some(true),
@@ -205,6 +219,7 @@ impl Default for Tuning {
             max_binding_bytes: None,
             spin_wait: None,
             max_groups_per_dimension: None,
+            max_chunk_groups: 512,
         }
     }
 }
@@ -333,8 +348,14 @@ impl Engine {
     /// # Ok::<(), krylov_wgpu::KrylovError>(())
     /// ```
     pub fn fused_groups(&self, n: usize, passes: u32) -> u32 {
-        self.reduction_groups(n)
-            .max(passes.min(self.tuning.max_groups.max(1)))
+        self.reduction_groups(n).max(
+            passes.min(
+                self.tuning
+                    .max_chunk_groups
+                    .min(self.tuning.max_groups)
+                    .max(1),
+            ),
+        )
     }
 
     /// The device this engine runs on.
