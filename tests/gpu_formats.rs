@@ -565,7 +565,7 @@ fn one_workgroup_per_slot(engine: &Engine, capped: bool) {
         (&trefethen, Method::Bicgstab, Format::Bcsr8),
         (&poisson, Method::Gmres, Format::Bcsr2),
     ] {
-        let passes = GpuMatrix::upload_with(&engine, a, format, ANY_PADDING)
+        let passes = GpuMatrix::upload_with(engine, a, format, ANY_PADDING)
             .unwrap()
             .passes();
         let by_rows = engine.reduction_groups(a.nrows());
@@ -579,7 +579,7 @@ fn one_workgroup_per_slot(engine: &Engine, capped: bool) {
             max_padding: ANY_PADDING,
             ..Default::default()
         };
-        let sol = solve_gpu(&engine, a, &rhs(a), None, &opts, &mut ()).unwrap();
+        let sol = solve_gpu(engine, a, &rhs(a), None, &opts, &mut ()).unwrap();
         assert_eq!(
             sol.report.workgroups, want,
             "{method} {format}: {passes} slots"
