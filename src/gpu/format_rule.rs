@@ -131,21 +131,23 @@ pub fn format_estimates(
 }
 
 /// Chooses a storage format from cheap statistics of `a` (paper 003 Table 4's block
-/// densities, the number of diagonals, the row-length spread):
+/// densities, the number of diagonals, the row-length spread, the non-zeros):
 ///
 /// 1. DIA when the diagonals are nearly full (≤ 1.5 stored entries per non-zero): no column
-///    indices are loaded at all.
+///    indices are loaded at all — except in a GPU's latency regime (4.).
 /// 2. BCSR with the largest N whose blocks are dense enough (d8 ≥ 0.7, d4 ≥ 0.7, d2 ≥ 0.8):
 ///    one column index per N² values.
-/// 3. When row lengths vary (longest row > 2× the mean + 2, or spread > 0.5× the mean):
-///    - on a GPU, CSR while A has fewer non-zeros than [`RuleTarget::latency_nnz`]: the SpMV
-///      is latency-bound there, CSR's one thread per row is the shortest kernel, and SELL's
-///      slices were measured slower (H200, BENCHMARKS.md 2026-11-29: 494_bus 19.6 against
-///      17.4 µs per CG iteration, random-spd:20000:7 19.7 against 17.0, west0479, jpwh_991,
-///      sherman4 likewise);
-///    - otherwise SELL-C-σ: sorting within σ keeps padding low where ELL would pad every
-///      row to the longest (random-spd:200000:11:3, 2.2e6 non-zeros: SELL 38.9, CSR 46.9).
-/// 4. CSR otherwise (uniform short rows: CSR scalar loads the same bytes as ELL, and was
+/// 3. On a GPU, CSR while A has fewer non-zeros than [`RuleTarget::latency_nnz`]: the SpMV is
+///    latency-bound there and bytes do not rank the formats; CSR's one thread per row is the
+///    shortest kernel and the most consistent (H200, BENCHMARKS.md 2026-11-29, two device
+///    calls: CSR within 5 % of the fastest format on 14 of 17 such matrices in each, while
+///    DIA ranged from 8 % faster to 14 % slower on small stencils, SELL was 3–16 % slower on
+///    irregular rows — 494_bus, random-spd:20000:7, west0479 — and the BCSR formats gained
+///    on some, lost on others).
+/// 4. SELL-C-σ when row lengths vary (longest row > 2× the mean + 2, or spread > 0.5× the
+///    mean): sorting within σ keeps padding low where ELL would pad every row to the longest
+///    (random-spd:200000:11:3, 2.2e6 non-zeros: SELL 38.9 µs per CG iteration, CSR 46.9).
+/// 5. CSR otherwise (uniform short rows: CSR scalar loads the same bytes as ELL, and was
 ///    measured faster than ELL on the H200, see BENCHMARKS.md).
 ///
 /// Formats whose storage exceeds `max_padding` per non-zero are skipped. Without a device
@@ -181,7 +183,8 @@ pub fn choose_from_stats(
 ) -> FormatChoice {
     let nnz = stats.nnz.max(1) as f64;
     let dia_fill = (stats.nrows * stats.ndiag) as f64 / nnz;
-    if stats.nnz > 0 && dia_fill <= 1.5_f64.min(max_padding) {
+    let latency_bound = target.latency_nnz().is_some_and(|limit| stats.nnz < limit);
+    if stats.nnz > 0 && dia_fill <= 1.5_f64.min(max_padding) && !latency_bound {
         return FormatChoice {
             format: Format::Dia,
             reason: format!(
@@ -209,16 +212,17 @@ pub fn choose_from_stats(
     }
     let irregular = stats.row_len_max as f64 > 2.0 * stats.row_len_mean + 2.0
         || stats.row_len_std > 0.5 * stats.row_len_mean;
-    if irregular && target.latency_nnz().is_some_and(|limit| stats.nnz < limit) {
+    if latency_bound {
         return FormatChoice {
             format: Format::Csr,
             reason: format!(
-                "row lengths vary (mean {:.1}, max {}, std {:.1}), but {} non-zeros are a \
-                 latency-bound SpMV on {} (under {}): CSR, the shortest kernel there",
+                "{} non-zeros (rows: mean {:.1}, max {}; {} diagonals) are a latency-bound SpMV \
+                 on {} (under {}), where bytes do not rank the formats: CSR, the shortest \
+                 kernel, and the most consistent there",
+                stats.nnz,
                 stats.row_len_mean,
                 stats.row_len_max,
-                stats.row_len_std,
-                stats.nnz,
+                stats.ndiag,
                 target.describe(),
                 target.latency_nnz().unwrap_or(0)
             ),
@@ -292,41 +296,51 @@ mod tests {
     }
 
     #[test]
-    fn regular_matrices_choose_alike_on_every_target() {
+    fn large_matrices_choose_alike_on_every_target() {
         let targets = [
             RuleTarget::DiscreteGpu,
             RuleTarget::OtherGpu,
             RuleTarget::Cpu,
         ];
         // Uniform short rows: CSR.
-        let uniform = stats(5000, 7.0, 7, 0.0);
+        let uniform = stats(500_000, 7.0, 7, 0.0);
         // Five full diagonals: DIA.
         let banded = MatrixStats {
             ndiag: 5,
-            ..stats(5000, 5.0, 5, 0.0)
+            ..stats(500_000, 5.0, 5, 0.0)
         };
         // Full 4×4 blocks with irregular rows: BCSR 4×4 comes before the row rule.
         let blocks = MatrixStats {
             density: [1.0, 0.9, 0.4],
+            ..stats(500_000, 12.0, 40, 8.0)
+        };
+        let pick = |s: &MatrixStats, t| choose_from_stats(s, 10.0, t).format;
+        for t in targets {
+            assert_eq!(pick(&uniform, t), Format::Csr, "{t:?}");
+            assert_eq!(pick(&banded, t), Format::Dia, "{t:?}");
+            assert_eq!(pick(&blocks, t), Format::Bcsr4, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn small_matrices_go_to_csr_on_gpus_unless_their_blocks_are_dense() {
+        let banded = MatrixStats {
+            ndiag: 5,
+            ..stats(5000, 5.0, 5, 0.0)
+        };
+        let blocks = MatrixStats {
+            density: [1.0, 0.9, 0.4],
             ..stats(5000, 12.0, 40, 8.0)
         };
-        for t in targets {
-            assert_eq!(
-                choose_from_stats(&uniform, 10.0, t).format,
-                Format::Csr,
-                "{t:?}"
-            );
-            assert_eq!(
-                choose_from_stats(&banded, 10.0, t).format,
-                Format::Dia,
-                "{t:?}"
-            );
-            assert_eq!(
-                choose_from_stats(&blocks, 10.0, t).format,
-                Format::Bcsr4,
-                "{t:?}"
-            );
+        let pick = |s: &MatrixStats, t| choose_from_stats(s, 10.0, t).format;
+        for t in [RuleTarget::DiscreteGpu, RuleTarget::OtherGpu] {
+            let c = choose_from_stats(&banded, 10.0, t);
+            assert_eq!(c.format, Format::Csr, "{t:?}");
+            assert!(c.reason.contains("latency-bound"), "{}", c.reason);
+            assert_eq!(pick(&blocks, t), Format::Bcsr4, "{t:?}");
         }
+        assert_eq!(pick(&banded, RuleTarget::Cpu), Format::Dia);
+        assert_eq!(pick(&blocks, RuleTarget::Cpu), Format::Bcsr4);
     }
 
     #[test]
