@@ -139,11 +139,10 @@ pub fn format_estimates(
 ///    one column index per N² values.
 /// 3. On a GPU, CSR while A has fewer non-zeros than [`RuleTarget::latency_nnz`]: the SpMV is
 ///    latency-bound there and bytes do not rank the formats; CSR's one thread per row is the
-///    shortest kernel and the most consistent (H200, BENCHMARKS.md 2026-11-29, two device
-///    calls: CSR within 5 % of the fastest format on 14 of 17 such matrices in each, while
-///    DIA ranged from 8 % faster to 14 % slower on small stencils, SELL was 3–16 % slower on
-///    irregular rows — 494_bus, random-spd:20000:7, west0479 — and the BCSR formats gained
-///    on some, lost on others).
+///    shortest kernel and the most consistent (H200, BENCHMARKS.md 2026-11-29, three device
+///    calls, 21 matrices under 1e6 non-zeros: CSR within 5 % of the fastest format on 17, 17
+///    and 14 of them; DIA on 10, 6 and 9 of its 14; SELL on 4, 9 and 7; BCSR 1×1 on 9, 9
+///    and 8).
 /// 4. SELL-C-σ when row lengths vary (longest row > 2× the mean + 2, or spread > 0.5× the
 ///    mean): sorting within σ keeps padding low where ELL would pad every row to the longest
 ///    (random-spd:200000:11:3, 2.2e6 non-zeros: SELL 38.9 µs per CG iteration, CSR 46.9).
