@@ -178,6 +178,7 @@ fn synthetic_profile(device: DeviceIdentity) -> Profile {
         gather_weights: BTreeMap::new(),
         chain_step_seconds: BTreeMap::new(),
         chain_reference_steps: BTreeMap::new(),
+        launch_residuals: BTreeMap::new(),
     }
 }
 
@@ -528,6 +529,16 @@ fn calibrate_quick_writes_a_profile_that_loads_and_predicts() {
         "{:?}",
         profile.chain_step_seconds
     );
+    // The solves timed untimed give every modelled variant its loop residual, one point
+    // per stencil size at least (finite: `Profile::load` rejects others).
+    for key in ["cg/pipelined", "cg/classical", "bicgstab/pipelined"] {
+        let points = &profile.launch_residuals[key];
+        assert!(points.len() >= 2, "{key}: {points:?}");
+        assert!(
+            points.windows(2).all(|w| w[0][0] < w[1][0]),
+            "{key}: {points:?}"
+        );
+    }
     let run = krylov_env(
         &[
             "predict",

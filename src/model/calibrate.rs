@@ -34,6 +34,7 @@ use super::chain::{ChainSample, fit_step, rms_relative_error};
 use super::gather::{GatherSample, fit_weight};
 use super::kernels::{Curve, MODELLED, curve_key, iteration_plan};
 use super::layout::{LayoutParams, MODEL_FORMATS, spmv_layout};
+use super::loop_residual::LoopCase;
 use super::profile::{DeviceIdentity, Profile, SCHEMA_VERSION, utc_now};
 use super::sigmoid::{Fit, Sample, fit_robust};
 use crate::base::error::{KrylovError, Result};
@@ -42,7 +43,7 @@ use crate::bench::{BenchCase, Heater, dependent_dispatch_us, run_case_on, with_h
 use crate::gpu::{Engine, GpuContext, Tuning};
 use crate::matrix::Csr;
 
-use super::calibration_matrices::{GATHER_MATRICES, matrices};
+use super::calibration_matrices::{GATHER_MATRICES, matrices, plain_stencil};
 pub use super::calibration_matrices::{dense_blocks, with_hubs};
 
 /// How much to measure.
@@ -76,6 +77,8 @@ struct Samples {
     gaps: Vec<f64>,
     /// Per format: (curve key, sample, chain steps) of the gather matrices.
     gather: BTreeMap<String, Vec<(String, GatherSample, f64)>>,
+    /// The untimed solves, for the loops' residuals ([`super::loop_residual`]).
+    loops: Vec<LoopCase>,
 }
 
 /// One launch of a kernel with A: its curve key, bytes and time, and its layout's chain.
@@ -252,6 +255,16 @@ pub fn calibrate(
                     let gap =
                         (wall - busy - plan.round_trips * round_trip) / plan.dispatches() as f64;
                     samples.gaps.push(gap);
+                    if plain_stencil(&spec) {
+                        samples.loops.push(LoopCase {
+                            method,
+                            variant,
+                            format,
+                            layout,
+                            batch: row.iterations,
+                            wall_seconds: wall,
+                        });
+                    }
                 }
             }
         }
@@ -344,7 +357,7 @@ pub fn calibrate(
         .iter_mut()
         .map(|(k, v)| (k.clone(), median(v)))
         .collect();
-    Ok(Profile {
+    let mut profile = Profile {
         schema_version: SCHEMA_VERSION,
         device: device_identity(engine.context()),
         created: utc_now(),
@@ -360,7 +373,20 @@ pub fn calibrate(
         gather_weights,
         chain_step_seconds,
         chain_reference_steps,
-    })
+        launch_residuals: BTreeMap::new(),
+    };
+    profile.launch_residuals = super::loop_residual::fit(&profile, &samples.loops);
+    for (key, points) in &profile.launch_residuals {
+        let list: Vec<String> = points
+            .iter()
+            .map(|[n, r]| format!("{n:.0}: {:+.2}", r * 1e6))
+            .collect();
+        log(&format!(
+            "loop residual {key} per launch (rows: µs): {}",
+            list.join(", ")
+        ));
+    }
+    Ok(profile)
 }
 
 /// The curves of one format's kernels with A and its chain step τ ([`super::chain`]),

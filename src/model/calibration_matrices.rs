@@ -14,6 +14,14 @@ use crate::matrix::{Csr, generators};
 /// most solves'.
 pub const GATHER_MATRICES: [&str; 2] = ["random-spd:131072:7:1", "random-spd:524288:7:1"];
 
+/// Whether the calibration matrix `spec` (as [`matrices`] names them) is a plain 5- or
+/// 7-point stencil: the loop residuals ([`super::loop_residual`]) are fitted on these alone,
+/// since the other kinds' rows carry the model's matrix terms (chain, blocks, gather), not
+/// the solver loop's.
+pub(super) fn plain_stencil(spec: &str) -> bool {
+    (spec.starts_with("poisson2d:") || spec.starts_with("laplace3d:")) && !spec.contains(' ')
+}
+
 /// The matrices of a calibration: 5- and 7-point stencils, a 5-point stencil whose every
 /// entry is a dense 8×8 block (where the BCSR formats store no padding), and 5-point
 /// stencils with a few hub rows of thousands of entries ([`with_hubs`]: the long
@@ -119,6 +127,32 @@ pub fn with_hubs(a: &Csr<f64>, hubs: usize, len: usize) -> Result<Csr<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_plain_stencils_are_plain() {
+        let plain: Vec<String> = matrices(true)
+            .unwrap()
+            .into_iter()
+            .map(|(spec, _)| spec)
+            .filter(|spec| plain_stencil(spec))
+            .collect();
+        assert_eq!(
+            plain,
+            [
+                "poisson2d:16",
+                "poisson2d:64",
+                "poisson2d:160",
+                "laplace3d:20"
+            ]
+        );
+        for other in [
+            "poisson2d:16 ⊗ 8×8",
+            "poisson2d:64 + 4 hubs of 1024",
+            GATHER_MATRICES[0],
+        ] {
+            assert!(!plain_stencil(other), "{other}");
+        }
+    }
 
     #[test]
     fn hubs_are_long_symmetric_rows_of_a_diagonally_dominant_matrix() {

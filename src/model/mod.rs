@@ -5,7 +5,7 @@
 //! ```text
 //!   t(kernel)    = x / B(x) + t_d [+ τ_f · L]     x = bytes the launch moves
 //!   B(x)         = ν / (1 + exp(−(log₂ x − μ)/σ))  (paper 003, Eq. 3; one curve per kind)
-//!   t(iteration) = Σ_kernels t(kernel) + round_trips · t_rt
+//!   t(iteration) = Σ_kernels t(kernel) + launches · r_m(n) + round_trips · t_rt
 //! ```
 //!
 //! * `B` is fitted per kernel (`update_cg`, `axpy`, …) and, for the kernels that multiply by
@@ -23,6 +23,9 @@
 //! * A launch with A lasts at least its longest per-thread loop: `τ_f · L`, L the layout's
 //!   chain (longest row, ELL width, diagonals, BCSR steps), τ fitted per format jointly
 //!   with the curves ([`chain`]; 0 when a profile has none).
+//! * What the solver's untimed loop takes per launch beyond the sum of its kernels, per
+//!   method and variant as a function of the rows n: `r_m(n)`, fitted on the calibration's
+//!   own solves after the curves ([`loop_residual`]; 0 when a profile has none).
 //!
 //! Not modelled: preconditioners, GMRES, BiCG, Jacobi, where the gathered vector is cached
 //! (L1, L2 or memory: γ is one number per format), clocks rising during a long solve.
@@ -34,6 +37,7 @@
 //! | `gather.rs` | sectors of x touched per subgroup, the fit of their weight γ | no |
 //! | `chain.rs` | the longest per-thread loop's time per step τ and its fit | no |
 //! | `kernels.rs` | launches, bytes and round trips of one iteration | no |
+//! | `loop_residual.rs` | a solver loop's time per launch beyond its kernels, by size | no |
 //! | `profile.rs` | the device profile file: identity, curves, rejection | no |
 //! | `predict.rs` | predictions, ranking, the model's choice | no |
 //! | `calibration_matrices.rs` | the matrices the calibration times | no |
@@ -45,6 +49,7 @@ pub mod chain;
 pub mod gather;
 pub mod kernels;
 pub mod layout;
+pub mod loop_residual;
 pub mod predict;
 pub mod profile;
 pub mod sigmoid;

@@ -41,6 +41,10 @@ pub struct Prediction {
     pub spmv_chain: u64,
     pub chain_step_seconds: f64,
     pub chain_seconds: f64,
+    /// Seconds the solver's loop takes per launch beyond its kernels at this size
+    /// ([`Profile::launch_residual`], included in `seconds_per_iteration`; not in
+    /// `kernel_seconds`).
+    pub launch_residual_seconds: f64,
     /// Predicted seconds of each launch of one iteration, in launch order.
     pub kernel_seconds: Vec<(String, f64)>,
 }
@@ -181,6 +185,7 @@ fn predict_one(
         spmv_chain: 0,
         chain_step_seconds: 0.0,
         chain_seconds: 0.0,
+        launch_residual_seconds: 0.0,
         kernel_seconds: Vec::new(),
     };
     let layout = match layout {
@@ -228,6 +233,10 @@ fn predict_one(
             return p;
         }
     };
+    // The loop's residual per launch (negative where the loop overlaps its launches), never
+    // taking an iteration below half its kernels' sum.
+    p.launch_residual_seconds = profile.launch_residual(method, variant, layout.nrows);
+    let t = (t + plan.dispatches() as f64 * p.launch_residual_seconds).max(0.5 * t);
     p.seconds_per_iteration = t;
     p.seconds_for_iterations = t * req.iterations as f64;
     p.dispatches_per_iteration = plan.dispatches();

@@ -84,6 +84,12 @@ pub struct Profile {
     /// calibration samples (a stencil's rows); τ is charged only for steps beyond it.
     #[serde(default)]
     pub chain_reference_steps: BTreeMap<String, f64>,
+    /// Per `method/variant` ([`super::loop_residual::key`]): points `[rows, seconds]` of what
+    /// the solver's untimed loop took per launch beyond the model's kernels in the
+    /// calibration's solves (negative where it took less); absent in older profiles, which
+    /// then add nothing.
+    #[serde(default)]
+    pub launch_residuals: BTreeMap<String, Vec<[f64; 2]>>,
 }
 
 /// Why a profile cannot be used. Every message ends with what to do.
@@ -157,6 +163,19 @@ impl Profile {
             .copied()
             .unwrap_or(0.0);
         self.chain_step(format) * (steps as f64 - reference).max(0.0)
+    }
+
+    /// Seconds per launch a `method`/`variant` loop on `rows` rows takes beyond the model's
+    /// kernels ([`super::loop_residual::at`]; 0 when not calibrated).
+    pub fn launch_residual(
+        &self,
+        method: crate::base::Method,
+        variant: crate::base::Variant,
+        rows: usize,
+    ) -> f64 {
+        self.launch_residuals
+            .get(&super::loop_residual::key(method, variant))
+            .map_or(0.0, |p| super::loop_residual::at(p, rows as f64))
     }
 
     /// `profile-<adapter>-<backend>.json`, the adapter's name reduced to `[a-z0-9-]`.
@@ -247,6 +266,11 @@ impl Profile {
         .collect();
         if costs.iter().any(|c| !c.is_finite() || *c < 0.0) || profile.workgroup_size == 0 {
             return Err(corrupt("negative or missing costs".into()));
+        }
+        // Residuals may be negative; rows must be positive and both finite.
+        let residual_ok = |p: &[f64; 2]| p[0].is_finite() && p[0] > 0.0 && p[1].is_finite();
+        if !profile.launch_residuals.values().flatten().all(residual_ok) {
+            return Err(corrupt("invalid launch residuals".into()));
         }
         Ok(profile)
     }
@@ -417,6 +441,7 @@ pub(crate) mod tests {
             gather_weights: BTreeMap::new(),
             chain_step_seconds: [("csr".to_string(), 0.2e-6)].into(),
             chain_reference_steps: [("csr".to_string(), 5.0)].into(),
+            launch_residuals: BTreeMap::new(),
         }
     }
 

@@ -254,6 +254,7 @@ fn synthetic_profile(gpu: &krylov_wgpu::gpu::AdapterSummary) -> krylov_wgpu::mod
         gather_weights: Default::default(),
         chain_step_seconds: Default::default(),
         chain_reference_steps: Default::default(),
+        launch_residuals: Default::default(),
     }
 }
 
