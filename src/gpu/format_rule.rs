@@ -294,6 +294,22 @@ mod tests {
         assert_eq!(pick(&edge, RuleTarget::DiscreteGpu), Format::Sell);
     }
 
+    /// Five full diagonals (DIA's case) of `nrows` rows.
+    fn banded(nrows: usize) -> MatrixStats {
+        MatrixStats {
+            ndiag: 5,
+            ..stats(nrows, 5.0, 5, 0.0)
+        }
+    }
+
+    /// Full 4×4 blocks with irregular rows: BCSR 4×4 comes before the row rule.
+    fn blocks(nrows: usize) -> MatrixStats {
+        MatrixStats {
+            density: [1.0, 0.9, 0.4],
+            ..stats(nrows, 12.0, 40, 8.0)
+        }
+    }
+
     #[test]
     fn large_matrices_choose_alike_on_every_target() {
         let targets = [
@@ -301,45 +317,27 @@ mod tests {
             RuleTarget::OtherGpu,
             RuleTarget::Cpu,
         ];
-        // Uniform short rows: CSR.
+        // Uniform short rows: CSR; full diagonals: DIA; dense blocks: BCSR 4×4.
         let uniform = stats(500_000, 7.0, 7, 0.0);
-        // Five full diagonals: DIA.
-        let banded = MatrixStats {
-            ndiag: 5,
-            ..stats(500_000, 5.0, 5, 0.0)
-        };
-        // Full 4×4 blocks with irregular rows: BCSR 4×4 comes before the row rule.
-        let blocks = MatrixStats {
-            density: [1.0, 0.9, 0.4],
-            ..stats(500_000, 12.0, 40, 8.0)
-        };
         let pick = |s: &MatrixStats, t| choose_from_stats(s, 10.0, t).format;
         for t in targets {
             assert_eq!(pick(&uniform, t), Format::Csr, "{t:?}");
-            assert_eq!(pick(&banded, t), Format::Dia, "{t:?}");
-            assert_eq!(pick(&blocks, t), Format::Bcsr4, "{t:?}");
+            assert_eq!(pick(&banded(500_000), t), Format::Dia, "{t:?}");
+            assert_eq!(pick(&blocks(500_000), t), Format::Bcsr4, "{t:?}");
         }
     }
 
     #[test]
     fn small_matrices_go_to_csr_on_gpus_unless_their_blocks_are_dense() {
-        let banded = MatrixStats {
-            ndiag: 5,
-            ..stats(5000, 5.0, 5, 0.0)
-        };
-        let blocks = MatrixStats {
-            density: [1.0, 0.9, 0.4],
-            ..stats(5000, 12.0, 40, 8.0)
-        };
         let pick = |s: &MatrixStats, t| choose_from_stats(s, 10.0, t).format;
         for t in [RuleTarget::DiscreteGpu, RuleTarget::OtherGpu] {
-            let c = choose_from_stats(&banded, 10.0, t);
+            let c = choose_from_stats(&banded(5000), 10.0, t);
             assert_eq!(c.format, Format::Csr, "{t:?}");
             assert!(c.reason.contains("latency-bound"), "{}", c.reason);
-            assert_eq!(pick(&blocks, t), Format::Bcsr4, "{t:?}");
+            assert_eq!(pick(&blocks(5000), t), Format::Bcsr4, "{t:?}");
         }
-        assert_eq!(pick(&banded, RuleTarget::Cpu), Format::Dia);
-        assert_eq!(pick(&blocks, RuleTarget::Cpu), Format::Bcsr4);
+        assert_eq!(pick(&banded(5000), RuleTarget::Cpu), Format::Dia);
+        assert_eq!(pick(&blocks(5000), RuleTarget::Cpu), Format::Bcsr4);
     }
 
     #[test]

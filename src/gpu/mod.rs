@@ -20,6 +20,7 @@ pub mod shader;
 mod shader_dir;
 mod shader_parts;
 mod spmv;
+mod tuning;
 
 pub use crate::base::{DeviceInfo, DeviceKind};
 pub use batch::{Batch, PendingRead};

@@ -54,17 +54,7 @@ pub fn fit(profile: &Profile, cases: &[LoopCase]) -> BTreeMap<String, Vec<[f64; 
     };
     let mut by_key: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for c in cases {
-        let req = PredictRequest {
-            formats: vec![c.format],
-            precisions: vec![Precision::F32],
-            variants: vec![(c.method, c.variant)],
-            check_mode: CheckMode::Device,
-            batch: c.batch,
-            iterations: 1,
-            max_padding: f64::INFINITY,
-        };
-        let p = predict_on_layouts(&bare, &[(c.format, Ok(c.layout))], &req);
-        let Some(p) = p.first().filter(|p| p.refused.is_none()) else {
+        let Some(p) = predict_case(&bare, c) else {
             continue;
         };
         let launches = p.dispatches_per_iteration.max(1) as f64;
@@ -84,6 +74,24 @@ pub fn fit(profile: &Profile, cases: &[LoopCase]) -> BTreeMap<String, Vec<[f64; 
 /// The profile's key of a method and variant: `bicgstab/pipelined`.
 pub fn key(method: Method, variant: Variant) -> String {
     format!("{method}/{variant}")
+}
+
+/// `case` predicted on `profile` as it was timed (f32, `device` mode, its batch), or `None`
+/// when the profile refuses it.
+fn predict_case(profile: &Profile, case: &LoopCase) -> Option<super::predict::Prediction> {
+    let req = PredictRequest {
+        formats: vec![case.format],
+        precisions: vec![Precision::F32],
+        variants: vec![(case.method, case.variant)],
+        check_mode: CheckMode::Device,
+        batch: case.batch,
+        iterations: 1,
+        max_padding: f64::INFINITY,
+    };
+    predict_on_layouts(profile, &[(case.format, Ok(case.layout))], &req)
+        .into_iter()
+        .next()
+        .filter(|p| p.refused.is_none())
 }
 
 /// The residual curve of `cases` (rows, residual seconds per launch): the median residual
@@ -179,26 +187,17 @@ mod tests {
         // Walls = the prediction + r(n) per launch, r = −1 µs at 256 rows, −4 µs at 4096.
         for (k, r) in [(16usize, -1e-6), (64, -4e-6)] {
             let a = poisson_2d_fd::<f64>(k);
-            let layout = spmv_layout(&a, Format::Csr, &params).unwrap();
-            let req = PredictRequest {
-                formats: vec![Format::Csr],
-                precisions: vec![Precision::F32],
-                variants: vec![(Method::Cg, Variant::Pipelined)],
-                check_mode: CheckMode::Device,
-                batch: 30,
-                iterations: 1,
-                max_padding: 10.0,
-            };
-            let p = &predict_on_layouts(&profile, &[(Format::Csr, Ok(layout))], &req)[0];
-            let launches = p.dispatches_per_iteration as f64;
-            cases.push(LoopCase {
+            let mut case = LoopCase {
                 method: Method::Cg,
                 variant: Variant::Pipelined,
                 format: Format::Csr,
-                layout,
+                layout: spmv_layout(&a, Format::Csr, &params).unwrap(),
                 batch: 30,
-                wall_seconds: p.seconds_per_iteration + r * launches,
-            });
+                wall_seconds: 0.0,
+            };
+            let p = predict_case(&profile, &case).unwrap();
+            case.wall_seconds = p.seconds_per_iteration + r * p.dispatches_per_iteration as f64;
+            cases.push(case);
             want.push([(k * k) as f64, r]);
         }
         let fitted = fit(&profile, &cases);
@@ -214,22 +213,9 @@ mod tests {
             ..profile.clone()
         };
         for c in &cases {
-            let req = PredictRequest {
-                formats: vec![c.format],
-                precisions: vec![Precision::F32],
-                variants: vec![(c.method, c.variant)],
-                check_mode: CheckMode::Device,
-                batch: c.batch,
-                iterations: 1,
-                max_padding: 10.0,
-            };
-            let p = &predict_on_layouts(&with, &[(c.format, Ok(c.layout))], &req)[0];
-            assert!(
-                (p.seconds_per_iteration - c.wall_seconds).abs() < 1e-12,
-                "{} against {}",
-                p.seconds_per_iteration,
-                c.wall_seconds
-            );
+            let p = predict_case(&with, c).unwrap();
+            let (got, want) = (p.seconds_per_iteration, c.wall_seconds);
+            assert!((got - want).abs() < 1e-12, "{got} against {want}");
         }
         // Other methods have no residual.
         assert_eq!(
