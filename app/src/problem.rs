@@ -198,13 +198,12 @@ impl Facts {
     }
 
     /// The memory table's rows for values of `value_bytes` bytes: CSR, ELL and the format
-    /// `auto` would choose on `target`, (label, bytes; `None` over the padding budget).
+    /// `auto` chose ([`Facts::auto`]), (label, bytes; `None` over the padding budget).
     pub fn memory_per_format(
         &self,
         value_bytes: usize,
-        target: krylov_wgpu::gpu::RuleTarget,
+        auto: Format,
     ) -> [(String, Option<usize>); 3] {
-        let auto = self.auto(target).format;
         let est = self.format_estimates(value_bytes);
         let get = |f: Format| {
             est.iter()
@@ -364,9 +363,7 @@ mod tests {
         assert!(l.facts.symmetric && l.facts.diagonally_dominant && !l.facts.zero_diagonal);
         assert_eq!(
             Some(l.facts.csr_bytes_f64),
-            l.facts
-                .memory_per_format(8, krylov_wgpu::gpu::RuleTarget::Cpu)[0]
-                .1
+            l.facts.memory_per_format(8, Format::Csr)[0].1
         );
         let total: u32 = l.thumbnail.counts.iter().sum();
         assert_eq!(total as usize, l.facts.nnz);

@@ -39,7 +39,7 @@ fn lead_columns(name: &str, width: usize, n: impl Display, nnz: impl Display) ->
 }
 
 /// The median of `v` (sorted in place); NaN when empty.
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     if v.is_empty() {
         return f64::NAN;

@@ -225,7 +225,7 @@ impl Engine {
     /// chunks ([`GpuOperator::passes`](super::GpuOperator::passes)) with their reductions:
     /// [`reduction_groups`](Self::reduction_groups)`(n)`, or one per chunk where the chunks
     /// outnumber them (BCSR on a small matrix has n·Bx·N / WG block-row slots), at most
-    /// `max_groups`. Otherwise each of ⌈n / WG⌉ workgroups would run its chunks one after
+    /// [`Tuning::max_chunk_groups`] (and `max_groups`). Otherwise each of ⌈n / WG⌉ workgroups would run its chunks one after
     /// another — latency-bound chains — while the rest of the GPU idles.
     ///
     /// ```no_run
@@ -233,7 +233,8 @@ impl Engine {
     /// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
     /// let n = 2000; // ⌈2000 / 256⌉ = 8 workgroups (256 threads each) for the vector kernels
     /// assert_eq!(engine.fused_groups(n, 8), engine.reduction_groups(n));
-    /// assert_eq!(engine.fused_groups(n, 500), 500.min(engine.tuning().max_groups));
+    /// assert_eq!(engine.fused_groups(n, 500), 500); // under the cap of 512
+    /// assert_eq!(engine.fused_groups(n, 900), engine.tuning().max_chunk_groups);
     /// # Ok::<(), krylov_wgpu::KrylovError>(())
     /// ```
     pub fn fused_groups(&self, n: usize, passes: u32) -> u32 {

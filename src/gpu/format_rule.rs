@@ -209,8 +209,6 @@ pub fn choose_from_stats(
             };
         }
     }
-    let irregular = stats.row_len_max as f64 > 2.0 * stats.row_len_mean + 2.0
-        || stats.row_len_std > 0.5 * stats.row_len_mean;
     if latency_bound {
         return FormatChoice {
             format: Format::Csr,
@@ -227,6 +225,8 @@ pub fn choose_from_stats(
             ),
         };
     }
+    let irregular = stats.row_len_max as f64 > 2.0 * stats.row_len_mean + 2.0
+        || stats.row_len_std > 0.5 * stats.row_len_mean;
     if irregular {
         return FormatChoice {
             format: Format::Sell,

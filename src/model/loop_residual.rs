@@ -17,7 +17,7 @@
 //! ```
 //! use krylov_wgpu::model::loop_residual::{at, points};
 //! // Two matrices of 1e3 and 1e5 rows; the second had two formats.
-//! let p = points(&[(1e3, -1.0e-6), (1e5, -4.0e-6), (1e5, -6.0e-6)]);
+//! let p = points(&[(1000, -1.0e-6), (100_000, -4.0e-6), (100_000, -6.0e-6)]);
 //! assert_eq!(p, vec![[1e3, -1.0e-6], [1e5, -0.5 * (4.0e-6 + 6.0e-6)]]);
 //! assert!((at(&p, 1e4) - -3e-6).abs() < 1e-15); // halfway in log(rows)
 //! assert_eq!(at(&p, 10.0), -1e-6); // clamped
@@ -52,7 +52,7 @@ pub fn fit(profile: &Profile, cases: &[LoopCase]) -> BTreeMap<String, Vec<[f64; 
         launch_residuals: BTreeMap::new(),
         ..profile.clone()
     };
-    let mut by_key: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut by_key: BTreeMap<String, Vec<(usize, f64)>> = BTreeMap::new();
     for c in cases {
         let Some(p) = predict_case(&bare, c) else {
             continue;
@@ -62,7 +62,7 @@ pub fn fit(profile: &Profile, cases: &[LoopCase]) -> BTreeMap<String, Vec<[f64; 
         by_key
             .entry(key(c.method, c.variant))
             .or_default()
-            .push((c.layout.nrows as f64, r));
+            .push((c.layout.nrows, r));
     }
     by_key
         .into_iter()
@@ -95,31 +95,16 @@ fn predict_case(profile: &Profile, case: &LoopCase) -> Option<super::predict::Pr
 }
 
 /// The residual curve of `cases` (rows, residual seconds per launch): the median residual
-/// per distinct row count, sorted by rows. Non-finite cases are left out.
-pub fn points(cases: &[(f64, f64)]) -> Vec<[f64; 2]> {
-    let mut by_rows: Vec<(f64, Vec<f64>)> = Vec::new();
-    for &(rows, r) in cases {
-        if !rows.is_finite() || rows <= 0.0 || !r.is_finite() {
-            continue;
-        }
-        match by_rows.iter_mut().find(|(n, _)| *n == rows) {
-            Some((_, v)) => v.push(r),
-            None => by_rows.push((rows, vec![r])),
-        }
+/// per distinct row count, sorted by rows. Non-finite residuals and empty matrices are left
+/// out.
+pub fn points(cases: &[(usize, f64)]) -> Vec<[f64; 2]> {
+    let mut by_rows: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for &(rows, r) in cases.iter().filter(|(n, r)| *n > 0 && r.is_finite()) {
+        by_rows.entry(rows).or_default().push(r);
     }
-    by_rows.sort_by(|a, b| a.0.total_cmp(&b.0));
     by_rows
         .into_iter()
-        .map(|(rows, mut v)| {
-            v.sort_by(f64::total_cmp);
-            let m = v.len();
-            let median = if m % 2 == 1 {
-                v[m / 2]
-            } else {
-                0.5 * (v[m / 2 - 1] + v[m / 2])
-            };
-            [rows, median]
-        })
+        .map(|(rows, mut v)| [rows as f64, crate::bench::median(&mut v)])
         .collect()
 }
 
@@ -153,12 +138,12 @@ mod tests {
     #[test]
     fn points_take_the_median_per_size_and_sort() {
         let p = points(&[
-            (4096.0, 3.0),
-            (256.0, 1.0),
-            (4096.0, 1.0),
-            (4096.0, 2.0),
-            (256.0, f64::NAN),
-            (0.0, 5.0),
+            (4096, 3.0),
+            (256, 1.0),
+            (4096, 1.0),
+            (4096, 2.0),
+            (256, f64::NAN),
+            (0, 5.0),
         ]);
         assert_eq!(p, vec![[256.0, 1.0], [4096.0, 2.0]]);
         assert!(points(&[]).is_empty());

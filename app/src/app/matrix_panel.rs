@@ -147,6 +147,7 @@ fn facts_grid(ui: &mut Ui, f: &Facts) {
 /// The matrix's bytes on the GPU, f32 and f64: CSR, ELL and auto's format (every format in
 /// the tooltip).
 fn memory_grid(ui: &mut Ui, f: &Facts, target: RuleTarget) {
+    let auto = f.auto(target);
     egui::Grid::new("memory").num_columns(3).show(ui, |ui| {
         let estimate = |e: &FormatEstimate| {
             if e.fits {
@@ -163,13 +164,13 @@ fn memory_grid(ui: &mut Ui, f: &Facts, target: RuleTarget) {
             .collect();
         ui.label("memory").on_hover_text(format!(
             "every GPU format, f32 / f64 (– : over the padding budget)\n{every}\nauto: {}",
-            f.auto(target).reason
+            auto.reason
         ));
         ui.label("f32");
         ui.label("f64");
         ui.end_row();
-        let m32 = f.memory_per_format(4, target);
-        let m64 = f.memory_per_format(8, target);
+        let m32 = f.memory_per_format(4, auto.format);
+        let m64 = f.memory_per_format(8, auto.format);
         let cell = |b: Option<usize>| b.map_or("–".to_string(), human_bytes);
         for (a, b) in m32.iter().zip(&m64) {
             ui.label(&a.0);
