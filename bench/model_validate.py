@@ -105,6 +105,11 @@ def bench_times(krylov, margs, method, formats, args):
             if row["iterations_done"] < args.iters:
                 notes[fmt] = "stopped after %d iterations (%s)" % (row["iterations_done"],
                                                                    row["reason"])
+            elif row["iterations_done"] < row["iterations"]:
+                # A restart abandoned a batch: its skipped launches are in the loop's time.
+                notes[fmt] = "ran %d of %d recorded iterations (%s)" % (
+                    row["iterations_done"], row["iterations"],
+                    "; ".join(row.get("restart_log", [])) or row["reason"])
             else:
                 times[fmt].extend(us * 1e-6 for us in row["us_runs"])
         for fmt in order:
@@ -130,6 +135,10 @@ def solve_times(solve, formats, args):
                 notes[fmt] = " ".join(err)
             elif r["iterations"] < args.iters:
                 notes[fmt] = "stopped after %d iterations (%s)" % (r["iterations"], r["reason"])
+            elif r["iterations"] < r["iterations_recorded"]:
+                notes[fmt] = "ran %d of %d recorded iterations (%s)" % (
+                    r["iterations"], r["iterations_recorded"],
+                    "; ".join(r.get("restart_log", [])) or r["reason"])
             else:
                 times[fmt].append(r["loop_seconds"] / r["iterations_recorded"])
     return times, notes

@@ -498,7 +498,7 @@ fn subtract_overhead(samples: &mut Samples, overhead: f64) {
 
 /// One warm-up run of `case`, then `runs` timed ones; the row of the last with each
 /// kernel's time and the wall time per iteration replaced by their minimum over the timed
-/// runs. `None` when a run stopped before its iterations.
+/// runs. `None` when a run stopped before its iterations or abandoned a batch (a restart).
 fn fastest_runs(
     engine: &Engine,
     case: &BenchCase,
@@ -510,7 +510,7 @@ fn fastest_runs(
     let mut best: Option<crate::bench::BenchRow> = None;
     for _ in 0..runs.max(1) {
         let row = run_case_on(engine, case, a, 0.0, heater)?;
-        if row.iterations_done < case.iterations {
+        if !row.ran_as_timed() || row.iterations_done < case.iterations {
             return Ok(None);
         }
         best = Some(match best {
