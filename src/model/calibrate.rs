@@ -43,7 +43,7 @@ use crate::bench::{BenchCase, Heater, dependent_dispatch_us, run_case_on, with_h
 use crate::gpu::{Engine, GpuContext, Tuning};
 use crate::matrix::Csr;
 
-use super::calibration_matrices::{GATHER_MATRICES, matrices, plain_stencil};
+use super::calibration_matrices::{GATHER_MATRICES, block_samples_only, matrices, plain_stencil};
 pub use super::calibration_matrices::{dense_blocks, with_hubs};
 
 /// How much to measure.
@@ -205,6 +205,8 @@ pub fn calibrate(
                     let c = same.len() as f64;
                     let bytes = same.iter().map(|x| x.bytes).sum::<f64>() / c;
                     match k.curve {
+                        // The dense-block matrices' samples of A's kernels belong to BCSR.
+                        Curve::Matrix if block_samples_only(&spec, format) => {}
                         Curve::Matrix if gathers => samples
                             .gather
                             .entry(format.as_str().to_string())

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::base::Format;
 use crate::base::error::Result;
 use crate::matrix::{Csr, generators};
 
@@ -20,6 +21,18 @@ pub const GATHER_MATRICES: [&str; 2] = ["random-spd:131072:7:1", "random-spd:524
 /// the solver loop's.
 pub(super) fn plain_stencil(spec: &str) -> bool {
     (spec.starts_with("poisson2d:") || spec.starts_with("laplace3d:")) && !spec.contains(' ')
+}
+
+/// Whether the calibration matrix `spec` gives its samples of A's kernels to BCSR with
+/// blocks of 2 and more only: the stencils of dense 8×8 blocks (`⊗ 8×8`). There the scalar
+/// formats (and BCSR 1×1, a scalar format) re-read x from cache — the 8 rows of a block row
+/// read the same 40 columns, in runs of 8 — and the largest (36 MB) stays in the H200's
+/// 50 MB L2 from one iteration to the next, so they ran faster than their bytes allow: ELL
+/// moved 35.7 MB in 7.1 µs, SELL in 6.6 µs, where a stencil's 10 MB took 9 µs. Fitted with
+/// the stencils, those samples made the outliers of the large stencils (ELL) or bent the
+/// curves (SELL 33 % rms), and SELL at 1e6 rows was predicted 33–40 % too fast (2026-11-29).
+pub(super) fn block_samples_only(spec: &str, format: Format) -> bool {
+    spec.contains('⊗') && crate::gpu::format::bcsr_block(format).is_none_or(|n| n < 2)
 }
 
 /// The matrices of a calibration: 5- and 7-point stencils, a 5-point stencil whose every
@@ -151,6 +164,24 @@ mod tests {
             GATHER_MATRICES[0],
         ] {
             assert!(!plain_stencil(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn dense_block_samples_go_to_bcsr_with_blocks_only() {
+        let blocks = "poisson2d:16 ⊗ 8×8";
+        for f in [
+            Format::Csr,
+            Format::Ell,
+            Format::Dia,
+            Format::Sell,
+            Format::Bcsr1,
+        ] {
+            assert!(block_samples_only(blocks, f), "{f}");
+            assert!(!block_samples_only("poisson2d:64", f), "{f}");
+        }
+        for f in [Format::Bcsr2, Format::Bcsr4, Format::Bcsr8] {
+            assert!(!block_samples_only(blocks, f), "{f}");
         }
     }
 
