@@ -133,6 +133,27 @@ fn jacobi_is_no_longer_refused_on_zero_diagonals() {
 }
 
 #[test]
+fn mixed_precision_reorders_before_it_checks_jacobi_as_every_solve_does() {
+    // The mixed solve checked the system before reordering and refused Jacobi on west0479's
+    // zero diagonal, which the f32 and f64 solves reorder away.
+    let a = load("west0479");
+    let b = ones_rhs(&a);
+    let refine = krylov_wgpu::base::RefineOptions::default();
+    let o = opts(Method::Bicgstab, Precond::Jacobi);
+    let sol = cpu::mixed::solve(&a, &b, None, &o, &refine).unwrap();
+    assert!(sol.report.reordering.is_some());
+    let rr = true_rr(&a, &b, &sol.x);
+    assert!(rr.is_finite() && (rr - sol.report.relative_residual).abs() <= 1e-9 * rr.max(1.0));
+    assert!(!sol.report.converged || rr <= 1e-8 * 1.01, "{rr:e}");
+    let none = SolveOptions {
+        reorder: Reorder::None,
+        ..o
+    };
+    let e = cpu::mixed::solve(&a, &b, None, &none, &refine).unwrap_err();
+    assert!(matches!(e, KrylovError::ZeroDiagonal { .. }), "{e}");
+}
+
+#[test]
 fn full_diagonals_are_not_reordered() {
     for name in ["sherman4", "pores_1", "jpwh_991", "add32", "pde2961"] {
         let a = load(name);

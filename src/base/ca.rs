@@ -188,6 +188,53 @@ impl CaOptions {
     }
 }
 
+impl CaOptions {
+    /// These options for a system of `n` unknowns: a cycle holds m + 1 basis vectors of
+    /// length n, so on a smaller system m shrinks to the longest multiple of some s' ≤ s with
+    /// m + 1 ≤ n (the largest such s'), as GMRES's m shrinks to n. Returns the options and,
+    /// when they changed, a note for the report; an error for n < 2.
+    ///
+    /// ```
+    /// use krylov_wgpu::base::CaOptions;
+    /// let ca = CaOptions { s: 5, m: 30, ..Default::default() };
+    /// assert_eq!(ca.fitted_to(1000).unwrap().0.m, 30);
+    /// // 29 = n − 1 is prime: s = 1 gives the longest cycle.
+    /// let (fit, note) = ca.fitted_to(30).unwrap();
+    /// assert_eq!((fit.s, fit.m), (1, 29));
+    /// assert!(note.unwrap().contains("n = 30"));
+    /// let fit = ca.fitted_to(29).unwrap().0;
+    /// assert_eq!((fit.s, fit.m), (4, 28));
+    /// assert_eq!(ca.fitted_to(4).unwrap().0.m, 3);
+    /// assert!(ca.fitted_to(1).is_err());
+    /// ```
+    pub fn fitted_to(&self, n: usize) -> Result<(CaOptions, Option<String>)> {
+        if self.m < n {
+            return Ok((*self, None));
+        }
+        if n < 2 {
+            return Err(KrylovError::InvalidOption(format!(
+                "CA-GMRES needs at least 2 unknowns (n = {n}); use --method gmres"
+            )));
+        }
+        // The longest cycle that fits (a restart of such a small system is what loses
+        // convergence: pores_1, n = 30, stagnated as CA(5, 25) and converges in one cycle as
+        // CA(4, 28)), then the largest block of that length.
+        let (mut s, mut m) = (1, n - 1);
+        for cand in (1..=self.s.min(n - 1)).rev() {
+            let len = (n - 1) / cand * cand;
+            if len > m || (len == m && cand > s) {
+                (s, m) = (cand, len);
+            }
+        }
+        let note = format!(
+            "CA-GMRES(s = {}, m = {}) needs m + 1 ≤ n basis vectors; with n = {n} it ran as \
+             CA-GMRES({s}, {m})",
+            self.s, self.m
+        );
+        Ok((CaOptions { s, m, ..*self }, Some(note)))
+    }
+}
+
 /// What one restart cycle did.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CycleInfo {

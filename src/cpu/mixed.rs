@@ -403,11 +403,12 @@ pub fn solve(
     opts: &SolveOptions,
     refine_opts: &RefineOptions,
 ) -> Result<Solution<f64>> {
-    crate::matrix::validate_system(a, b, opts)?;
-    crate::matrix::check_initial_guess(x0, a.ncols())?;
     // Rows reordered (or not) and balanced (or not) once for the outer loop and every inner
-    // solve, as on the GPU.
+    // solve, as on the GPU; the system is checked after the reordering (a zero diagonal the
+    // matching moves off is no error for Jacobi).
     super::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0, opts| {
+        crate::matrix::validate_system(a, b, opts)?;
+        crate::matrix::check_initial_guess(x0, a.ncols())?;
         let as_given = SolveOptions {
             reorder: crate::base::options::Reorder::None,
             equilibrate: false,

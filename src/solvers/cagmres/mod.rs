@@ -456,7 +456,8 @@ fn check_supported(opts: &SolveOptions) -> Result<()> {
 /// (`iterations_recorded`: those computed, a block's tail past the converged column included).
 ///
 /// Errors: the input checks of every GPU solve, bad CA options, a preconditioner on the left,
-/// s > [`MAX_S`], m + 1 > n, a pool larger than one storage binding.
+/// s > [`MAX_S`], n < 2, a pool larger than the kernels can bind. On a system with m + 1 > n
+/// unknowns m (and s) shrink ([`crate::base::CaOptions::fitted_to`], said in `notes`).
 ///
 /// ```no_run
 /// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
@@ -480,11 +481,19 @@ pub fn solve<T: Scalar>(
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
     check_supported(opts)?;
+    // On a system smaller than a cycle, m (and s) shrink as GMRES's m does.
+    let (fit, fit_note) = opts.ca().fitted_to(a.nrows())?;
+    let opts = &SolveOptions {
+        s_step: fit.s,
+        restart: fit.m,
+        ..opts.clone()
+    };
     let Start {
         counts0,
         mut report,
         threshold,
     } = start_gpu_solve(engine, Method::CaGmres, a, b, x0, opts)?;
+    report.notes.extend(fit_note);
     let ca = opts.ca();
     let b_norm = report.b_norm;
     if b_norm == 0.0 {
