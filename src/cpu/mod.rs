@@ -77,6 +77,7 @@ pub mod ilut;
 pub mod jacobi;
 pub mod mixed;
 pub mod precond;
+pub mod recovery;
 pub mod side;
 pub mod trisolve;
 
@@ -390,7 +391,10 @@ pub fn solve<T: Scalar>(
     x0: Option<&[T]>,
     opts: &SolveOptions,
 ) -> Result<Solution<T>> {
-    let mut sol = solve_with_reorder(a, b, x0, opts, opts.reorder)?;
+    let first = solve_with_reorder(a, b, x0, opts, opts.reorder)?;
+    let mut sol = recovery::balance_after_f32_overflow(first, opts, |o| {
+        solve_with_reorder(a, b, x0, o, o.reorder)
+    })?;
     explain_f32_gap(&mut sol.report);
     Ok(sol)
 }

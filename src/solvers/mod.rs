@@ -53,6 +53,8 @@ pub fn on_gpu(method: Method, _variant: Variant) -> bool {
 /// Solves A x = b on the GPU with the method of `opts` (see [`cg::solve`]), after the row
 /// reordering `opts.reorder` ([`crate::cpu::with_reordering`], as the CPU reference does).
 /// Methods not yet on the GPU return [`KrylovError::Unsupported`]; use [`crate::cpu::solve`].
+/// An f32 solve that overflows is solved again on balanced rows and columns
+/// ([`crate::cpu::recovery::balance_after_f32_overflow`], as the CPU reference does).
 pub fn solve_gpu<T: Scalar>(
     engine: &Engine,
     a: &Csr<T>,
@@ -61,9 +63,13 @@ pub fn solve_gpu<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
-    let mut sol = crate::cpu::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0, opts| {
-        solve_gpu_as_given(engine, a, b, x0, opts, monitor)
-    })?;
+    let mut solve = |opts: &SolveOptions| {
+        crate::cpu::with_reordering(a, b, x0, opts, opts.reorder, |a, b, x0, opts| {
+            solve_gpu_as_given(engine, a, b, x0, opts, monitor)
+        })
+    };
+    let first = solve(opts)?;
+    let mut sol = crate::cpu::recovery::balance_after_f32_overflow(first, opts, solve)?;
     crate::cpu::explain_f32_gap(&mut sol.report);
     Ok(sol)
 }

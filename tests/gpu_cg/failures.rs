@@ -157,3 +157,54 @@ fn f64_without_shader_f64_is_a_typed_error() {
     let e = cg::solve(&engine, &a, &[1.0; 16], None, &o, &mut ()).unwrap_err();
     assert!(matches!(e, KrylovError::MissingFeature { .. }), "{e}");
 }
+
+#[test]
+fn an_f32_overflow_on_a_badly_scaled_matrix_is_recovered_by_balancing() {
+    let Some(engine) = engine() else { return };
+    // bcsstk01's entries reach 2.5e9: in f32 CG's inner products overflow at iteration 1
+    // and BiCG's breakdown bound at iteration 0. The solve balances rows and columns and
+    // runs again, says so, and converges to the true residual.
+    let a64 = load("bcsstk01");
+    let a: Csr<f32> = a64.cast().unwrap();
+    let b64 = a64.mul_vec(&vec![1.0; a64.ncols()]).unwrap();
+    let b: Vec<f32> = b64.iter().map(|&v| v as f32).collect();
+    for (method, first) in [
+        (krylov_wgpu::solvers::Method::Cg, "non-finite"),
+        (krylov_wgpu::solvers::Method::Bicg, "breakdown"),
+    ] {
+        let o = SolveOptions {
+            method,
+            rtol: 1e-5,
+            max_iter: 2000,
+            ..Default::default()
+        };
+        let sol = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+        let r = &sol.report;
+        assert!(r.converged, "{method}: {}", r.reason_detail);
+        assert!(
+            r.restart_log[0].starts_with(first) && r.restart_log[0].contains("balanced"),
+            "{method}: {:?}",
+            r.restart_log
+        );
+        assert!(r.equilibration.is_some(), "{method}");
+        let x: Vec<f64> = sol.x.iter().map(|&v| v as f64).collect();
+        let rel = true_rel(&a64, &b64, &x);
+        assert!(rel <= 1e-5 * 1.05, "{method}: {rel:e}");
+        // Balancing asked for up front: one solve, no second attempt.
+        let balanced = SolveOptions {
+            equilibrate: true,
+            ..o.clone()
+        };
+        let direct = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &balanced, &mut ());
+        let direct = direct.unwrap().report;
+        assert!(direct.converged, "{method}: {}", direct.reason_detail);
+        assert!(
+            direct
+                .restart_log
+                .iter()
+                .all(|l| !l.contains("solved again")),
+            "{method}: {:?}",
+            direct.restart_log
+        );
+    }
+}
