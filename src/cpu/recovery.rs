@@ -14,7 +14,8 @@ use crate::solvers::SolveOptions;
 /// there (CG on bcsstk01 in 47 iterations). When an f32 solve that was not balanced stopped
 /// on a non-finite value, or broke down before its first iteration, `again` solves once
 /// more with balancing; the report is the second solve's, with the first failure as its
-/// first restart (`restart_log`, `notes`) and both solves' seconds.
+/// first restart (`restart_log`, `notes`) and both solves' seconds (or the first solve's,
+/// with a note, when balancing is refused).
 pub fn balance_after_f32_overflow<T: Scalar>(
     sol: Solution<T>,
     opts: &SolveOptions,
@@ -38,10 +39,20 @@ pub fn balance_after_f32_overflow<T: Scalar>(
          again from the start",
         sol.report.iterations
     );
-    let mut second = again(&SolveOptions {
+    let mut second = match again(&SolveOptions {
         equilibrate: true,
         ..opts.clone()
-    })?;
+    }) {
+        Ok(second) => second,
+        // Balancing refused this matrix: the first failure stands, with the reason.
+        Err(e) => {
+            let mut sol = sol;
+            sol.report.notes.push(format!(
+                "{what} in f32; balancing rows and columns failed: {e}"
+            ));
+            return Ok(sol);
+        }
+    };
     second.report.seconds += sol.report.seconds;
     second.report.restarts += 1;
     second.report.restart_log.insert(0, why.clone());
