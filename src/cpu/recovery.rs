@@ -3,9 +3,9 @@
 //! same decisions.
 
 use crate::base::error::Result;
+use crate::base::options::SolveOptions;
 use crate::base::report::{Solution, StopReason};
 use crate::base::scalar::{Precision, Scalar};
-use crate::solvers::SolveOptions;
 
 /// The recovery for an f32 overflow: a badly scaled matrix (bcsstk01's entries reach 2.5e9)
 /// overflows f32's 3.4e38 in the inner products — pipelined CG's ⟨Ap, Ap⟩ at its first
