@@ -52,7 +52,8 @@ fn check_ratios(r: &SolveReport, tag: &str) {
 }
 
 /// CG, paper 000: pipelined (Alg. 2) has two reduction phases per iteration, ⟨r,z⟩ & ⟨r,r⟩
-/// (l.16–17, fused into `update_cg`) and ⟨p,Ap⟩ & ⟨Ap,D⁻¹Ap⟩ (l.13–15, `spmv_dot_cg`);
+/// (l.16–17, fused into `update_cg`) and ⟨p,Ap⟩ & ⟨Ap,D⁻¹Ap⟩ (l.13–15, `spmv_dot_cg`); fused
+/// CG one, all four in `update_spmv_dot_cg`;
 /// classical CG (Alg. 1) one reduction per inner product: ⟨p,Ap⟩ and ⟨r,z⟩ (+ ⟨r,r⟩ when
 /// z ≠ r, with Jacobi).
 #[test]
@@ -61,7 +62,7 @@ fn cg_reductions_per_iteration_are_exact() {
     let (a, b) = with_ones_rhs(poisson_2d_fd::<f64>(16));
     for precond in [Precond::None, Precond::Jacobi] {
         for mode in [CheckMode::Device, CheckMode::Paper] {
-            for variant in [Variant::Pipelined, Variant::Classical] {
+            for variant in [Variant::Pipelined, Variant::Classical, Variant::Fused] {
                 let o = SolveOptions {
                     batch: 5,
                     ..opts(Method::Cg, variant, mode, precond)
@@ -73,6 +74,8 @@ fn cg_reductions_per_iteration_are_exact() {
                 let per = match variant {
                     Variant::Pipelined => 2,
                     Variant::Classical => 2 + (precond == Precond::Jacobi) as u64,
+                    // All four inner products of an iteration in one.
+                    Variant::Fused => 1,
                 };
                 assert_eq!(r.loop_counts.reductions, per * j, "{tag}");
                 assert_eq!(r.reductions_per_iteration, per as f64, "{tag}");
@@ -83,7 +86,7 @@ fn cg_reductions_per_iteration_are_exact() {
                     // Pipelined: the partial sums once per iteration; classical: both inner
                     // products (3 with Jacobi, read as 2) every iteration.
                     CheckMode::Paper => match variant {
-                        Variant::Pipelined => j,
+                        Variant::Pipelined | Variant::Fused => j,
                         Variant::Classical => 2 * j,
                     },
                 };
@@ -128,6 +131,7 @@ fn bicgstab_reductions_per_iteration_are_exact() {
                     // Half step: 4j − 2 readbacks, the last iteration's 4 last dots not run.
                     (Variant::Classical, CheckMode::Paper) if c.readbacks == 4 * j - 2 => 7 * j - 4,
                     (Variant::Classical, CheckMode::Paper) => 7 * j,
+                    (Variant::Fused, _) => unreachable!("BiCGStab has no fused variant"),
                 };
                 assert_eq!(c.reductions, expected, "{tag}");
                 check_ratios(&r, &tag);
@@ -193,6 +197,7 @@ fn gmres_reductions_per_step(variant: Variant, gs: GramSchmidt, i: u64) -> u64 {
         (Variant::Classical, GramSchmidt::Mgs, _) => 3 + (i - 1),
         (Variant::Classical, GramSchmidt::Cgs, _) => 4,
         (Variant::Classical, GramSchmidt::Cgs2, _) => 5,
+        (Variant::Fused, _, _) => unreachable!("GMRES has no fused variant"),
     }
 }
 
@@ -250,6 +255,9 @@ fn gmres_reductions_per_cycle_are_exact() {
                         assert_eq!(syncs, (m + 2) as f64, "{tag}")
                     }
                     (CheckMode::Paper, Variant::Classical) => assert!(syncs > m as f64, "{tag}"),
+                    (CheckMode::Paper, Variant::Fused) => {
+                        unreachable!("GMRES has no fused variant")
+                    }
                 }
             }
         }

@@ -48,10 +48,15 @@ cli_enum!(
 );
 
 cli_enum!(
-    /// Classical (textbook / BLAS-style) or pipelined (paper 000) formulation.
+    /// Classical (textbook / BLAS-style) or pipelined (paper 000) formulation, or CG's
+    /// pipelined recurrences in one launch per iteration (`fused`).
     Variant {
         Classical = "classical",
         Pipelined = "pipelined",
+        /// CG only: the pipelined recurrences (paper 000, Alg. 2, eq. 3) with the update of
+        /// x, r, p and the product A·p in one launch per iteration and one global reduction
+        /// (the new direction is formed on the fly wherever the product reads it).
+        Fused = "fused",
     }
 );
 
@@ -297,6 +302,30 @@ impl RefineOptions {
     }
 }
 
+impl Variant {
+    /// The variants `method` has: fused is CG's only.
+    ///
+    /// ```
+    /// use krylov_wgpu::solvers::{Method, Variant};
+    /// assert_eq!(Variant::of(Method::Cg).len(), 3);
+    /// assert!(!Variant::of(Method::Gmres).contains(&Variant::Fused));
+    /// ```
+    pub fn of(method: Method) -> &'static [Variant] {
+        match method {
+            Method::Cg => Variant::ALL,
+            _ => &[Variant::Classical, Variant::Pipelined],
+        }
+    }
+}
+
+/// The error for `--variant fused` with a method other than CG.
+pub fn fused_refused(method: Method) -> KrylovError {
+    KrylovError::InvalidOption(format!(
+        "the fused variant (one launch per iteration) is CG's; {method} has the classical and \
+         pipelined variants"
+    ))
+}
+
 /// Default padding budget: a format may store at most this many entries (values, padding
 /// included) per CSR non-zero. ELL with one long row, DIA on a scattered matrix or BCSR8 on a
 /// matrix without dense blocks exceed it and are refused.
@@ -413,6 +442,9 @@ impl SolveOptions {
         }
         if self.method == Method::CaGmres {
             self.ca().validate()?;
+        }
+        if self.variant == Variant::Fused && self.method != Method::Cg {
+            return Err(fused_refused(self.method));
         }
         Ok(())
     }

@@ -46,7 +46,11 @@ pub fn bytes_per_iteration(
     match (method, variant) {
         (Method::Cg, Variant::Pipelined) => spmv + passes(9.0),
         (Method::Cg, Variant::Classical) => spmv + passes(14.0),
-        (Method::Bicgstab, Variant::Pipelined) => 2.0 * spmv + passes(18.0),
+        // Fused: reads x, r, p, Ap, writes x, r, p, Ap (the product's three gathers of the
+        // previous iterate are its reads of r, p, Ap).
+        (Method::Cg, Variant::Fused) => spmv + passes(8.0),
+        // (BiCGStab has no fused variant: the options refuse it.)
+        (Method::Bicgstab, Variant::Pipelined | Variant::Fused) => 2.0 * spmv + passes(18.0),
         (Method::Bicgstab, Variant::Classical) => 2.0 * spmv + passes(36.0),
         (Method::Bicg, _) => 2.0 * spmv + passes(16.0),
         // CA-GMRES is measured against GMRES(m)'s bytes: issue #17's goal is its time per

@@ -454,9 +454,15 @@ fn solve_as_given<T: Scalar>(
     x0: Option<&[T]>,
     opts: &SolveOptions,
 ) -> Result<Solution<T>> {
+    opts.validate()?;
     match (opts.method, opts.variant) {
         (Method::Cg, Variant::Classical) => cg::classical_cg(a, b, x0, opts),
         (Method::Cg, Variant::Pipelined) => cg::pipelined_cg(a, b, x0, opts),
+        // Fused CG runs pipelined CG's recurrences (one GPU launch per iteration instead of two).
+        (Method::Cg, Variant::Fused) => cg::pipelined_cg(a, b, x0, opts).map(|mut sol| {
+            sol.report.variant = Variant::Fused;
+            sol
+        }),
         (Method::Bicgstab, Variant::Classical) => bicgstab::classical(a, b, x0, opts),
         (Method::Bicgstab, Variant::Pipelined) => bicgstab::pipelined(a, b, x0, opts),
         (Method::Gmres, Variant::Classical) => gmres::classical(a, b, x0, opts),
@@ -467,6 +473,9 @@ fn solve_as_given<T: Scalar>(
             run(a, b, x0, opts, Method::Jacobi, variant, jacobi::jacobi_core)
         }
         (Method::CaGmres, _) => cagmres::solve_as(a, b, x0, opts),
+        (method @ (Method::Bicgstab | Method::Gmres), Variant::Fused) => {
+            Err(crate::base::options::fused_refused(method))
+        }
     }
 }
 

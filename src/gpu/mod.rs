@@ -21,6 +21,7 @@ mod shader_dir;
 mod shader_parts;
 mod spmv;
 mod tuning;
+mod variant_rule;
 
 pub use crate::base::{DeviceInfo, DeviceKind};
 pub use batch::{Batch, PendingRead};
@@ -37,6 +38,7 @@ pub use operator::GpuOperator;
 pub use shader::FormatKernel;
 pub use shader::{KERNELS, KernelSource, REDUCTIONS, ShaderConfig, reductions_started};
 pub use spmv::Spmv;
+pub use variant_rule::{FUSED_MAX_ROWS, VariantChoice, choose_variant_for};
 
 /// Whether tests must fail (rather than skip) when no adapter exists: `KRYLOV_REQUIRE_GPU=1`.
 pub fn gpu_required() -> bool {

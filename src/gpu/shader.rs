@@ -315,6 +315,7 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("cg", "cg_init", true, 1, [SpmvPartials, Residual]),
     kernel!("cg", "spmv_dot_cg", true, 1),
     kernel!("cg", "update_cg", true),
+    kernel!("cg", "update_spmv_dot_cg", true, 1),
     // GMRES(m).
     kernel!(
         "gmres",
@@ -555,6 +556,8 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("cg_init", 1),
     ("spmv_dot_cg", 1),
     ("update_cg", 1),
+    // The fused iteration starts one for all four (its record-only last launch, none).
+    ("update_spmv_dot_cg", 1),
     // gmres: ‖r‖², (⟨v_{i−1},w⟩, ‖w‖²), the ⟨v_j,w⟩ of one launch (all j, however many
     // slots), ‖w‖² after the update (flag NORM), ξ_i = ⟨r,v_i⟩; the rest sums nothing or
     // finishes (`gmres_finish`).

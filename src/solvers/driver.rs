@@ -227,8 +227,12 @@ fn device_batches<T: Scalar>(
             }
             let mut batch = engine.begin("solver batch");
             solver.before_batch(&mut batch, &run.history);
-            for _ in 0..k_now {
-                solver.record_iteration(&mut batch);
+            for i in 0..k_now {
+                if submitted + i + 1 == opts.max_iter {
+                    solver.record_last_iteration(&mut batch);
+                } else {
+                    solver.record_iteration(&mut batch);
+                }
             }
             pending.push_back(batch.submit_read::<T>(&bufs.history, next, k_now)?);
             next += k_now;
@@ -306,6 +310,12 @@ pub(crate) trait GpuIterative<T: Scalar> {
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>>;
     /// Records one iteration (device mode).
     fn record_iteration(&self, batch: &mut Batch<'_>);
+    /// Records the iteration that reaches the iteration limit (device mode): the same as
+    /// [`record_iteration`](Self::record_iteration) except for a solver whose launch tests
+    /// one iterate and makes the next (fused CG), which then only tests.
+    fn record_last_iteration(&self, batch: &mut Batch<'_>) {
+        self.record_iteration(batch);
+    }
     /// Records what goes before a batch's iterations (device mode), given the residual
     /// norms read back so far (one batch behind the GPU): nothing by default; mixed CG's
     /// reliable updates replace the residual here.

@@ -83,6 +83,7 @@ fn solve_gpu_as_given<T: Scalar>(
     opts: &SolveOptions,
     monitor: &mut dyn Monitor,
 ) -> Result<Solution<T>> {
+    opts.validate()?;
     // The fused pipelined kernels only know a diagonal M (they scale by D⁻¹ inside their
     // updates); a factored M needs its apply step between launches, which the classical
     // variants record.
@@ -91,7 +92,7 @@ fn solve_gpu_as_given<T: Scalar>(
         && opts.side == Side::Left
         && opts.precond != Precond::None;
     if (factored || left)
-        && opts.variant == Variant::Pipelined
+        && opts.variant != Variant::Classical
         && matches!(opts.method, Method::Cg | Method::Bicgstab | Method::Gmres)
     {
         let classical = SolveOptions {
@@ -102,10 +103,10 @@ fn solve_gpu_as_given<T: Scalar>(
         sol.report.notes.insert(
             0,
             format!(
-                "pipelined {} fuses only a diagonal preconditioner on the right into its \
+                "{} {} fuses only a diagonal preconditioner on the right into its \
                  kernels: ran the classical variant, which launches the {} apply between its \
                  steps",
-                opts.method, opts.precond
+                opts.variant, opts.method, opts.precond
             ),
         );
         return Ok(sol);

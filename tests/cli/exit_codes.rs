@@ -8,7 +8,7 @@ use super::common::cli::{data_arg as data, krylov, krylov_line};
 fn usage_errors_exit_2() {
     for args in [
         &["solve", "--method", "conjugate-residual", "--device", "cpu"][..],
-        &["solve", "--variant", "fused", "--device", "cpu"],
+        &["solve", "--variant", "turbo", "--device", "cpu"],
         &["solve", "--precision", "f16", "--device", "cpu"],
         &["solve", "--device", "tpu"],
         &["solve", "--frobnicate"],
@@ -68,4 +68,14 @@ fn non_converging_solve_exits_3() {
         "{}",
         run.context()
     );
+}
+
+#[test]
+fn the_fused_variant_is_cgs_only() {
+    for method in ["bicgstab", "gmres", "bicg"] {
+        krylov_line(&format!(
+            "solve --generate poisson2d:8 --device cpu --method {method} --variant fused"
+        ))
+        .assert_input_error(&["fused", "CG"]);
+    }
 }

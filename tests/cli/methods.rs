@@ -6,7 +6,7 @@ use super::{VARIANTS, check_method, solve_ok_on};
 
 #[test]
 fn cg_all_variants_and_preconditioners() {
-    for variant in VARIANTS {
+    for variant in VARIANTS.iter().copied().chain(["fused"]) {
         for precond in ["none", "jacobi"] {
             for (precision, rtol) in [("f64", 1e-10), ("f32", 1e-4)] {
                 let line = format!(

@@ -11,6 +11,9 @@ use krylov_wgpu::solvers::{
 use krylov_wgpu::{KrylovError, Precision, Scalar, cpu};
 
 pub const VARIANTS: [Variant; 2] = [Variant::Classical, Variant::Pipelined];
+/// CG's variants: the two above and fused (one launch per iteration).
+#[allow(dead_code)]
+pub const CG_VARIANTS: [Variant; 3] = [Variant::Classical, Variant::Pipelined, Variant::Fused];
 pub const MODES: [CheckMode; 2] = [CheckMode::Paper, CheckMode::Device];
 pub const PRECONDS: [Precond; 2] = [Precond::None, Precond::Jacobi];
 
@@ -67,11 +70,24 @@ pub fn variants_and_modes() -> impl Iterator<Item = (Variant, CheckMode)> {
         .flat_map(|variant| MODES.map(|mode| (variant, mode)))
 }
 
+/// Every (variant, check mode) pair of CG (fused included), variants outermost.
+#[allow(dead_code)]
+pub fn cg_variants_and_modes() -> impl Iterator<Item = (Variant, CheckMode)> {
+    CG_VARIANTS
+        .into_iter()
+        .flat_map(|variant| MODES.map(|mode| (variant, mode)))
+}
+
 /// Every (preconditioner, variant, check mode, batch) of the exact-count tests, with its tag.
 pub fn count_cases() -> Vec<(Precond, Variant, CheckMode, usize, String)> {
+    count_cases_of(&VARIANTS)
+}
+
+/// [`count_cases`] of the given variants.
+pub fn count_cases_of(variants: &[Variant]) -> Vec<(Precond, Variant, CheckMode, usize, String)> {
     let mut cases = Vec::new();
     for precond in PRECONDS {
-        for variant in VARIANTS {
+        for &variant in variants {
             for (mode, batch) in COUNT_CASES {
                 let tag = format!("{variant} {mode} k={batch} {precond}");
                 cases.push((precond, variant, mode, batch, tag));

@@ -230,7 +230,7 @@ fn overflow_is_reported_as_non_finite() {
     let a = Csr::<f64>::new(2, 2, vec![0, 1, 2], vec![0, 1], vec![1.0, 1.0]).unwrap();
     let b = [1e300, 1e300];
     for &m in &[Method::Cg, Method::Bicgstab, Method::Gmres, Method::Bicg] {
-        for &v in Variant::ALL {
+        for &v in Variant::of(m) {
             let s = cpu_solve(&a, &b, &opts(m, v, Precond::None, 1e-8));
             assert_eq!(
                 s.report.reason.name(),

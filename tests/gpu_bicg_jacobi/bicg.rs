@@ -116,6 +116,7 @@ fn bicg_launch_and_transfer_counts_are_exact() {
                 assert_eq!(c.readbacks, j.div_ceil(batch as u64), "{tag}");
                 assert_eq!(c.uploads, 0, "{tag}");
             }
+            (Variant::Fused, _) => unreachable!("BiCG has no fused variant"),
         }
         if variant == Variant::Pipelined {
             assert_eq!(r.dispatches_per_iteration, 2.0, "{tag}");

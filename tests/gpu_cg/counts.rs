@@ -6,14 +6,14 @@ use krylov_wgpu::solvers::{CheckMode, Precond, SolveOptions, Variant};
 
 use super::common::engine;
 use super::common::problems::with_ones_rhs;
-use super::common::solve::{VARIANTS, assert_device_mode_stops_exactly, count_cases};
+use super::common::solve::{CG_VARIANTS, assert_device_mode_stops_exactly, count_cases_of};
 use super::{opts, solve};
 
 #[test]
 fn launch_and_transfer_counts_are_exact() {
     let Some(engine) = engine() else { return };
     let (a, b) = with_ones_rhs(poisson_2d_fd::<f32>(20));
-    for (precond, variant, mode, batch, tag) in count_cases() {
+    for (precond, variant, mode, batch, tag) in count_cases_of(&CG_VARIANTS) {
         let o = SolveOptions {
             batch,
             ..opts(variant, mode, precond, 1e-5)
@@ -79,8 +79,38 @@ fn launch_and_transfer_counts_are_exact() {
                 assert_eq!(c.readbacks, j.div_ceil(batch) as u64, "{tag}");
                 assert_eq!(c.uploads, 0, "{tag}");
             }
+            (Variant::Fused, CheckMode::Paper) => {
+                // update_spmv_dot_cg and one readback of its slot per iteration.
+                assert_eq!(j, r.iterations, "{tag}");
+                assert_eq!(
+                    (c.dispatches, c.reductions),
+                    (j as u64, j as u64),
+                    "{tag}: 1 launch, 1 reduction per iteration"
+                );
+                assert_eq!(
+                    (c.readbacks, c.uploads, c.submits),
+                    (j as u64, 0, j as u64),
+                    "{tag}"
+                );
+            }
+            (Variant::Fused, CheckMode::Device) => {
+                assert_eq!(
+                    (c.dispatches, c.reductions),
+                    (j as u64, j as u64),
+                    "{tag}: 1 launch, 1 reduction per iteration"
+                );
+                assert_eq!(c.readbacks, j.div_ceil(batch) as u64, "{tag}");
+                assert_eq!(c.uploads, 0, "{tag}");
+                assert!(
+                    j >= r.iterations && j < r.iterations + 2 * batch,
+                    "{tag}: recorded {j}"
+                );
+            }
         }
-        if variant == Variant::Pipelined {
+        if variant == Variant::Fused {
+            assert_eq!(r.dispatches_per_iteration, 1.0, "{tag}");
+            assert_eq!(r.reductions_per_iteration, 1.0, "{tag}");
+        } else if variant == Variant::Pipelined {
             assert_eq!(r.dispatches_per_iteration, 2.0, "{tag}");
         } else if mode == CheckMode::Device {
             assert!(r.dispatches_per_iteration >= 8.0, "{tag}");
@@ -92,7 +122,7 @@ fn launch_and_transfer_counts_are_exact() {
 fn device_mode_returns_the_x_of_the_converging_iteration() {
     let Some(engine) = engine() else { return };
     let (a, b) = with_ones_rhs(poisson_2d_fd::<f32>(30));
-    for variant in VARIANTS {
+    for variant in CG_VARIANTS {
         let run = |batch, max_iter| {
             let o = SolveOptions {
                 batch,

@@ -10,7 +10,7 @@ use super::common::engine;
 use super::common::problems::{from_rows, load, shifted_poisson, with_ones_rhs};
 use super::common::solve::{
     MODES, assert_bad_rhs_refused, assert_monitor_sees_history, assert_trivial_solves,
-    cancelled_solve, engine_without_f64, failing, true_rel, variants_and_modes,
+    cancelled_solve, cg_variants_and_modes, engine_without_f64, failing, true_rel,
 };
 use super::{opts, solve};
 
@@ -30,7 +30,7 @@ fn non_spd_matrices_are_reported_not_iterated() {
     // Poisson shifted past its smallest eigenvalue is symmetric indefinite too.
     for a in [indefinite(64), shifted_poisson(20, 1.0)] {
         let b = vec![1.0; a.nrows()];
-        for (variant, mode) in variants_and_modes() {
+        for (variant, mode) in cg_variants_and_modes() {
             let sol = solve(&engine, &a, &b, &opts(variant, mode, Precond::None, 1e-10));
             assert_eq!(
                 sol.report.reason,
@@ -53,7 +53,7 @@ fn never_reports_false_convergence_in_f32() {
     let Some(engine) = engine() else { return };
     // rtol 1e-9 is below what f32 can attain here: the solver must not claim convergence.
     let (a, b) = with_ones_rhs(poisson_2d_fd::<f32>(40));
-    for (variant, mode) in variants_and_modes() {
+    for (variant, mode) in cg_variants_and_modes() {
         let o = SolveOptions {
             max_iter: 600,
             ..opts(variant, mode, Precond::None, 1e-9)
@@ -113,7 +113,7 @@ fn monitor_sees_the_history_and_can_cancel() {
 fn trivial_systems_and_initial_guesses() {
     let Some(engine) = engine() else { return };
     let a = poisson_2d_fd::<f64>(10);
-    for (variant, mode) in variants_and_modes() {
+    for (variant, mode) in cg_variants_and_modes() {
         let o = opts(variant, mode, Precond::None, 1e-10);
         let tag = format!("{variant} {mode}");
         assert_trivial_solves(cg::solve, &engine, &a, &[1.0; 100], &o, &tag);

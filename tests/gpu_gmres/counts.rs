@@ -36,6 +36,7 @@ fn launches_per_step(o: &SolveOptions, i: usize) -> u64 {
                 (GramSchmidt::Cgs2, _) => cgs2,
             }
         }
+        (Variant::Fused, _, _) => unreachable!("GMRES has no fused variant"),
     }
 }
 
@@ -49,6 +50,7 @@ fn paper_transfers_per_step(o: &SolveOptions, i: usize) -> (u64, u64) {
         (Variant::Classical, GramSchmidt::Mgs, _) => (i + 2, i + 1),
         (Variant::Classical, GramSchmidt::Cgs, _) => (4, 3),
         (Variant::Classical, GramSchmidt::Cgs2, _) => (5, 4),
+        (Variant::Fused, _, _) => unreachable!("GMRES has no fused variant"),
     }
 }
 

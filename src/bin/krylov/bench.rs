@@ -496,7 +496,12 @@ impl Group<'_> {
                 format
             };
             for &(method, s_step) in &methods {
-                for &variant in &args.variant {
+                // (Fused is CG's only: the other methods skip it.)
+                for &variant in args
+                    .variant
+                    .iter()
+                    .filter(|v| Variant::of(method).contains(v))
+                {
                     for &check_mode in &args.check_mode {
                         let case = BenchCase {
                             problem: problem.to_string(),

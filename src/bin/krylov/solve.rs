@@ -27,9 +27,12 @@ pub struct SolveArgs {
     rhs: Option<PathBuf>,
     #[arg(long, default_value = "cg", value_parser = parse_enum::<Method>)]
     method: Method,
-    /// classical, pipelined, or auto (with a device profile from `krylov calibrate`, the
-    /// variant the model predicts fastest; pipelined without one).
-    #[arg(long, default_value = "pipelined", value_parser = parse_variant_arg)]
+    /// classical, pipelined, fused (CG only: pipelined CG in one launch and one global
+    /// reduction per iteration), or auto: with a device profile from `krylov calibrate` the
+    /// variant the model predicts fastest, else pipelined; then, for CG on a GPU, fused where
+    /// it was measured faster (n ≤ 2e5, or a banded matrix in DIA; `gpu::choose_variant_for`).
+    /// Several devices (`--devices`, `--mpi`) run auto as pipelined.
+    #[arg(long, default_value = "auto", value_parser = parse_variant_arg)]
     variant: VariantArg,
     /// Where to solve: `auto` (a hardware GPU with the features the solve needs, else the
     /// CPU reference; software adapters only with --adapter or KRYLOV_REQUIRE_GPU=1), `gpu`
@@ -217,6 +220,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         (None, VariantArg::Fixed(v)) => (args.format, v),
         (None, VariantArg::Auto) => (args.format, Variant::Pipelined),
     };
+    let (variant, variant_note) = fused_by_rule(args, &a, &device, format, variant, &decision);
     let opts = SolveOptions {
         method: args.method,
         variant,
@@ -268,6 +272,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
             report: sol.report,
             exact_known,
             decision: decision.as_ref(),
+            variant_note,
         };
         return finish_solve(args, &name, (&a, &b), run);
     }
@@ -287,8 +292,50 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         report,
         exact_known,
         decision: decision.as_ref(),
+        variant_note,
     };
     finish_solve(args, &name, (&a, &b), run)
+}
+
+/// `--variant auto` for CG on a GPU after the model (which does not describe fused CG): fused
+/// where `choose_variant_for` finds it measured faster than pipelined, with a note saying why.
+/// Mixed precision keeps pipelined CG (its reliable updates are written for it).
+fn fused_by_rule(
+    args: &SolveArgs,
+    a: &Csr<f64>,
+    device: &krylov_wgpu::gpu::ChosenDevice,
+    format: Format,
+    variant: Variant,
+    decision: &Option<ModelDecision>,
+) -> (Variant, Option<String>) {
+    let Some(ctx) = device.context.as_deref() else {
+        return (variant, None);
+    };
+    if args.variant != VariantArg::Auto
+        || args.method != Method::Cg
+        || variant != Variant::Pipelined
+        || args.matrix.precision == PrecisionArg::Mixed
+    {
+        return (variant, None);
+    }
+    let resolved = match format {
+        Format::Auto => {
+            let target = krylov_wgpu::gpu::RuleTarget::of(ctx);
+            krylov_wgpu::gpu::choose_format_for(a, args.max_padding, target).format
+        }
+        f => f,
+    };
+    let rule = krylov_wgpu::gpu::choose_variant_for(Method::Cg, a.nrows(), resolved);
+    let note = match (rule.variant, decision) {
+        (Variant::Fused, Some(_)) => {
+            format!(
+                "variant auto: fused in place of the model's pipelined ({})",
+                rule.reason
+            )
+        }
+        (v, _) => format!("variant auto: {v} ({})", rule.reason),
+    };
+    (rule.variant, Some(note))
 }
 
 /// `--devices`: CG, BiCGStab, GMRES or CA-GMRES over several devices, one row block each, or BiCG
@@ -319,6 +366,7 @@ fn solve_on_devices(
         report,
         exact_known,
         decision: None,
+        variant_note: None,
     };
     finish_solve(args, name, (a, b), run)
 }
@@ -336,10 +384,10 @@ fn dist_options(args: &SolveArgs, flag: &str) -> Result<(SolveOptions, Precision
             "{flag} picks the adapters itself: drop --device cpu / --adapter"
         )));
     }
-    let VariantArg::Fixed(variant) = args.variant else {
-        return Err(KrylovError::InvalidOption(format!(
-            "{flag} runs the pipelined variant: drop --variant auto"
-        )));
+    // Several devices run pipelined CG and BiCGStab unless classical is asked for.
+    let variant = match args.variant {
+        VariantArg::Auto => Variant::Pipelined,
+        VariantArg::Fixed(v) => v,
     };
     let opts = SolveOptions {
         method: args.method,
@@ -419,6 +467,7 @@ fn solve_with_mpi(
         report,
         exact_known,
         decision: None,
+        variant_note: None,
     };
     finish_solve(args, name, (a, b), run)
 }
@@ -541,6 +590,8 @@ struct Run<'a> {
     report: SolveReport,
     exact_known: bool,
     decision: Option<&'a ModelDecision>,
+    /// `--variant auto`'s rule, when it decided (a note for the report).
+    variant_note: Option<String>,
 }
 
 /// Writes the requested files, prints the report, and gives exit code 3 when the solve did
@@ -556,10 +607,12 @@ fn finish_solve(
         mut report,
         exact_known,
         decision,
+        variant_note,
     } = run;
     if let Some(d) = decision {
         d.annotate(&mut report);
     }
+    report.notes.extend(variant_note);
     let report = &report;
     let solution_error = exact_known
         .then(|| (x.iter().map(|v| (v - 1.0).powi(2)).sum::<f64>() / x.len().max(1) as f64).sqrt());

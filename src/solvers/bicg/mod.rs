@@ -461,6 +461,7 @@ pub fn solve<T: Scalar>(
     let slots = match opts.variant {
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
+        Variant::Fused => return Err(crate::base::options::fused_refused(Method::Bicg)),
     };
     let bufs = solver_buffers_for::<T>(
         engine,
@@ -488,7 +489,8 @@ pub fn solve<T: Scalar>(
             opts.check_mode,
             stacked.as_ref(),
         )?),
-        Variant::Classical => Box::new(Classical::new(engine, &common)?),
+        // (Fused was refused with the slots above.)
+        Variant::Classical | Variant::Fused => Box::new(Classical::new(engine, &common)?),
     };
     drive(
         engine,

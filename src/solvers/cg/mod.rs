@@ -1,9 +1,13 @@
-//! Conjugate gradients on the GPU: [`ClassicalCg`] and [`PipelinedCg`] side by side.
+//! Conjugate gradients on the GPU: [`ClassicalCg`], [`PipelinedCg`] and [`FusedCg`] side by
+//! side.
 //!
 //! * **Pipelined** (paper 000, Alg. 2): two fused kernels per iteration —
 //!   `update_cg` (x, r, p updates + first stage of ⟨r,z⟩, ⟨r,r⟩) and `spmv_dot_cg`
 //!   (Ap = A·p + first stage of ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩). The second reduction stage is done
 //!   redundantly by every workgroup of the next kernel, so no extra launch is needed.
+//! * **Fused**: the same recurrences in one kernel per iteration, `update_spmv_dot_cg`: the
+//!   product forms the new direction on the fly from the previous iterate (see [`FusedCg`]);
+//!   one launch and one global reduction per iteration.
 //! * **Classical** (paper 000, Alg. 1) as a BLAS-based code runs it: `spmv_csr`, `dot`,
 //!   `axpy`, `axpy`, `dot`, `xpay` (+ `diag_scale` and one more `dot` with Jacobi) — at least
 //!   six launches; in `paper` mode every inner product is read back and its value sent back up.
@@ -22,9 +26,11 @@
 //! the solve restarts from x (at most [`MAX_RESTARTS`] times) and otherwise reports
 
 mod classical;
+mod fused;
 pub(crate) mod pipelined;
 
 pub use classical::ClassicalCg;
+pub use fused::FusedCg;
 pub use pipelined::PipelinedCg;
 
 use crate::base::error::{KrylovError, Result};
@@ -90,7 +96,8 @@ pub(super) fn cg_init_bind_group<T: Scalar>(
     engine.bind_group_at(init, &e)
 }
 
-/// Solves A x = b by CG on the GPU (`opts.variant` picks [`ClassicalCg`] or [`PipelinedCg`],
+/// Solves A x = b by CG on the GPU (`opts.variant` picks [`ClassicalCg`], [`PipelinedCg`] or
+/// [`FusedCg`],
 /// `opts.check_mode` the convergence checking, `opts.precond` Jacobi or none).
 ///
 /// Errors: the input checks of [`validate_system`], a nonsymmetric matrix
@@ -132,10 +139,20 @@ pub fn solve<T: Scalar>(
         engine,
         GpuSystem::upload(engine, a, b, x0, opts, &mut report)?,
     )?;
-    let bufs = solver_buffers_for::<T>(engine, sys.n, sys.a.passes(), 3, opts, &mut report)?;
+    let slots = match opts.variant {
+        Variant::Fused => fused::SLOTS,
+        _ => 3,
+    };
+    let bufs = solver_buffers_for::<T>(engine, sys.n, sys.a.passes(), slots, opts, &mut report)?;
     let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
         Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
+        Variant::Fused => Box::new(FusedCg::new(
+            engine,
+            &sys,
+            &bufs,
+            opts.max_iter.min(bufs.history_len - 2),
+        )?),
     };
     let check = CgCheck::new(engine, b, &sys, &bufs)?;
     drive(

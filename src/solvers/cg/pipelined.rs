@@ -73,6 +73,13 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
         batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, self.bufs.groups);
     }
 
+    /// The setup's launches: `cg_init` (r = b − Ax, p = z, ⟨r,z⟩, ⟨r,r⟩) and `spmv_dot_cg`
+    /// (‖r‖² recorded and tested, Ap, ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩).
+    pub(super) fn record_setup(&self, batch: &mut Batch<'_>) {
+        batch.dispatch(&self.init, &self.bg_init, self.bufs.groups);
+        batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, self.bufs.groups);
+    }
+
     fn read_partials(&self, batch: Batch<'_>) -> Result<Vec<T>> {
         batch.submit_and_read(&self.bufs.partials, 0, 4 * 2 * self.bufs.groups as usize)
     }
@@ -82,8 +89,7 @@ impl<T: Scalar> GpuIterative<T> for PipelinedCg<'_, T> {
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         let g = self.bufs.groups;
         let mut batch = engine.begin("cg setup");
-        batch.dispatch(&self.init, &self.bg_init, g);
-        batch.dispatch(&self.spmv_dot, &self.bg_spmv_dot, g);
+        self.record_setup(&mut batch);
         match mode {
             CheckMode::Device => {
                 let v: Vec<T> = batch.submit_and_read(&self.bufs.history, run.history.len(), 1)?;

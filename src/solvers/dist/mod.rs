@@ -267,6 +267,13 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
         ));
     }
     match (opts.method, opts.variant) {
+        (Method::Cg, Variant::Fused) => {
+            return Err(KrylovError::Unsupported(
+                "CG on several devices runs the pipelined or classical variant (fused CG's \
+                 product would need three vectors' halos per launch; it is a one-device variant)"
+                    .into(),
+            ));
+        }
         (Method::Cg | Method::Bicgstab | Method::Gmres, _) => {}
         (Method::CaGmres, _) => {
             opts.ca().validate()?;

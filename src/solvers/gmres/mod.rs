@@ -218,6 +218,7 @@ pub fn solve<T: Scalar>(
     let variant: Box<dyn GmresVariant<T> + '_> = match opts.variant {
         Variant::Classical => Box::new(Classical::new(&sys)?),
         Variant::Pipelined => Box::new(Pipelined::new(&sys)?),
+        Variant::Fused => return Err(crate::base::options::fused_refused(Method::Gmres)),
     };
     let gm = Gmres::new(&sys, variant)?;
     // Left preconditioning: τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback).
