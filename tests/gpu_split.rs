@@ -41,9 +41,10 @@ fn every_solver_gives_the_results_of_one_binding() {
     // GMRES on a matrix with many entries per row, so that its pool (restart 10) stays in one
     // binding at the limit that splits the matrix (the pool's own split: next test).
     let dense = random_nonsymmetric::<f64>(200, 40, 3);
-    let cases: [(&str, Method, Variant); 6] = [
+    let cases: [(&str, Method, Variant); 7] = [
         ("bcsstk21", Method::Cg, Variant::Pipelined),
         ("bcsstk21", Method::Cg, Variant::Classical),
+        ("bcsstk21", Method::Cg, Variant::Fused),
         ("sherman4", Method::Bicgstab, Variant::Pipelined),
         ("random", Method::Gmres, Variant::Pipelined),
         ("random", Method::Gmres, Variant::Classical),

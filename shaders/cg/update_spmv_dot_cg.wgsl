@@ -85,9 +85,11 @@ fn mark_stopped(ids: Ids) {
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
-    if current_status(ids) != STATUS_RUNNING {
-        mark_stopped(ids);
-        return;
+    // The status word, tol² and the partial sums are independent loads, issued together so
+    // that their latencies overlap (the sums of a stopped solve are read and then ignored).
+    if ids.lid == 0u {
+        wg_status = atomicLoad(&state[0]);
+        wg_tol2 = scalars[2];
     }
     let first = (params.flags & FUSED_FIRST) != 0u;
     var s: vec4<Real>;
@@ -98,12 +100,13 @@ fn main(ids: Ids) {
     } else {
         s = sum_partials(params.slot * params.groups, params.groups, ids);
     }
+    if workgroupUniformLoad(&wg_status) != STATUS_RUNNING {
+        mark_stopped(ids);
+        return;
+    }
     let rz = s.x;
     let rr = s.y;
     let pap = s.z;
-    if ids.lid == 0u {
-        wg_tol2 = scalars[2];
-    }
     let tol2 = workgroupUniformLoad(&wg_tol2);
     if !first {
         // spmv_dot_cg's checks on iterate k−1, made here by every workgroup alike.
