@@ -44,12 +44,15 @@ use crate::device_panel::{DevicePanel, DeviceState};
 use crate::problem::{Family, Loaded, Source};
 use crate::worker::Worker;
 
-/// One run of a solve: the classical or the pipelined variant of the method, or (GMRES only)
-/// CA-GMRES(s, m), the communication-avoiding GMRES run beside them. Runs are keyed by it.
+/// One run of a solve: the classical or the pipelined variant of the method, (CG only) fused
+/// CG, or (GMRES only) CA-GMRES(s, m), the communication-avoiding GMRES run beside them. Runs
+/// are keyed by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunKind {
     Classical,
     Pipelined,
+    /// Fused CG: pipelined CG's recurrences in one launch per iteration.
+    Fused,
     /// CA-GMRES(s, m) (`Method::CaGmres`) on the GMRES settings, plus s, TSQR and basis.
     Ca,
 }
@@ -60,6 +63,7 @@ impl RunKind {
         match self {
             RunKind::Classical => "classical",
             RunKind::Pipelined => "pipelined",
+            RunKind::Fused => "fused",
             RunKind::Ca => "ca",
         }
     }
@@ -69,6 +73,7 @@ impl RunKind {
         match self {
             RunKind::Classical => "classical",
             RunKind::Pipelined => "pipelined",
+            RunKind::Fused => "fused",
             RunKind::Ca => "CA-GMRES",
         }
     }
@@ -79,6 +84,7 @@ impl RunKind {
         match self {
             RunKind::Classical => Some(Variant::Classical),
             RunKind::Pipelined => Some(Variant::Pipelined),
+            RunKind::Fused => Some(Variant::Fused),
             RunKind::Ca => None,
         }
     }
@@ -118,37 +124,45 @@ impl std::fmt::Display for RunKind {
 pub enum RunMode {
     Classical,
     Pipelined,
+    /// Fused CG alone (CG only).
+    Fused,
     /// CA-GMRES alone (GMRES only).
     Ca,
     /// Classical then pipelined, plotted side by side.
     Both,
-    /// Classical, pipelined and CA-GMRES, side by side (GMRES only).
+    /// All three side by side: classical, pipelined and CA-GMRES (GMRES), or classical,
+    /// pipelined and fused (CG).
     All,
 }
 
 impl RunMode {
-    /// The runs, in the order they run and their columns appear.
-    pub fn kinds(self) -> Vec<RunKind> {
-        match self {
+    /// The runs of `method`, in the order they run and their columns appear.
+    pub fn kinds(self, method: Method) -> Vec<RunKind> {
+        match self.for_method(method) {
             RunMode::Classical => vec![RunKind::Classical],
             RunMode::Pipelined => vec![RunKind::Pipelined],
+            RunMode::Fused => vec![RunKind::Fused],
             RunMode::Ca => vec![RunKind::Ca],
             RunMode::Both => vec![RunKind::Classical, RunKind::Pipelined],
+            RunMode::All if method == Method::Cg => {
+                vec![RunKind::Classical, RunKind::Pipelined, RunKind::Fused]
+            }
             RunMode::All => vec![RunKind::Classical, RunKind::Pipelined, RunKind::Ca],
         }
     }
 
-    /// Whether a CA-GMRES run is among them.
-    pub fn has_ca(self) -> bool {
-        matches!(self, RunMode::Ca | RunMode::All)
+    /// Whether a CA-GMRES run is among the runs of `method`.
+    pub fn has_ca(self, method: Method) -> bool {
+        self.kinds(method).contains(&RunKind::Ca)
     }
 
-    /// The mode for `method`: CA-GMRES is a run of GMRES only, so for other methods `Ca`
-    /// becomes `Pipelined` and `All` becomes `Both`.
+    /// The mode for `method`: CA-GMRES is a run of GMRES only and fused one of CG only, so
+    /// for other methods `Ca` and `Fused` become `Pipelined` and `All` becomes `Both`.
     pub fn for_method(self, method: Method) -> RunMode {
         match self {
             RunMode::Ca if method != Method::Gmres => RunMode::Pipelined,
-            RunMode::All if method != Method::Gmres => RunMode::Both,
+            RunMode::Fused if method != Method::Cg => RunMode::Pipelined,
+            RunMode::All if !matches!(method, Method::Gmres | Method::Cg) => RunMode::Both,
             mode => mode,
         }
     }
@@ -308,12 +322,14 @@ pub struct StudioApp {
 const CLASSICAL_COLOR: Color32 = Color32::from_rgb(230, 120, 20);
 const PIPELINED_COLOR: Color32 = Color32::from_rgb(40, 120, 230);
 const CA_COLOR: Color32 = Color32::from_rgb(30, 160, 80);
+const FUSED_COLOR: Color32 = Color32::from_rgb(150, 60, 200);
 
 /// A run's colour in the plot and in the tables' headers.
 fn kind_color(k: RunKind) -> Color32 {
     match k {
         RunKind::Classical => CLASSICAL_COLOR,
         RunKind::Pipelined => PIPELINED_COLOR,
+        RunKind::Fused => FUSED_COLOR,
         RunKind::Ca => CA_COLOR,
     }
 }

@@ -23,9 +23,11 @@ Options:
                         `--sample help` lists them)
   --run                 solve as soon as the matrix is ready (the selected variant)
   --run-both            solve with the classical and the pipelined variant, side by side
-  --variant V           classical | pipelined | both | ca | all (with --run; ca is CA-GMRES and
-                        all is classical, pipelined and CA-GMRES side by side: GMRES only,
-                        --method gmres is implied)
+  --variant V           classical | pipelined | fused | both | ca | all (with --run; fused is
+                        CG in one launch per iteration, CG only, --method cg is implied; ca
+                        is CA-GMRES and all is classical, pipelined and CA-GMRES side by side:
+                        GMRES only, --method gmres is implied — with --method cg, all is
+                        classical, pipelined and fused)
   --method M            cg | bicgstab | gmres | bicg | jacobi | cagmres (= gmres --variant ca)
   --restart M           GMRES restart length m (CA-GMRES: a multiple of --s-step)
   --s-step S            CA-GMRES basis vectors per block s (1..16; default 5)
@@ -92,12 +94,13 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                 variant = Some(match value("--variant")?.as_str() {
                     "classical" => RunMode::Classical,
                     "pipelined" => RunMode::Pipelined,
+                    "fused" => RunMode::Fused,
                     "both" => RunMode::Both,
                     "ca" => RunMode::Ca,
                     "all" => RunMode::All,
                     v => {
                         return Err(format!(
-                            "unknown variant `{v}` (classical, pipelined, both, ca, all)"
+                            "unknown variant `{v}` (classical, pipelined, fused, both, ca, all)"
                         ));
                     }
                 })
@@ -164,7 +167,24 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
             }
         }
     }
-    if variant.is_some_and(RunMode::has_ca) {
+    // `--variant all` without a method is GMRES's three (with CA-GMRES); with `--method cg`
+    // CG's (with fused CG).
+    if variant == Some(RunMode::Fused) && out.method.is_some_and(|m| m != Method::Cg) {
+        return Err(format!(
+            "fused is CG's variant (one launch per iteration): --variant fused needs --method \
+             cg, not {}",
+            out.method.expect("checked")
+        ));
+    }
+    if variant == Some(RunMode::Fused) {
+        out.method = Some(Method::Cg);
+    }
+    let wants_ca = match variant {
+        Some(RunMode::Ca) => true,
+        Some(RunMode::All) => out.method != Some(Method::Cg),
+        _ => false,
+    };
+    if wants_ca {
         match out.method {
             None => out.method = Some(Method::Gmres),
             Some(Method::Gmres) => {}
@@ -300,6 +320,24 @@ mod tests {
                 .contains("on the right")
         );
         assert!(p("--variant nope").unwrap_err().contains("ca, all"));
+        // Fused is CG's: implied, and refused for another method; CG's `all` has no CA run.
+        let Parsed::Run(a) = p("--variant fused --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!((a.run, a.method), (Some(RunMode::Fused), Some(Method::Cg)));
+        assert!(
+            p("--method gmres --variant fused")
+                .unwrap_err()
+                .contains("--method cg")
+        );
+        let Parsed::Run(a) = p("--method cg --variant all --precond ic0 --side left").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (a.preselect, a.method),
+            (Some(RunMode::All), Some(Method::Cg))
+        );
         assert!(p("--s-step 0").unwrap_err().contains("1 to 16"));
         assert!(p("--s-step 17").is_err());
         assert!(p("--tsqr qr").unwrap_err().contains("cholqr2"));

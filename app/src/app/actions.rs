@@ -152,7 +152,7 @@ impl StudioApp {
             ..SolveOptions::default()
         };
         opts.validate().map_err(|e| e.to_string())?;
-        if self.run_mode.for_method(self.method).has_ca() {
+        if self.run_mode.has_ca(self.method) {
             if opts.precond != Precond::None && opts.side == krylov_wgpu::solvers::Side::Left {
                 return Err(format!(
                     "CA-GMRES applies {} on the right (x = M⁻¹y): set Side to right, or run \
@@ -197,7 +197,7 @@ impl StudioApp {
         self.cancel = Arc::new(AtomicBool::new(false));
         let id = self.next_job;
         self.next_job += 1;
-        let kinds = self.run_mode.for_method(self.method).kinds();
+        let kinds = self.run_mode.kinds(self.method);
         let job = SolveJob {
             id,
             matrix: problem.matrix.clone(),
@@ -296,7 +296,7 @@ mod tests {
             (4, 20, Tsqr::Cgs2, Basis::Monomial)
         );
         // Each run's options: the variant, or CA-GMRES's method.
-        let kinds = a.run_mode.kinds();
+        let kinds = a.run_mode.kinds(a.method);
         assert_eq!(
             kinds,
             vec![RunKind::Classical, RunKind::Pipelined, RunKind::Ca]
@@ -323,10 +323,17 @@ mod tests {
         a.restart = 30;
         assert!(a.options().is_ok());
 
-        // CA-GMRES is GMRES's only: other methods fall back to their variants.
-        assert_eq!(RunMode::All.for_method(Method::Cg), RunMode::Both);
+        // CA-GMRES is GMRES's only and fused CG's: other methods fall back to their variants;
+        // CG's three are classical, pipelined and fused.
+        assert_eq!(RunMode::All.for_method(Method::Bicgstab), RunMode::Both);
         assert_eq!(RunMode::Ca.for_method(Method::Bicgstab), RunMode::Pipelined);
+        assert_eq!(RunMode::Fused.for_method(Method::Gmres), RunMode::Pipelined);
         assert_eq!(RunMode::All.for_method(Method::Gmres), RunMode::All);
+        assert_eq!(
+            RunMode::All.kinds(Method::Cg),
+            vec![RunKind::Classical, RunKind::Pipelined, RunKind::Fused]
+        );
+        assert!(!RunMode::All.has_ca(Method::Cg));
         a.precond = Precond::None;
         a.run_mode = RunMode::All;
         a.method = Method::Cg;

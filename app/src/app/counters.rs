@@ -16,7 +16,7 @@ impl StudioApp {
                 RichText::new(
                     "Solve to see the counts: kernel launches (dispatches), host transfers, \
                      global reductions and host syncs per iteration, classical vs pipelined \
-                     (vs CA-GMRES for GMRES).",
+                     (vs fused for CG, CA-GMRES for GMRES).",
                 )
                 .weak(),
             );
@@ -67,6 +67,24 @@ impl StudioApp {
                 RichText::new(format!(
                     "CA-GMRES: {:.2} global reductions and {:.3} host syncs per iteration{vs}",
                     ca.reductions_per_iteration, ca.syncs_per_iteration
+                ))
+                .strong(),
+            );
+        }
+        // And fused CG's launches and reductions beside pipelined CG's.
+        if let Some(f) = report(RunKind::Fused).filter(|f| f.device.is_gpu()) {
+            let vs = report(RunKind::Pipelined)
+                .map(|p| {
+                    format!(
+                        " vs pipelined {:.2} and {:.2}",
+                        p.dispatches_per_iteration, p.reductions_per_iteration
+                    )
+                })
+                .unwrap_or_default();
+            ui.label(
+                RichText::new(format!(
+                    "fused {}: {:.2} launches and {:.2} global reductions per iteration{vs}",
+                    f.method, f.dispatches_per_iteration, f.reductions_per_iteration
                 ))
                 .strong(),
             );

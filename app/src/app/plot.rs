@@ -73,12 +73,14 @@ impl StudioApp {
     }
 }
 
-/// The width of a run's line: classical widest, CA-GMRES in between, pipelined thinnest.
+/// The width of a run's line: classical widest, CA-GMRES in between, pipelined thinner and
+/// fused (the same iterates as pipelined) thinnest, so overlapping curves stay visible.
 fn line_width(kind: RunKind) -> f32 {
     match kind {
         RunKind::Classical => 5.0,
         RunKind::Ca => 3.5,
         RunKind::Pipelined => 2.0,
+        RunKind::Fused => 1.0,
     }
 }
 

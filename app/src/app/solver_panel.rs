@@ -75,6 +75,18 @@ impl StudioApp {
                     });
                 });
             }
+            if self.method == Method::Cg {
+                // Fused CG beside CG's two variants.
+                ui.horizontal(|ui| {
+                    ui.radio_value(&mut self.run_mode, RunMode::Fused, "fused")
+                        .on_hover_text(
+                            "pipelined CG's recurrences in one launch and one global reduction \
+                             per iteration (the product forms the new direction on the fly)",
+                        );
+                    ui.radio_value(&mut self.run_mode, RunMode::All, "all three")
+                        .on_hover_text("classical, pipelined and fused, side by side");
+                });
+            }
             egui::Grid::new("solver").num_columns(2).show(ui, |ui| {
                 labelled(ui, "Method", |ui| {
                     enum_combo(ui, "method", &mut self.method, METHODS, Method::as_str)
@@ -226,7 +238,7 @@ impl StudioApp {
                 });
                 ui.end_row();
                 if gmres {
-                    let ca = self.run_mode.has_ca();
+                    let ca = self.run_mode.has_ca(self.method);
                     self.ca_rows(ui, ca);
                 }
                 labelled(ui, "Batch k", |ui| {

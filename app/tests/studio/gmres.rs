@@ -8,12 +8,14 @@ fn gmres_runs_classical_pipelined_and_ca_gmres_with_their_reductions_and_syncs()
     let mut h = harness();
     check_device(&h);
     generate(&mut h, "poisson2d:16");
-    // CA-GMRES is offered for GMRES only.
-    let ca_radio = || by().role(Role::RadioButton).label("all three");
+    // CA-GMRES is offered for GMRES only (CG's "all three" are its own variants).
+    let ca_radio = || by().role(Role::RadioButton).label("CA-GMRES");
     assert!(h.query(ca_radio()).is_none(), "no CA-GMRES run for CG");
     choose(&mut h, "Method", "gmres");
     h.run();
-    h.get(ca_radio()).click();
+    h.get(ca_radio());
+    h.get(by().role(Role::RadioButton).label("all three"))
+        .click();
     h.run();
     // Its controls: s, the TSQR (m is the restart, shared with GMRES).
     h.get_by_label("Restart m").set_value_accesskit(20.0);

@@ -14,6 +14,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod cg_fused;
 #[path = "../common/mod.rs"]
 mod common;
 mod gmres;
