@@ -7,7 +7,7 @@
 #
 # Environment: SIZES (default 1e3,1e4,1e5,1e6,1e7), PROBLEMS (poisson2d,laplace3d),
 # METHODS (cg,bicgstab,gmres), PRECISIONS (f32,f64), ITERS (30), RUNS (5), FORMAT (auto),
-# VARIANTS (classical,pipelined), CHECK_MODES (paper,device), KRYLOV_BIN. SPMV=1 adds
+# VARIANTS (classical,pipelined,fused; fused is CG's only), CHECK_MODES (paper,device), KRYLOV_BIN. SPMV=1 adds
 # `krylov bench --spmv` (every format, GB/s) on the generators and the shared matrices in
 # tests/data.
 set -uo pipefail
@@ -36,7 +36,7 @@ cat "$OUT/info.txt"
 if [ -z "${SKIP_ITER:-}" ]; then
 echo "== krylov bench" >&2
 timeout "${KRYLOV_TIMEOUT:-420}" "$BIN" bench --json ${PROFILE:+--profile} --problem "$PROBLEMS" --sizes "$SIZES" --method "$METHODS" \
-    --precision "$PRECISIONS" --variant "${VARIANTS:-classical,pipelined}" --check-mode "${CHECK_MODES:-paper,device}" \
+    --precision "$PRECISIONS" --variant "${VARIANTS:-classical,pipelined,fused}" --check-mode "${CHECK_MODES:-paper,device}" \
     --iterations "$ITERS" --runs "$RUNS" --format "$FORMAT" > "$OUT/krylov.jsonl" 2> "$OUT/krylov.err"
 tail -3 "$OUT/krylov.err" >&2
 
