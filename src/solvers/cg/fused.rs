@@ -34,7 +34,23 @@ pub(super) const SLOTS: u32 = 4;
 const FLAG_FIRST: u32 = 16;
 const FLAG_RECORD_ONLY: u32 = 32;
 
-/// Fused CG: `update_spmv_dot_cg`, one launch and one global reduction per iteration.
+/// Fused CG: `update_spmv_dot_cg`, one launch and one global reduction per iteration
+/// (`Variant::Fused` of [`cg::solve`](super::solve)).
+///
+/// ```no_run
+/// use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::{cg, SolveOptions, Variant};
+/// let engine = Engine::new(GpuContext::new(&DeviceRequest::from_env())?);
+/// let a = poisson_2d_fd::<f32>(64);
+/// let b = vec![1.0f32; a.nrows()];
+/// let opts = SolveOptions { variant: Variant::Fused, rtol: 1e-5, ..Default::default() };
+/// let sol = cg::solve(&engine, &a, &b, None, &opts, &mut ())?;
+/// assert!(sol.report.converged);
+/// assert_eq!(sol.report.dispatches_per_iteration, 1.0);
+/// assert_eq!(sol.report.reductions_per_iteration, 1.0);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
 pub struct FusedCg<'a, T> {
     steps: PipelinedCg<'a, T>,
     bufs: &'a SolverBuffers,
