@@ -19,6 +19,7 @@ mod profiler;
 pub mod shader;
 mod shader_dir;
 mod shader_parts;
+mod shader_reductions;
 mod spmv;
 mod tuning;
 mod variant_rule;
