@@ -204,19 +204,8 @@ impl<T: Scalar> GpuIterative<T> for FusedCg<'_, T> {
                 // The launch stopped on a status (⟨p,Ap⟩ ≤ 0, …): its slot says so.
                 return Ok(LoopEnd::GpuStopped);
             }
-            run.push(rr.sqrt());
-            if !rr.is_finite() {
-                return Ok(LoopEnd::NonFinite);
-            }
-            if rr.sqrt() <= threshold {
-                return Ok(LoopEnd::Converged);
-            }
-            if pap.is_nan() || pap <= 0.0 {
-                return Ok(if pap.is_nan() {
-                    LoopEnd::NonFinite
-                } else {
-                    LoopEnd::NotSpd
-                });
+            if let Some(end) = super::paper_verdict(run, rr, pap, threshold) {
+                return Ok(end);
             }
         }
     }

@@ -41,7 +41,7 @@ use crate::matrix::Csr;
 use crate::solvers::{Method, Monitor, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;
-use super::driver::{GpuIterative, StopCheck, TrueResidual, drive};
+use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, TrueResidual, drive};
 use super::system::{GpuSystem, Start, finish, solver_buffers_for, start_gpu_solve};
 
 /// CG's vectors beside the shared system (A, b, x, M).
@@ -75,6 +75,29 @@ impl<T: Scalar> System<T> {
 }
 
 super::system::derefs_to_gpu_system!(System);
+
+/// The host's verdict after one `paper`-mode iteration of pipelined or fused CG, from the
+/// finished ‖r‖² and ⟨p,Ap⟩ of the new iterate (‖r‖ pushed to the history): non-finite,
+/// converged (‖r‖ ≤ `threshold`), not SPD (⟨p,Ap⟩ ≤ 0), or `None` to go on.
+pub(super) fn paper_verdict(
+    run: &mut Run<'_>,
+    rr: f64,
+    pap: f64,
+    threshold: f64,
+) -> Option<LoopEnd> {
+    run.push(rr.sqrt());
+    if !rr.is_finite() {
+        Some(LoopEnd::NonFinite)
+    } else if rr.sqrt() <= threshold {
+        Some(LoopEnd::Converged)
+    } else if pap.is_nan() {
+        Some(LoopEnd::NonFinite)
+    } else if pap <= 0.0 {
+        Some(LoopEnd::NotSpd)
+    } else {
+        None
+    }
+}
 
 pub(super) fn cg_init_bind_group<T: Scalar>(
     engine: &Engine,

@@ -129,19 +129,8 @@ impl<T: Scalar> GpuIterative<T> for PipelinedCg<'_, T> {
             run.batch_size = 1;
             let rr = sum_component(&parts, g, 0, 1);
             let pap = sum_component(&parts, g, 1, 0);
-            run.push(rr.sqrt());
-            if !rr.is_finite() {
-                return Ok(LoopEnd::NonFinite);
-            }
-            if rr.sqrt() <= threshold {
-                return Ok(LoopEnd::Converged);
-            }
-            if pap.is_nan() || pap <= 0.0 {
-                return Ok(if pap.is_nan() {
-                    LoopEnd::NonFinite
-                } else {
-                    LoopEnd::NotSpd
-                });
+            if let Some(end) = super::paper_verdict(run, rr, pap, threshold) {
+                return Ok(end);
             }
         }
     }
