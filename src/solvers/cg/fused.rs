@@ -25,7 +25,7 @@ use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::solvers::CheckMode;
 
-use super::super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, add, sum_component};
+use super::super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, counted, sum_component};
 use super::{PipelinedCg, System};
 
 /// Partial-sum slots of the fused launches: the first writes slot 2, then they alternate
@@ -187,15 +187,12 @@ impl<T: Scalar> GpuIterative<T> for FusedCg<'_, T> {
             if let Some(end) = run.paper_stop(opts.max_iter) {
                 return Ok(end);
             }
-            let before = engine.counters().snapshot();
             let slot = Self::written_slot(self.next());
-            let mut batch = engine.begin("cg iteration");
-            self.record_iteration(&mut batch);
-            let parts: Vec<T> = batch.submit_and_read(&self.bufs.partials, 4 * slot * g, 4 * g)?;
-            run.loop_counts = add(
-                &run.loop_counts,
-                &engine.counters().snapshot().since(&before),
-            );
+            let parts: Vec<T> = counted(engine, run, |_| {
+                let mut batch = engine.begin("cg iteration");
+                self.record_iteration(&mut batch);
+                batch.submit_and_read(&self.bufs.partials, 4 * slot * g, 4 * g)
+            })?;
             run.recorded += 1;
             run.batch_size = 1;
             let rr = sum_component(&parts, g, 0, 1);

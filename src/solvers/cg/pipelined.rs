@@ -11,7 +11,7 @@ use crate::gpu::kernels::{SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
 use crate::solvers::CheckMode;
 
-use super::super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, add, sum_component};
+use super::super::driver::{GpuIterative, LoopEnd, PaperLoop, Run, counted, sum_component};
 use super::{System, cg_init_bind_group};
 
 /// Pipelined CG (paper 000, Alg. 2): `update_cg` + `spmv_dot_cg`, 2 launches per iteration.
@@ -117,14 +117,11 @@ impl<T: Scalar> GpuIterative<T> for PipelinedCg<'_, T> {
             if let Some(end) = run.paper_stop(opts.max_iter) {
                 return Ok(end);
             }
-            let before = engine.counters().snapshot();
-            let mut batch = engine.begin("cg iteration");
-            self.record_iteration(&mut batch);
-            let parts = self.read_partials(batch)?;
-            run.loop_counts = add(
-                &run.loop_counts,
-                &engine.counters().snapshot().since(&before),
-            );
+            let parts = counted(engine, run, |_| {
+                let mut batch = engine.begin("cg iteration");
+                self.record_iteration(&mut batch);
+                self.read_partials(batch)
+            })?;
             run.recorded += 1;
             run.batch_size = 1;
             let rr = sum_component(&parts, g, 0, 1);
