@@ -113,10 +113,12 @@ fn the_gmres_basis_over_several_bindings_gives_the_results_of_one() {
     // 35 or 36 vectors of 1104 f64: 21, 12, 5 and 2 vectors per binding.
     for (per, parts) in [(21, [2, 2]), (12, [3, 3]), (5, [7, 8]), (2, [18, 18])] {
         let split = split_engine(per * vector).unwrap();
-        for variant in [Variant::Pipelined, Variant::Classical] {
+        for variant in [Variant::Pipelined, Variant::Fused, Variant::Classical] {
             for precond in [Precond::Jacobi, Precond::Ilu0] {
-                if per != 21 && precond == Precond::Ilu0 && variant == Variant::Classical {
-                    continue; // one ILU(0) case per split is enough
+                if precond == Precond::Ilu0
+                    && (variant == Variant::Fused || (per != 21 && variant == Variant::Classical))
+                {
+                    continue; // one ILU(0) case per split is enough (fused runs classical)
                 }
                 let opts = SolveOptions {
                     method: Method::Gmres,

@@ -15,6 +15,14 @@
 // den = cycle-buffer index of step i's scalars (‖A v_{i−1}‖² at +2).
 // The coefficients go through workgroup memory in chunks of GM_CHUNK (any restart length).
 //
+// Fused GMRES (launch 2 of its step, after `gmres_scale_spmv_dots`) adds two flags:
+// SCALED — the pool holds w_j = R_{j,j} v_j unnormalised (R_{j,j} at comp-of-step j + 3,
+// i.e. scalars[den − 4(i − j) + 3]): the sums are ⟨w_j, w⟩, so R_{j,i} = sum/R_{j,j} and
+// the update subtracts (R_{j,i}/R_{j,j}) w_j; XI — also the first stage of ξ_i's ⟨r, w⟩
+// (r = pool vector `num`) after the update, one Real per workgroup at scalars[slot + 4 + wg]
+// (step i's record, as `gmres_normalize` writes it). Step 1 of fused GMRES runs this kernel
+// too (no coefficient: only ‖A v_0‖², ‖w‖² and ⟨r, w⟩).
+//
 // Memory-level parallelism: one launch covers the rows once with every thread resident, so
 // each thread takes two rows a grid stride apart and two basis vectors at a time: four
 // independent loads before their products (measured on an H100: 345 → 271 µs per iteration at
@@ -24,9 +32,13 @@
 
 const GM_FLAG_PASS2: u32 = 1u;
 const GM_FLAG_NORM: u32 = 2u;
+const GM_FLAG_SCALED: u32 = 4u;
+const GM_FLAG_XI: u32 = 8u;
 const GM_CHUNK: u32 = 64u;
 
 var<workgroup> coef: array<Real, GM_CHUNK>;
+// SCALED: R_{j,j} of the chunk's coefficients, loaded by one thread each.
+var<workgroup> gm_d: array<Real, GM_CHUNK>;
 
 @compute @workgroup_size(WG)
 fn main(ids: Ids) {
@@ -37,6 +49,9 @@ fn main(ids: Ids) {
     let n = params.n;
     let g = params.groups;
     let pass2 = (params.flags & GM_FLAG_PASS2) != 0u;
+    let scaled = (params.flags & GM_FLAG_SCALED) != 0u;
+    let with_xi = (params.flags & GM_FLAG_XI) != 0u;
+    let r_off = params.num * n;
     // Coefficients j < from_dots come from slots 3…; in pass 1, j = i − 1 comes from slot 1.
     var from_dots = i;
     var c_last = Real(0.0);
@@ -55,8 +70,16 @@ fn main(ids: Ids) {
     let w_off = i * n;
     let stride = g * WG;
     var acc = sum_zero();
-    for (var j0 = 1u; j0 < i; j0 = j0 + GM_CHUNK) {
+    var acc_xi = sum_zero();
+    // One pass over the rows even with no coefficient (step 1 of fused GMRES).
+    for (var j0 = 1u; j0 < max(i, 2u); j0 = j0 + GM_CHUNK) {
         let j1 = min(j0 + GM_CHUNK, i);
+        if scaled {
+            if ids.lid < GM_CHUNK && j0 + ids.lid < j1 {
+                gm_d[ids.lid] = scalars[params.den - 4u * (i - j0 - ids.lid) + 3u];
+            }
+            workgroupBarrier();
+        }
         for (var j = j0; j < j1; j = j + 4u) {
             var s = vec4<Real>(Real(0.0));
             if j < from_dots {
@@ -70,7 +93,13 @@ fn main(ids: Ids) {
                         if jj >= from_dots {
                             v = c_last;
                         }
-                        coef[jj - j0] = v;
+                        var cv = v;
+                        if scaled {
+                            let d = gm_d[jj - j0];
+                            v = v / d;
+                            cv = v / d;
+                        }
+                        coef[jj - j0] = cv;
                         if ids.wid.x == 0u {
                             if pass2 {
                                 scalars[params.comp + jj] = scalars[params.comp + jj] + v;
@@ -118,11 +147,24 @@ fn main(ids: Ids) {
                 if ok1 {
                     acc = sum_add_x(acc, w1 * w1);
                 }
+                if with_xi {
+                    acc_xi = sum_add_x(acc_xi, pool_get(r_off + row) * w0);
+                    if ok1 {
+                        acc_xi = sum_add_x(acc_xi, pool_get(r_off + q) * w1);
+                    }
+                }
             }
         }
         workgroupBarrier();
     }
     if (params.flags & GM_FLAG_NORM) != 0u {
         store_sum(GM_SLOT_NORM, acc, ids);
+    }
+    if with_xi {
+        // ξ partials go to scalars, one Real each (as gmres_normalize writes them).
+        let t = sum_value(workgroup_total(acc_xi, ids));
+        if ids.lid == 0u {
+            scalars[params.slot + 4u + ids.wid.x] = t.x;
+        }
     }
 }

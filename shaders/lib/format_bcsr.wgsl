@@ -58,3 +58,21 @@ fn spmv_pass(chunk: u32, lid: u32) -> SpmvRow {
     }
     return out;
 }
+
+// The thread of `spmv_pass` that hands out a row: the first element of its block row's slot.
+fn spmv_row_of(chunk: u32, lid: u32) -> u32 {
+    let nn = BCSR_N * BCSR_N;
+    let per_slot = BCSR_BX * nn;
+    let j = lid / per_slot;
+    let within = lid % per_slot;
+    let e = within % nn;
+    if within / nn != 0u || e % BCSR_N != 0u || j >= BCSR_BY {
+        return SPMV_NO_ROW;
+    }
+    let br = mat_block_row[chunk * BCSR_BY + j];
+    let row = br * BCSR_N + e / BCSR_N;
+    if br == 0xffffffffu || row >= mat_info.rows {
+        return SPMV_NO_ROW;
+    }
+    return row;
+}

@@ -14,3 +14,11 @@ fn spmv_pass(chunk: u32, lid: u32) -> SpmvRow {
     }
     return SpmvRow(row, row_zero(), false);
 }
+
+fn spmv_row_of(chunk: u32, lid: u32) -> u32 {
+    let row = chunk * WG + lid;
+    if row < mat_info.rows {
+        return row;
+    }
+    return SPMV_NO_ROW;
+}

@@ -33,3 +33,11 @@ fn spmv_pass(chunk: u32, lid: u32) -> SpmvRow {
     }
     return out;
 }
+
+fn spmv_row_of(chunk: u32, lid: u32) -> u32 {
+    let slot = chunk * WG + lid;
+    if slot < mat_info.width {
+        return mat_perm[slot];
+    }
+    return SPMV_NO_ROW;
+}

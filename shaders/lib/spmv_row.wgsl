@@ -17,9 +17,19 @@
 // The kernel defines `fn spmv_x(col: u32) -> Real`, the entry `col` of the vector being
 // multiplied (a buffer, a pool vector, or a direction formed on the fly).
 //
+// It also provides
+//
+//   fn spmv_row_of(chunk: u32, lid: u32) -> u32
+//
+// the row `spmv_pass(chunk, lid)` hands thread `lid` (SPMV_NO_ROW for none) without
+// computing it, so a kernel can revisit the rows its product wrote (fused GMRES's inner
+// products over its own rows, `gmres_scale_spmv_dots`).
+//
 // A format accumulates a row only through `row_zero`, `row_fma` and `row_add` into a
 // `RowSum` (shaders/lib/row_sum.wgsl: Real, plain, for every kernel by default; the piece
 // ds_rows.wgsl: double-single with exact products), so one row loop serves both.
+
+const SPMV_NO_ROW: u32 = 0xffffffffu;
 
 struct SpmvRow {
     row: u32,

@@ -48,14 +48,15 @@ cli_enum!(
 );
 
 cli_enum!(
-    /// Classical (textbook / BLAS-style) or pipelined (paper 000) formulation, or CG's
-    /// pipelined recurrences in one launch per iteration (`fused`).
+    /// Classical (textbook / BLAS-style) or pipelined (paper 000) formulation, or the
+    /// pipelined one in fewer launches (`fused`: CG and GMRES).
     Variant {
         Classical = "classical",
         Pipelined = "pipelined",
-        /// CG only: the pipelined recurrences (paper 000, Alg. 2, eq. 3) with the update of
-        /// x, r, p and the product A·p in one launch per iteration and one global reduction
-        /// (the new direction is formed on the fly wherever the product reads it).
+        /// CG: the pipelined recurrences (paper 000, Alg. 2, eq. 3) with the update of x, r, p
+        /// and the product A·p in one launch per iteration and one global reduction (the new
+        /// direction is formed on the fly wherever the product reads it). GMRES: pipelined
+        /// GMRES's step (Alg. 6) in two launches, the basis kept unnormalised.
         Fused = "fused",
     }
 );
@@ -303,26 +304,27 @@ impl RefineOptions {
 }
 
 impl Variant {
-    /// The variants `method` has: fused is CG's only.
+    /// The variants `method` has: fused is CG's and GMRES's.
     ///
     /// ```
     /// use krylov_wgpu::solvers::{Method, Variant};
     /// assert_eq!(Variant::of(Method::Cg).len(), 3);
-    /// assert!(!Variant::of(Method::Gmres).contains(&Variant::Fused));
+    /// assert!(Variant::of(Method::Gmres).contains(&Variant::Fused));
+    /// assert!(!Variant::of(Method::Bicgstab).contains(&Variant::Fused));
     /// ```
     pub fn of(method: Method) -> &'static [Variant] {
         match method {
-            Method::Cg => Variant::ALL,
+            Method::Cg | Method::Gmres => Variant::ALL,
             _ => &[Variant::Classical, Variant::Pipelined],
         }
     }
 }
 
-/// The error for `--variant fused` with a method other than CG.
+/// The error for `--variant fused` with a method other than CG and GMRES.
 pub fn fused_refused(method: Method) -> KrylovError {
     KrylovError::InvalidOption(format!(
-        "the fused variant (one launch per iteration) is CG's; {method} has the classical and \
-         pipelined variants"
+        "the fused variant (pipelined recurrences in fewer launches) is CG's and GMRES's; \
+         {method} has the classical and pipelined variants"
     ))
 }
 
@@ -443,7 +445,7 @@ impl SolveOptions {
         if self.method == Method::CaGmres {
             self.ca().validate()?;
         }
-        if self.variant == Variant::Fused && self.method != Method::Cg {
+        if !Variant::of(self.method).contains(&self.variant) {
             return Err(fused_refused(self.method));
         }
         Ok(())

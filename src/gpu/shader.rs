@@ -331,6 +331,13 @@ pub const KERNELS: &[KernelSource] = &[
         1,
         [Gmres, SpmvPartials, GmresPool]
     ),
+    kernel!(
+        "gmres",
+        "gmres_scale_spmv_dots",
+        true,
+        1,
+        [Gmres, SpmvPartials, GmresPool]
+    ),
     kernel!("gmres", "gmres_basis_dots", true, 0, [GmresPool]),
     kernel!("gmres", "gmres_gs_update", true, 0, [Gmres, GmresPool]),
     kernel!("gmres", "gmres_normalize", true, 0, [Gmres, GmresPool]),

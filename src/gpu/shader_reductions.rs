@@ -94,6 +94,9 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     // finishes (`gmres_finish`).
     ("gmres_residual", 1),
     ("gmres_spmv_dot", 1),
+    // Fused GMRES's product starts one for all its inner products (its CLOSE_ONLY launch,
+    // which only finishes the previous step's sums, none).
+    ("gmres_scale_spmv_dots", 1),
     ("gmres_basis_dots", 1),
     ("gmres_gs_update", 1),
     ("gmres_normalize", 1),

@@ -40,6 +40,15 @@ fn nonsymmetric_methods_on_convection_diffusion() {
             }
         }
     }
+    // Fused GMRES (pipelined GMRES's step in two GPU launches; the CPU runs its twin).
+    for (precision, rtol) in [("f64", 1e-8), ("f32", 1e-4)] {
+        let line = format!(
+            "--generate convdiff3d:6:x --method gmres --variant fused --precision {precision} \
+             --restart 20"
+        );
+        let r = solve_ok_on(&[], &line, rtol);
+        check_method(&r, "gmres", "fused", precision);
+    }
 }
 
 #[test]

@@ -76,7 +76,7 @@ fn matches_cpu_on_convection_diffusion_f64() {
 #[test]
 fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
     let Some(engine) = engine() else { return };
-    let [p_cgs, p_cgs2, c_mgs, c_cgs, c_cgs2] = FLAVOURS;
+    let [p_cgs, p_cgs2, c_mgs, c_cgs, c_cgs2, f_cgs, f_cgs2] = FLAVOURS;
     let (paper, device) = (CheckMode::Paper, CheckMode::Device);
     let (none, jac) = (Precond::None, Precond::Jacobi);
     type Run = ((Variant, GramSchmidt), CheckMode, Precond);
@@ -90,6 +90,7 @@ fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
                 (c_mgs, paper, jac),
                 (c_cgs2, paper, none),
                 (c_cgs2, device, jac),
+                (f_cgs2, device, none),
             ],
         ),
         (
@@ -99,9 +100,17 @@ fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
                 (p_cgs, paper, jac),
                 (c_cgs, paper, none),
                 (c_cgs2, device, jac),
+                (f_cgs, device, none),
             ],
         ),
-        ("sherman4", &[(p_cgs, device, jac), (c_cgs, paper, jac)]),
+        (
+            "sherman4",
+            &[
+                (p_cgs, device, jac),
+                (c_cgs, paper, jac),
+                (f_cgs, paper, jac),
+            ],
+        ),
         ("pde2961", &[(p_cgs, paper, jac), (c_cgs, device, jac)]),
     ];
     for &(name, runs) in cases {
@@ -149,14 +158,16 @@ fn matches_cpu_in_f32() {
         for (k, flavour) in FLAVOURS.into_iter().enumerate() {
             // Alternate the check modes (both are covered on the generator above).
             let o = opts(flavour, MODES[k % 2], precond, rtol);
-            let pipelined_cgs = flavour == FLAVOURS[0];
+            // Pipelined and fused CGS (the same step, launched differently).
+            let pipelined_cgs = flavour.0 != Variant::Classical && flavour.1 == GramSchmidt::Cgs;
             let r = check_one(&engine, &a32, &b32, &o, name, !pipelined_cgs);
             if pipelined_cgs {
                 let c = cpu::solve(&a32, &b32, None, &o).unwrap().report.iterations;
                 let most = c + (c as f64 * 0.02).ceil() as usize;
                 assert!(
                     r.iterations <= most,
-                    "{name} {precond} pipelined CGS f32: GPU {} vs CPU {c}",
+                    "{name} {precond} {} CGS f32: GPU {} vs CPU {c}",
+                    flavour.0,
                     r.iterations
                 );
             }

@@ -36,7 +36,13 @@ fn launches_per_step(o: &SolveOptions, i: usize) -> u64 {
                 (GramSchmidt::Cgs2, _) => cgs2,
             }
         }
-        (Variant::Fused, _, _) => unreachable!("GMRES has no fused variant"),
+        // Fused: product + update (CGS2: + its second pass, two launches, from step 2); in
+        // `paper` mode each step also closes itself in a third launch (in `device` mode the
+        // next step's product closes it, and one launch per cycle closes the last step).
+        (Variant::Fused, gs, mode) => {
+            let cgs2 = 2 * (gs == GramSchmidt::Cgs2 && i >= 2) as u64;
+            2 + cgs2 + (mode == CheckMode::Paper) as u64
+        }
     }
 }
 
@@ -45,12 +51,11 @@ fn launches_per_step(o: &SolveOptions, i: usize) -> u64 {
 fn paper_transfers_per_step(o: &SolveOptions, i: usize) -> (u64, u64) {
     let i = i as u64;
     match (o.variant, o.gs, i) {
-        (Variant::Pipelined, _, _) => (1, 0),
+        (Variant::Pipelined | Variant::Fused, _, _) => (1, 0),
         (Variant::Classical, _, 1) => (3, 1),
         (Variant::Classical, GramSchmidt::Mgs, _) => (i + 2, i + 1),
         (Variant::Classical, GramSchmidt::Cgs, _) => (4, 3),
         (Variant::Classical, GramSchmidt::Cgs2, _) => (5, 4),
-        (Variant::Fused, _, _) => unreachable!("GMRES has no fused variant"),
     }
 }
 
@@ -59,15 +64,17 @@ fn paper_transfers_per_step(o: &SolveOptions, i: usize) -> (u64, u64) {
 /// truncation), ending with the last update applied alone.
 fn expected_counts(o: &SolveOptions, cycle_steps: &[usize]) -> (u64, u64, u64, u64) {
     let classical = o.variant == Variant::Classical;
+    let fused = o.variant == Variant::Fused;
     let (mut d, mut s, mut rb, mut up) = (0u64, 0u64, 0u64, 0u64);
     for (c, &k) in cycle_steps.iter().enumerate() {
         let update = (c > 0) as u64;
         let steps: u64 = (1..=k).map(|i| launches_per_step(o, i)).sum();
         match o.check_mode {
             CheckMode::Device => {
-                // One submit: [update] + residual (+ finish ρ0 + v0 = r/ρ0) + the steps; one
-                // readback of the cycle buffer; η uploaded before it.
-                d += update + 1 + 2 * classical as u64 + steps;
+                // One submit: [update] + residual (+ finish ρ0 + v0 = r/ρ0) + the steps (+ the
+                // closing of the last step, fused); one readback of the cycle buffer; η
+                // uploaded before it.
+                d += update + 1 + 2 * classical as u64 + steps + fused as u64;
                 s += 1;
                 rb += 1;
                 up += update;
@@ -172,6 +179,10 @@ fn launch_and_transfer_counts_are_exact() {
     let p = opts(FLAVOURS[0], CheckMode::Device, Precond::None, 0.0);
     let per: Vec<u64> = (1..=5).map(|i| launches_per_step(&p, i)).collect();
     assert_eq!(per, [2, 4, 4, 4, 4]);
+    // Fused GMRES: two per step (+ one per cycle).
+    let f = opts(FLAVOURS[5], CheckMode::Device, Precond::None, 0.0);
+    let per: Vec<u64> = (1..=5).map(|i| launches_per_step(&f, i)).collect();
+    assert_eq!(per, [2, 2, 2, 2, 2]);
 }
 
 /// A solve that converges inside its first cycle, in `device` mode: that cycle (one submit,

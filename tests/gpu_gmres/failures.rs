@@ -47,7 +47,7 @@ fn orthogonality_loss_cgs_vs_cgs2() {
             .map(|t| t.2)
             .collect::<Vec<_>>()
     };
-    for v in [Variant::Pipelined, Variant::Classical] {
+    for v in [Variant::Pipelined, Variant::Fused, Variant::Classical] {
         for (cgs, cgs2) in loss(v, GramSchmidt::Cgs)
             .into_iter()
             .zip(loss(v, GramSchmidt::Cgs2))

@@ -1,4 +1,4 @@
-//! GPU GMRES(m), classical (MGS, CGS, CGS2) and pipelined (CGS, CGS2), against the CPU
+//! GPU GMRES(m), classical (MGS, CGS, CGS2), pipelined and fused (CGS, CGS2), against the CPU
 //! reference of the same variant; exact launch and transfer counts per step and per cycle;
 //! orthogonality loss; failures reported by name; and paper 000's Table II (classical vs
 //! pipelined residuals after 30 iterations) reproduced on our matrices.
@@ -25,14 +25,16 @@ use krylov_wgpu::{Precision, Scalar, cpu};
 
 use common::solve::{MODES, PRECONDS};
 
-/// Every GPU GMRES flavour: the pipelined variant runs CGS (what `Mgs` also selects there) or
-/// CGS2, the classical one any of the three.
-const FLAVOURS: [(Variant, GramSchmidt); 5] = [
+/// Every GPU GMRES flavour: the pipelined and fused variants run CGS (what `Mgs` also selects
+/// there) or CGS2, the classical one any of the three.
+const FLAVOURS: [(Variant, GramSchmidt); 7] = [
     (Variant::Pipelined, GramSchmidt::Cgs),
     (Variant::Pipelined, GramSchmidt::Cgs2),
     (Variant::Classical, GramSchmidt::Mgs),
     (Variant::Classical, GramSchmidt::Cgs),
     (Variant::Classical, GramSchmidt::Cgs2),
+    (Variant::Fused, GramSchmidt::Cgs),
+    (Variant::Fused, GramSchmidt::Cgs2),
 ];
 
 fn opts(

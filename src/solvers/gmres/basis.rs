@@ -477,8 +477,16 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         self.engine.read(buf, at, self.n)
     }
 
-    /// ‖I − VᵀV‖_F over v_1 … v_k (Gram matrix on the GPU, one readback).
-    pub(super) fn orthogonality_loss(&self, k: usize) -> Result<Option<f64>> {
+    /// ‖I − VᵀV‖_F over v_1 … v_k (Gram matrix on the GPU, one readback). `norms`: the
+    /// pool holds ‖w_j‖ v_j (fused GMRES): the Gram matrix is divided by them (and k is
+    /// at most their number).
+    pub(super) fn orthogonality_loss(
+        &self,
+        k: usize,
+        norms: Option<&[f64]>,
+    ) -> Result<Option<f64>> {
+        let k = norms.map_or(k, |d| k.min(d.len()));
+        let norm = |j: usize| norms.map_or(1.0, |d| d[j - 1]);
         if k == 0 {
             return Ok(None);
         }
@@ -516,7 +524,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         for j in 1..=k {
             for l in 1..=j {
                 let q = l - 1;
-                let v = sum_component(&parts, g, bases[j - 1] + q / 4, q % 4);
+                let v = sum_component(&parts, g, bases[j - 1] + q / 4, q % 4) / (norm(j) * norm(l));
                 let d = if l == j { 1.0 - v } else { v };
                 sum += if l == j { d * d } else { 2.0 * d * d };
             }

@@ -33,6 +33,13 @@ pub(super) trait GmresVariant<T: Scalar> {
     fn update_coefficients(&self, eta: &[f64], data: &CycleData<T>, coef: &mut [T]);
     /// Whether the kernels leave the last step's ξ to the host (`device` mode).
     fn last_xi_on_host(&self) -> bool;
+    /// `device` mode: what a cycle of `k` steps records after its last step.
+    fn record_cycle_end(&self, _batch: &mut Batch<'_>, _k: usize) {}
+    /// ‖w_j‖ = R_{j,j} of the vectors v_1 … v_k the pool holds unnormalised after `data`'s
+    /// cycle (fused GMRES), `None` when it holds them normalised.
+    fn basis_norms(&self, _data: &CycleData<T>) -> Option<Vec<f64>> {
+        None
+    }
 }
 
 /// How the solve ended, before the final true-residual check.
@@ -61,6 +68,8 @@ pub(super) struct Outcome {
     pub(super) fin: Fin,
     pub(super) gap_restarts: usize,
     pub(super) basis_k: usize,
+    /// The norms the pool's basis vectors still carry ([`GmresVariant::basis_norms`]).
+    pub(super) basis_norms: Option<Vec<f64>>,
 }
 
 /// A GMRES solve: the system, its restart kernels and its variant's steps.
@@ -196,6 +205,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         for i in 1..=mc {
             self.variant.record_step(&mut batch, i);
         }
+        self.variant.record_cycle_end(&mut batch, mc);
         batch.submit_and_read(&sys.cyc, 0, sys.lay.tmp)
     }
 
@@ -234,7 +244,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         // Consecutive full cycles without progress (the CPU reference's rule), the restart
         // residual before them, and whether the last cycle ran all m steps.
         let (mut stagnant, mut stagnant_from, mut prev_full) = (0usize, 0.0f64, false);
-        let (mut gap_restarts, mut basis_k) = (0, 0);
+        let (mut gap_restarts, mut basis_k, mut basis_norms) = (0, 0, None);
         let fin = loop {
             if run.monitor.cancelled() {
                 self.flush(&mut pending)?;
@@ -348,6 +358,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
                 }
             };
             basis_k = data.basis;
+            basis_norms = self.variant.basis_norms(&data);
             total += data.counted;
             prev_full = data.end == StepEnd::Full && data.k == self.sys.m;
             if let StepEnd::NonFinite(q) = data.end {
@@ -383,6 +394,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             fin,
             gap_restarts,
             basis_k,
+            basis_norms,
         })
     }
 }

@@ -1,7 +1,8 @@
 //! Restarted GMRES(m) on the GPU — the "simpler GMRES" of Walker & Zhou as in paper 000
-//! §3.3 — classical ([`Variant::Classical`], Alg. 5) and pipelined ([`Variant::Pipelined`],
-//! Alg. 6), in f32 and f64, with or without right preconditioning (Jacobi fused into the
-//! kernels; ILU(0)/IC(0) applied between launches by the classical variant). It mirrors the CPU
+//! §3.3 — classical ([`Variant::Classical`], Alg. 5), pipelined ([`Variant::Pipelined`],
+//! Alg. 6) and fused ([`Variant::Fused`]: Alg. 6's step in two launches), in f32 and f64,
+//! with or without right preconditioning (Jacobi fused into the kernels; ILU(0)/IC(0)
+//! applied between launches by the classical variant). It mirrors the CPU
 //! reference [`crate::cpu::gmres`] step by step (same basis, same R and ξ, same Walker–Zhou
 //! estimate, same cycle truncation, breakdown rule and restarts).
 //!
@@ -10,7 +11,7 @@
 //! ```text
 //! l.2     r = b − A x                      gmres_residual         (cycles.rs)
 //! l.3–4   ρ0 = ‖r‖, v_0 = r/ρ0
-//! l.6     for i = 1 … m:                   one step               (classical.rs, pipelined.rs)
+//! l.6     for i = 1 … m:                   one step               (classical.rs, pipelined.rs, fused.rs)
 //! l.7       v_i = A v_{i−1}                (A D⁻¹ v_{i−1} with Jacobi)
 //! l.8–13    R_{j,i} = ⟨v_j, v_i⟩, v_i −= Σ_j R_{j,i} v_j, j < i   (MGS, CGS or CGS2)
 //! l.14      R_{i,i} = ‖v_i‖, v_i /= R_{i,i}                      (breakdown: R_{i,i} ≈ 0)
@@ -69,6 +70,21 @@
 //!   per step one readback of that step's record (R_{i,i}, ‖A v_{i−1}‖² and the partial sums of
 //!   ξ_i, finished on the host: the paper's monitoring transfer), then R once (1 readback), and
 //!   uploads η (1 upload). The kernels are the same; the host decides.
+//!
+//! # Fused GMRES (Alg. 6 in two launches per step)
+//!
+//! The pool keeps w_i = R_{i,i} v_i unnormalised and every kernel divides by R_{i,i} where it
+//! reads v_i, so the normalisation of step i (a global reduction) is finished by the first
+//! launch of step i + 1, which also forms every inner product of its product over the rows
+//! it wrote: `gmres_scale_spmv_dots` (close step i − 1, w = A v_{i−1}, all ⟨v_j, w⟩ and ‖w‖²)
+//! and `gmres_gs_update` (R_{j,i}, w −= Σ R_{j,i} v_j, ‖w‖² and ⟨r, w⟩), tabled in
+//! `fused.rs`. Launches: **2 per step** and 1 per cycle that closes its last step (2k + 1 for
+//! k steps against pipelined's 4k − 2); CGS2 adds `gmres_basis_dots` and a second update from
+//! step 2 (4 per step). Global reductions: 2 per step (3 with CGS2 from step 2), + 1 per
+//! cycle. `paper` mode closes each step in its own launch (3 per step) and reads its record
+//! (R_{i,i}, ξ_i finished on the device) once per step. The update of x divides η_i by
+//! R_{i−1,i−1}; `orthogonality_loss` divides the Gram matrix by the norms. Same cycles, stop
+//! tests and reports as pipelined GMRES, whose CPU reference it shares.
 //!
 //! # Classical GMRES (Alg. 5) as a conventional GPU library runs it
 //!
@@ -143,6 +159,7 @@
 mod basis;
 mod classical;
 mod cycles;
+mod fused;
 mod least_squares;
 mod pipelined;
 
@@ -151,6 +168,7 @@ use std::time::Instant;
 use basis::GmresSystem;
 use classical::Classical;
 use cycles::{Fin, Gmres, GmresVariant};
+use fused::Fused;
 use least_squares::Breakdown;
 use pipelined::Pipelined;
 
@@ -165,8 +183,9 @@ use crate::solvers::{Method, Monitor, Solution, SolveOptions, StopReason, Varian
 pub use crate::cpu::gmres::MAX_GAP_RESTARTS;
 
 /// Solves A x = b by restarted GMRES(m) on the GPU (m = `opts.restart`, default 30):
-/// `opts.variant` picks classical (Alg. 5, Gram–Schmidt `opts.gs`: MGS, CGS or CGS2) or
-/// pipelined GMRES (Alg. 6, CGS or — with `opts.gs == Cgs2` — CGS2), `opts.check_mode` the
+/// `opts.variant` picks classical (Alg. 5, Gram–Schmidt `opts.gs`: MGS, CGS or CGS2),
+/// pipelined GMRES (Alg. 6, CGS or — with `opts.gs == Cgs2` — CGS2) or fused (Alg. 6 in two
+/// launches per step), `opts.check_mode` the
 /// convergence checking, `opts.precond` Jacobi right preconditioning or none. See the module
 /// docs for the kernels and transfers per step and per cycle.
 ///
@@ -218,7 +237,7 @@ pub fn solve<T: Scalar>(
     let variant: Box<dyn GmresVariant<T> + '_> = match opts.variant {
         Variant::Classical => Box::new(Classical::new(&sys)?),
         Variant::Pipelined => Box::new(Pipelined::new(&sys)?),
-        Variant::Fused => return Err(crate::base::options::fused_refused(Method::Gmres)),
+        Variant::Fused => Box::new(Fused::new(&sys)?),
     };
     let gm = Gmres::new(&sys, variant)?;
     // Left preconditioning: τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback).
@@ -296,7 +315,7 @@ pub fn solve<T: Scalar>(
     if sys.left() {
         detail = left.detail(&detail);
     }
-    report.orthogonality_loss = sys.orthogonality_loss(out.basis_k)?;
+    report.orthogonality_loss = sys.orthogonality_loss(out.basis_k, out.basis_norms.as_deref())?;
     report.seconds = start.elapsed().as_secs_f64();
     report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
     run.close(
