@@ -44,14 +44,15 @@ use crate::device_panel::{DevicePanel, DeviceState};
 use crate::problem::{Family, Loaded, Source};
 use crate::worker::Worker;
 
-/// One run of a solve: the classical or the pipelined variant of the method, (CG only) fused
-/// CG, or (GMRES only) CA-GMRES(s, m), the communication-avoiding GMRES run beside them. Runs
-/// are keyed by it.
+/// One run of a solve: the classical or the pipelined variant of the method, (CG and GMRES)
+/// the fused one, or (GMRES only) CA-GMRES(s, m), the communication-avoiding GMRES run beside
+/// them. Runs are keyed by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunKind {
     Classical,
     Pipelined,
-    /// Fused CG: pipelined CG's recurrences in one launch per iteration.
+    /// Fused CG (pipelined CG's recurrences in one launch per iteration) or fused GMRES
+    /// (pipelined GMRES's step in two launches).
     Fused,
     /// CA-GMRES(s, m) (`Method::CaGmres`) on the GMRES settings, plus s, TSQR and basis.
     Ca,
@@ -124,7 +125,7 @@ impl std::fmt::Display for RunKind {
 pub enum RunMode {
     Classical,
     Pipelined,
-    /// Fused CG alone (CG only).
+    /// Fused CG or GMRES alone (CG and GMRES only).
     Fused,
     /// CA-GMRES alone (GMRES only).
     Ca,
@@ -156,12 +157,12 @@ impl RunMode {
         self.kinds(method).contains(&RunKind::Ca)
     }
 
-    /// The mode for `method`: CA-GMRES is a run of GMRES only and fused one of CG only, so
-    /// for other methods `Ca` and `Fused` become `Pipelined` and `All` becomes `Both`.
+    /// The mode for `method`: CA-GMRES is a run of GMRES only and fused one of CG and GMRES
+    /// only, so for other methods `Ca` and `Fused` become `Pipelined` and `All` becomes `Both`.
     pub fn for_method(self, method: Method) -> RunMode {
         match self {
             RunMode::Ca if method != Method::Gmres => RunMode::Pipelined,
-            RunMode::Fused if method != Method::Cg => RunMode::Pipelined,
+            RunMode::Fused if !matches!(method, Method::Cg | Method::Gmres) => RunMode::Pipelined,
             RunMode::All if !matches!(method, Method::Gmres | Method::Cg) => RunMode::Both,
             mode => mode,
         }

@@ -24,7 +24,8 @@ Options:
   --run                 solve as soon as the matrix is ready (the selected variant)
   --run-both            solve with the classical and the pipelined variant, side by side
   --variant V           classical | pipelined | fused | both | ca | all (with --run; fused is
-                        CG in one launch per iteration, CG only, --method cg is implied; ca
+                        CG in one launch per iteration or GMRES in two per step, --method cg
+                        is implied unless --method gmres; ca
                         is CA-GMRES and all is classical, pipelined and CA-GMRES side by side:
                         GMRES only, --method gmres is implied — with --method cg, all is
                         classical, pipelined and fused)
@@ -169,14 +170,18 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     }
     // `--variant all` without a method is GMRES's three (with CA-GMRES); with `--method cg`
     // CG's (with fused CG).
-    if variant == Some(RunMode::Fused) && out.method.is_some_and(|m| m != Method::Cg) {
+    if variant == Some(RunMode::Fused)
+        && out
+            .method
+            .is_some_and(|m| !matches!(m, Method::Cg | Method::Gmres))
+    {
         return Err(format!(
-            "fused is CG's variant (one launch per iteration): --variant fused needs --method \
-             cg, not {}",
+            "fused is CG's and GMRES's variant (fewer launches per iteration): --variant fused \
+             needs --method cg or gmres, not {}",
             out.method.expect("checked")
         ));
     }
-    if variant == Some(RunMode::Fused) {
+    if variant == Some(RunMode::Fused) && out.method.is_none() {
         out.method = Some(Method::Cg);
     }
     let wants_ca = match variant {
@@ -320,15 +325,23 @@ mod tests {
                 .contains("on the right")
         );
         assert!(p("--variant nope").unwrap_err().contains("ca, all"));
-        // Fused is CG's: implied, and refused for another method; CG's `all` has no CA run.
+        // Fused is CG's (implied) and GMRES's, refused for another method; CG's `all` has no
+        // CA run.
         let Parsed::Run(a) = p("--variant fused --run").unwrap() else {
             panic!()
         };
         assert_eq!((a.run, a.method), (Some(RunMode::Fused), Some(Method::Cg)));
+        let Parsed::Run(a) = p("--method gmres --variant fused --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (a.run, a.method),
+            (Some(RunMode::Fused), Some(Method::Gmres))
+        );
         assert!(
-            p("--method gmres --variant fused")
+            p("--method bicgstab --variant fused")
                 .unwrap_err()
-                .contains("--method cg")
+                .contains("--method cg or gmres")
         );
         let Parsed::Run(a) = p("--method cg --variant all --precond ic0 --side left").unwrap()
         else {

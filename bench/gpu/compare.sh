@@ -7,7 +7,7 @@
 #
 # Environment: SIZES (default 1e3,1e4,1e5,1e6,1e7), PROBLEMS (poisson2d,laplace3d),
 # METHODS (cg,bicgstab,gmres), PRECISIONS (f32,f64), ITERS (30), RUNS (5), FORMAT (auto),
-# VARIANTS (classical,pipelined,fused; fused is CG's only), CHECK_MODES (paper,device), KRYLOV_BIN. SPMV=1 adds
+# VARIANTS (classical,pipelined,fused; fused is CG's and GMRES's), CHECK_MODES (paper,device), KRYLOV_BIN. SPMV=1 adds
 # `krylov bench --spmv` (every format, GB/s) on the generators and the shared matrices in
 # tests/data.
 set -uo pipefail

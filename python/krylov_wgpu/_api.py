@@ -181,8 +181,8 @@ _SCIPY_DOC = """
     ``precond=``): the preconditioner is built from A on the device. ``callback`` receives
     the residual norm after each iteration (x itself stays on the GPU){callback_note}.
 
-    Keyword extensions: ``variant`` (``pipelined``/``classical``; ``fused`` for CG: one
-    launch per iteration), ``precision``
+    Keyword extensions: ``variant`` (``pipelined``/``classical``; ``fused`` for CG — one
+    launch per iteration — and GMRES — two launches per step), ``precision``
     (``f64``/``f32``/``mixed``), ``device`` (``auto``/``gpu``/``cpu``), ``format``,
     ``precond`` and every option of :func:`solve`; ``full_output=True`` returns
     ``(x, info, report)`` with the :class:`SolveReport`.

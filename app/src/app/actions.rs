@@ -323,11 +323,15 @@ mod tests {
         a.restart = 30;
         assert!(a.options().is_ok());
 
-        // CA-GMRES is GMRES's only and fused CG's: other methods fall back to their variants;
-        // CG's three are classical, pipelined and fused.
+        // CA-GMRES is GMRES's only and fused CG's and GMRES's: other methods fall back to
+        // their variants; CG's three are classical, pipelined and fused.
         assert_eq!(RunMode::All.for_method(Method::Bicgstab), RunMode::Both);
         assert_eq!(RunMode::Ca.for_method(Method::Bicgstab), RunMode::Pipelined);
-        assert_eq!(RunMode::Fused.for_method(Method::Gmres), RunMode::Pipelined);
+        assert_eq!(RunMode::Fused.for_method(Method::Gmres), RunMode::Fused);
+        assert_eq!(
+            RunMode::Fused.for_method(Method::Bicgstab),
+            RunMode::Pipelined
+        );
         assert_eq!(RunMode::All.for_method(Method::Gmres), RunMode::All);
         assert_eq!(
             RunMode::All.kinds(Method::Cg),

@@ -61,6 +61,11 @@ impl StudioApp {
                 // CA-GMRES beside GMRES's two variants; it preconditions on the right only.
                 let plain = self.precond == Precond::None || self.side == Side::Right;
                 ui.horizontal(|ui| {
+                    ui.radio_value(&mut self.run_mode, RunMode::Fused, "fused")
+                        .on_hover_text(
+                            "pipelined GMRES's step in two launches instead of four (the basis \
+                             kept unnormalised, each vector divided by its norm where it is read)",
+                        );
                     ui.add_enabled_ui(plain, |ui| {
                         ui.radio_value(&mut self.run_mode, RunMode::Ca, "CA-GMRES")
                             .on_hover_text(

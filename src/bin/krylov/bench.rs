@@ -496,7 +496,7 @@ impl Group<'_> {
                 format
             };
             for &(method, s_step) in &methods {
-                // (Fused is CG's only: the other methods skip it.)
+                // (Fused is CG's and GMRES's: the other methods skip it.)
                 for &variant in args
                     .variant
                     .iter()

@@ -27,10 +27,11 @@ pub struct SolveArgs {
     rhs: Option<PathBuf>,
     #[arg(long, default_value = "cg", value_parser = parse_enum::<Method>)]
     method: Method,
-    /// classical, pipelined, fused (CG only: pipelined CG in one launch and one global
-    /// reduction per iteration), or auto: with a device profile from `krylov calibrate` the
-    /// variant the model predicts fastest, else pipelined; then, for CG on a GPU, fused where
-    /// it was measured faster (n ≤ 2e5, or a banded matrix in DIA; `gpu::choose_variant_for`).
+    /// classical, pipelined, fused (CG: pipelined CG in one launch and one global reduction per
+    /// iteration; GMRES: pipelined GMRES's step in two launches instead of four), or auto:
+    /// with a device profile from `krylov calibrate` the variant the model predicts fastest,
+    /// else pipelined; then, for CG and GMRES on a GPU, fused where it was measured faster (CG:
+    /// n ≤ 2e5 or a banded matrix in DIA; GMRES: n ≤ 2e5; `gpu::choose_variant_for`).
     /// Several devices (`--devices`, `--mpi`) run auto as pipelined.
     #[arg(long, default_value = "auto", value_parser = parse_variant_arg)]
     variant: VariantArg,
@@ -297,9 +298,10 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     finish_solve(args, &name, (&a, &b), run)
 }
 
-/// `--variant auto` for CG on a GPU after the model (which does not describe fused CG): fused
-/// where `choose_variant_for` finds it measured faster than pipelined, with a note saying why.
-/// Mixed precision keeps pipelined CG (its reliable updates are written for it).
+/// `--variant auto` for CG and GMRES on a GPU after the model (which does not describe the
+/// fused variants): fused where `choose_variant_for` finds it measured faster than pipelined,
+/// with a note saying why. Mixed precision keeps the pipelined variant (its reliable updates
+/// are written for pipelined CG).
 fn fused_by_rule(
     args: &SolveArgs,
     a: &Csr<f64>,
@@ -312,9 +314,10 @@ fn fused_by_rule(
         return (variant, None);
     };
     if args.variant != VariantArg::Auto
-        || args.method != Method::Cg
+        || !matches!(args.method, Method::Cg | Method::Gmres)
         || variant != Variant::Pipelined
         || args.matrix.precision == PrecisionArg::Mixed
+        || !fuses_preconditioner(args)
     {
         return (variant, None);
     }
@@ -325,7 +328,7 @@ fn fused_by_rule(
         }
         f => f,
     };
-    let rule = krylov_wgpu::gpu::choose_variant_for(Method::Cg, a.nrows(), resolved);
+    let rule = krylov_wgpu::gpu::choose_variant_for(args.method, a.nrows(), resolved);
     let note = match (rule.variant, decision) {
         (Variant::Fused, Some(_)) => {
             format!(
@@ -336,6 +339,17 @@ fn fused_by_rule(
         (v, _) => format!("variant auto: {v} ({})", rule.reason),
     };
     (rule.variant, Some(note))
+}
+
+/// Whether the pipelined and fused kernels apply `args`' preconditioner themselves: none, or
+/// Jacobi on the right (a factored M or a left one runs the classical variant, whatever
+/// `auto` picks, and the report says so).
+fn fuses_preconditioner(args: &SolveArgs) -> bool {
+    match args.precond {
+        Precond::None => true,
+        Precond::Jacobi => args.method == Method::Cg || args.side == Side::Right,
+        _ => false,
+    }
 }
 
 /// `--devices`: CG, BiCGStab, GMRES or CA-GMRES over several devices, one row block each, or BiCG
