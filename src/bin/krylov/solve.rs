@@ -14,9 +14,12 @@ use krylov_wgpu::solvers::{
 };
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
+mod auto_variant;
+
 use crate::args::{MatrixArgs, MatrixTask, PrecisionArg, parse_enum, run_in};
 use crate::model::{AutoRequest, ModelDecision, VariantArg, auto_choice, parse_variant_arg};
 use crate::report;
+use auto_variant::fused_by_rule;
 
 #[derive(clap::Args)]
 pub struct SolveArgs {
@@ -296,60 +299,6 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         variant_note,
     };
     finish_solve(args, &name, (&a, &b), run)
-}
-
-/// `--variant auto` for CG and GMRES on a GPU after the model (which does not describe the
-/// fused variants): fused where `choose_variant_for` finds it measured faster than pipelined,
-/// with a note saying why. Mixed precision keeps the pipelined variant (its reliable updates
-/// are written for pipelined CG).
-fn fused_by_rule(
-    args: &SolveArgs,
-    a: &Csr<f64>,
-    device: &krylov_wgpu::gpu::ChosenDevice,
-    format: Format,
-    variant: Variant,
-    decision: &Option<ModelDecision>,
-) -> (Variant, Option<String>) {
-    let Some(ctx) = device.context.as_deref() else {
-        return (variant, None);
-    };
-    if args.variant != VariantArg::Auto
-        || !matches!(args.method, Method::Cg | Method::Gmres)
-        || variant != Variant::Pipelined
-        || args.matrix.precision == PrecisionArg::Mixed
-        || !fuses_preconditioner(args)
-    {
-        return (variant, None);
-    }
-    let resolved = match format {
-        Format::Auto => {
-            let target = krylov_wgpu::gpu::RuleTarget::of(ctx);
-            krylov_wgpu::gpu::choose_format_for(a, args.max_padding, target).format
-        }
-        f => f,
-    };
-    let rule = krylov_wgpu::gpu::choose_variant_for(args.method, a.nrows(), resolved);
-    let note = match (rule.variant, decision) {
-        (Variant::Fused, Some(_)) => {
-            format!(
-                "variant auto: fused in place of the model's pipelined ({})",
-                rule.reason
-            )
-        }
-        (v, _) => format!("variant auto: {v} ({})", rule.reason),
-    };
-    (rule.variant, Some(note))
-}
-
-/// Whether the pipelined and fused kernels apply `args`' preconditioner themselves: none, or
-/// Jacobi on the right (a factored M or a left one runs the classical variant, whatever
-/// `auto` picks, and the report says so).
-fn fuses_preconditioner(args: &SolveArgs) -> bool {
-    match args.precond {
-        Precond::None => true,
-        Precond::Jacobi => args.method == Method::Cg || args.side == Side::Right,
-        _ => false,
-    }
 }
 
 /// `--devices`: CG, BiCGStab, GMRES or CA-GMRES over several devices, one row block each, or BiCG
