@@ -8,6 +8,7 @@ mod common;
 
 use common::engine;
 use common::problems::{load, with_ones_rhs};
+use common::solve::rel_diff_inf;
 use krylov_wgpu::matrix::{Coo, Csr, generators};
 use krylov_wgpu::solvers::{
     CheckMode, Format, Method, Precond, SolveOptions, Variant, cg, solve_gpu,
@@ -26,17 +27,6 @@ fn opts(variant: Variant, mode: CheckMode, precond: Precond) -> SolveOptions {
         max_iter: 5000,
         ..Default::default()
     }
-}
-
-/// ‖x − y‖∞ / ‖y‖∞.
-fn rel_diff<T: Scalar>(x: &[T], y: &[T]) -> f64 {
-    let scale = y.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
-    let d = x
-        .iter()
-        .zip(y)
-        .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
-        .fold(0.0, f64::max);
-    d / scale.max(f64::MIN_POSITIVE)
 }
 
 /// A random SPD matrix: a random symmetric pattern with |entries| < 1 and a diagonal that
@@ -100,7 +90,7 @@ fn assert_same_iterates<T: Scalar>(
                 "{tag}: {}",
                 p.report.reason_detail
             );
-            let d = rel_diff(&f.x, &p.x);
+            let d = rel_diff_inf(&f.x, &p.x);
             assert!(d <= tol, "{tag}: fused x differs from pipelined by {d:e}");
             for (i, (hf, hp)) in f.report.history.iter().zip(&p.report.history).enumerate() {
                 assert!(

@@ -9,6 +9,7 @@ mod common;
 
 use common::engine;
 use common::problems::{load, with_ones_rhs};
+use common::solve::rel_diff_inf;
 use krylov_wgpu::matrix::{Coo, Csr, generators};
 use krylov_wgpu::solvers::{
     CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant, gmres, solve_gpu,
@@ -29,17 +30,6 @@ fn opts(variant: Variant, mode: CheckMode, precond: Precond, gs: GramSchmidt) ->
         max_iter: 5000,
         ..Default::default()
     }
-}
-
-/// ‖x − y‖∞ / ‖y‖∞.
-fn rel_diff<T: Scalar>(x: &[T], y: &[T]) -> f64 {
-    let scale = y.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
-    let d = x
-        .iter()
-        .zip(y)
-        .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
-        .fold(0.0, f64::max);
-    d / scale.max(f64::MIN_POSITIVE)
 }
 
 /// A random nonsymmetric matrix: a random pattern with |entries| < 1 and a diagonal that
@@ -92,7 +82,7 @@ fn assert_same_steps<T: Scalar>(
                 f.report.reason_detail, p.report.reason_detail
             );
             assert_eq!(f.report.cycles, p.report.cycles, "{tag}");
-            let d = rel_diff(&f.x, &p.x);
+            let d = rel_diff_inf(&f.x, &p.x);
             assert!(d <= tol, "{tag}: fused x differs from pipelined by {d:e}");
             // The estimate resolves ‖r‖ only to about √ε·ρ0 (it subtracts ξ² from ‖r‖²).
             let floor = 10.0 * T::PRECISION.epsilon().sqrt() * p.report.history[0];

@@ -197,32 +197,11 @@ fn main(ids: Ids) {
     }
     var div = Real(1.0);
     if first {
-        let rr = sum_value(workgroup_total(pre, ids)).x;
-        let rho = sqrt(rr);
-        if is_leader(ids) {
-            scalars[GM_H_RR] = rr;
-            scalars[GM_H_RHO] = rho;
-            scalars[params.comp + 1u] = rho;
-        }
-        if !is_finite(rr) {
-            gm_leader_stop(ids, GM_STOP_NONFINITE_RR, 0u, STATUS_NON_FINITE);
+        // ρ0, its stop tests and v_0 = r/ρ0 (gmres_open.wgsl; the update of x reads v_0).
+        div = gm_open_cycle(sum_value(workgroup_total(pre, ids)).x, monitor, ids);
+        if div < Real(0.0) {
             return;
         }
-        if monitor {
-            if ids.lid == 0u {
-                gm_a = scalars[GM_H_THR];
-            }
-            if rho <= workgroupUniformLoad(&gm_a) {
-                gm_leader_stop(ids, GM_STOP_CONVERGED, 0u, STATUS_CONVERGED);
-                return;
-            }
-        }
-        // v_0 = r/ρ0 (the update of x reads it).
-        let r_off = params.den * n;
-        for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + g * WG) {
-            pool_set(row, pool_get(r_off + row) / rho);
-        }
-        div = rho;
     } else if (params.flags & GM_FLAG_CLOSED) != 0u {
         // `paper` mode: step i − 1 was closed by its own launch.
         if ids.lid == 0u {

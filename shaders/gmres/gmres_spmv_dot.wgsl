@@ -63,30 +63,11 @@ fn main(ids: Ids) {
     let monitor = (params.flags & GM_FLAG_MONITOR) != 0u;
     var rho = Real(1.0);
     if first {
+        // ρ0, its stop tests and v_0 = r/ρ0 (gmres_open.wgsl).
         let rr = sum_partials(GM_SLOT_RESIDUAL * params.groups, params.groups, ids).x;
-        rho = sqrt(rr);
-        if is_leader(ids) {
-            scalars[GM_H_RR] = rr;
-            scalars[GM_H_RHO] = rho;
-            scalars[params.comp + 1u] = rho;
-        }
-        if !is_finite(rr) {
-            gm_leader_stop(ids, GM_STOP_NONFINITE_RR, 0u, STATUS_NON_FINITE);
+        rho = gm_open_cycle(rr, monitor, ids);
+        if rho < Real(0.0) {
             return;
-        }
-        if monitor {
-            if ids.lid == 0u {
-                gm_a = scalars[GM_H_THR];
-            }
-            if rho <= workgroupUniformLoad(&gm_a) {
-                gm_leader_stop(ids, GM_STOP_CONVERGED, 0u, STATUS_CONVERGED);
-                return;
-            }
-        }
-        // v_0 = r/ρ0.
-        let r_off = params.den * n;
-        for (var row = ids.wid.x * WG + ids.lid; row < n; row = row + params.groups * WG) {
-            pool_set(row, pool_get(r_off + row) / rho);
         }
     } else if monitor {
         // Second stage of ξ_{i−1} and the Walker–Zhou estimate of ‖r_{i−1}‖.

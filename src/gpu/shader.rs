@@ -62,6 +62,9 @@ pub enum Piece {
     /// `gmres.wgsl`: the cycle-buffer header, stop codes and partials slots of the GMRES(m)
     /// kernels, and the stop of a cycle.
     Gmres,
+    /// `gmres_open.wgsl` (on [`Piece::Gmres`] and [`Piece::GmresPool`]): step 1's opening of
+    /// a cycle (ρ0, its stop tests, v_0 = r/ρ0), shared by pipelined and fused GMRES.
+    GmresOpen,
     /// `ds.wgsl`: double-single arithmetic on `vec2<f32>` (TwoSum, TwoProd, Ds add/mul, the
     /// exact-product accumulation `ds_fma_f32`); the prelude of a kernel built on it defines
     /// `DS_FMA` ([`TwoProd`]; see [`specialise_with`]).
@@ -108,13 +111,14 @@ pub enum Piece {
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 19] = [
+    pub const ALL: [Piece; 20] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
         Piece::SpmvPartials,
         Piece::BicgstabSpmv,
         Piece::Gmres,
+        Piece::GmresOpen,
         Piece::Ds,
         Piece::DsRows,
         Piece::CaLeaf,
@@ -156,6 +160,7 @@ impl Piece {
             Piece::SpmvPartials => lib_file!("spmv_partials.wgsl"),
             Piece::BicgstabSpmv => lib_file!("bicgstab_spmv.wgsl"),
             Piece::Gmres => lib_file!("gmres.wgsl"),
+            Piece::GmresOpen => lib_file!("gmres_open.wgsl"),
             Piece::Ds => lib_file!("ds.wgsl"),
             Piece::DsRows => lib_file!("ds_rows.wgsl"),
             Piece::CaLeaf => lib_file!("ca_leaf.wgsl"),
@@ -329,14 +334,14 @@ pub const KERNELS: &[KernelSource] = &[
         "gmres_spmv_dot",
         true,
         1,
-        [Gmres, SpmvPartials, GmresPool]
+        [Gmres, GmresOpen, SpmvPartials, GmresPool]
     ),
     kernel!(
         "gmres",
         "gmres_scale_spmv_dots",
         true,
         1,
-        [Gmres, SpmvPartials, GmresPool]
+        [Gmres, GmresOpen, SpmvPartials, GmresPool]
     ),
     kernel!("gmres", "gmres_basis_dots", true, 0, [GmresPool]),
     kernel!("gmres", "gmres_gs_update", true, 0, [Gmres, GmresPool]),

@@ -283,3 +283,17 @@ pub fn assert_trivial_solves(
     );
     (zero, exact)
 }
+
+/// ‖x − y‖∞ / ‖y‖∞ (NaN in x gives NaN, which no tolerance passes).
+pub fn rel_diff_inf<T: Scalar>(x: &[T], y: &[T]) -> f64 {
+    let scale = y.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
+    let d = x
+        .iter()
+        .zip(y)
+        .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
+        .fold(
+            0.0,
+            |m: f64, v| if v.is_nan() { f64::NAN } else { m.max(v) },
+        );
+    d / scale.max(f64::MIN_POSITIVE)
+}

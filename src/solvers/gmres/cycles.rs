@@ -5,10 +5,10 @@
 //! restart residual and lets the variant drive its steps from the host.
 
 use super::basis::{
-    GmresSystem, H_RHO, H_RR, H_STOP, SLOT_RESIDUAL, STOP_CONVERGED, STOP_NONFINITE_RR,
-    UPDATE_STORE,
+    GmresSystem, H_RHO, H_RR, H_STOP, SLOT_RESIDUAL, STOP_BREAKDOWN, STOP_CONVERGED, STOP_NONE,
+    STOP_NONFINITE_RR, UPDATE_STORE,
 };
-use super::least_squares::{Breakdown, CycleData, StepEnd, solve_upper};
+use super::least_squares::{Breakdown, CycleData, StepEnd, read_r, solve_upper};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::Params;
@@ -40,6 +40,57 @@ pub(super) trait GmresVariant<T: Scalar> {
     fn basis_norms(&self, _data: &CycleData<T>) -> Option<Vec<f64>> {
         None
     }
+}
+
+/// `paper` mode's steps for the pipelined and fused variants: each step one submit —
+/// `record(batch, i)` records it — and one readback of the cycle buffer up to `read_len(i)`
+/// (header and step i's record: a stop code, R_{i,i} and ‖A v_{i−1}‖²), from which `xi`
+/// takes ξ_i for the host's estimate (paper 000's monitoring transfer); then R once.
+pub(super) fn paper_steps_with<T: Scalar>(
+    sys: &GmresSystem<'_, T>,
+    (run, mc, data): (&mut Run<'_>, usize, &mut CycleData<T>),
+    record: impl Fn(&mut Batch<'_>, usize),
+    read_len: impl Fn(usize) -> usize,
+    xi: impl Fn(&[T], usize) -> f64,
+) -> Result<()> {
+    let lay = &sys.lay;
+    for i in 1..=mc {
+        if run.monitor.cancelled() {
+            data.end = StepEnd::Cancelled;
+            break;
+        }
+        let mut batch = sys.engine.begin("gmres step");
+        record(&mut batch, i);
+        let rec = lay.rec(i);
+        let c: Vec<T> = batch.submit_and_read(&sys.cyc, 0, read_len(i))?;
+        run.recorded += 1;
+        match c[H_STOP].as_f64() as u32 {
+            STOP_NONE => {}
+            STOP_BREAKDOWN => {
+                data.end = StepEnd::Breakdown(Breakdown {
+                    step: i,
+                    rii: c[rec + 1].as_f64(),
+                    w_norm: c[rec].as_f64().sqrt(),
+                });
+                break;
+            }
+            _ => {
+                data.end = StepEnd::NonFinite("A v");
+                break;
+            }
+        }
+        if !data.push_step(run, i, xi(&c, i)) {
+            break;
+        }
+    }
+    let k = data.k;
+    if k >= 1 {
+        let c: Vec<T> = sys
+            .engine
+            .read(&sys.cyc, lay.r, lay.r_at(k, k) + 1 - lay.r)?;
+        data.r = read_r(&c, lay, lay.r, k);
+    }
+    Ok(())
 }
 
 /// How the solve ended, before the final true-residual check.

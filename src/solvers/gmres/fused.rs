@@ -23,9 +23,9 @@
 //! x = x0 + D⁻¹ Σ η_i v_{i−1} with v_{i−1} = w_{i−1}/R_{i−1,i−1}: the update's coefficients
 //! are η_i/R_{i−1,i−1} (v_0 = r/ρ0 is stored normalised by step 1).
 
-use super::basis::{GmresSystem, H_STOP, STOP_BREAKDOWN, STOP_NONE};
-use super::cycles::GmresVariant;
-use super::least_squares::{Breakdown, CycleData, StepEnd, read_r};
+use super::basis::GmresSystem;
+use super::cycles::{GmresVariant, paper_steps_with};
+use super::least_squares::CycleData;
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::Params;
@@ -181,51 +181,25 @@ impl<T: Scalar> GmresVariant<T> for Fused<'_, T> {
     /// back after it (R_{i,i} and ξ_i finished on the device), then R once.
     fn paper_steps(&self, run: &mut Run<'_>, mc: usize, data: &mut CycleData<T>) -> Result<()> {
         let (sys, lay) = (self.sys, &self.sys.lay);
-        for i in 1..=mc {
-            if run.monitor.cancelled() {
-                data.end = StepEnd::Cancelled;
-                break;
-            }
+        let record = |batch: &mut Batch<'_>, i: usize| {
             let st = &self.steps[i - 1];
-            let mut batch = sys.engine.begin("gmres step");
+            // Step 1 closes nothing; later steps find the previous one closed.
             let product = if i == 1 {
                 &st.spmv_dots
             } else {
                 &st.spmv_dots_closed
             };
-            sys.dispatch(&mut batch, &self.spmv_dots, product);
-            self.record_update(&mut batch, st);
-            sys.dispatch(&mut batch, &self.close, &st.close);
-            let rec = lay.rec(i);
-            let c: Vec<T> = batch.submit_and_read(&sys.cyc, 0, rec + 3)?;
-            run.recorded += 1;
-            match c[H_STOP].as_f64() as u32 {
-                STOP_NONE => {}
-                STOP_BREAKDOWN => {
-                    data.end = StepEnd::Breakdown(Breakdown {
-                        step: i,
-                        rii: c[rec + 1].as_f64(),
-                        w_norm: c[rec].as_f64().sqrt(),
-                    });
-                    break;
-                }
-                _ => {
-                    data.end = StepEnd::NonFinite("A v");
-                    break;
-                }
-            }
-            if !data.push_step(run, i, c[rec + 2].as_f64()) {
-                break;
-            }
-        }
-        let k = data.k;
-        if k >= 1 {
-            let c: Vec<T> = sys
-                .engine
-                .read(&sys.cyc, lay.r, lay.r_at(k, k) + 1 - lay.r)?;
-            data.r = read_r(&c, lay, lay.r, k);
-        }
-        Ok(())
+            sys.dispatch(batch, &self.spmv_dots, product);
+            self.record_update(batch, st);
+            sys.dispatch(batch, &self.close, &st.close);
+        };
+        paper_steps_with(
+            sys,
+            (run, mc, data),
+            record,
+            |i| lay.rec(i) + 3,
+            |c, i| c[lay.rec(i) + 2].as_f64(),
+        )
     }
 
     /// l.22 with v_{i−1} = w_{i−1}/R_{i−1,i−1} (v_0 is stored normalised).

@@ -12,9 +12,9 @@
 //! With CGS2 every step from the second re-orthogonalises once: `gmres_basis_dots` over
 //! j = 1 … i−1 and a second `gmres_gs_update` adding to R.
 
-use super::basis::{GmresSystem, H_STOP, SLOT_DOTS, STOP_BREAKDOWN, STOP_NONE};
-use super::cycles::GmresVariant;
-use super::least_squares::{Breakdown, CycleData, StepEnd, read_r};
+use super::basis::{GmresSystem, SLOT_DOTS};
+use super::cycles::{GmresVariant, paper_steps_with};
+use super::least_squares::CycleData;
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::Params;
@@ -169,44 +169,14 @@ impl<T: Scalar> GmresVariant<T> for Pipelined<'_, T> {
     /// The steps one submit each, ξ_i finished on the host from the step record read back
     /// after it (paper 000's monitoring transfer), then R once.
     fn paper_steps(&self, run: &mut Run<'_>, mc: usize, data: &mut CycleData<T>) -> Result<()> {
-        let (sys, lay) = (self.sys, &self.sys.lay);
-        for i in 1..=mc {
-            if run.monitor.cancelled() {
-                data.end = StepEnd::Cancelled;
-                break;
-            }
-            let mut batch = sys.engine.begin("gmres step");
-            self.record_step(&mut batch, i);
-            let rec = lay.rec(i);
-            let c: Vec<T> = batch.submit_and_read(&sys.cyc, 0, rec + lay.stride)?;
-            run.recorded += 1;
-            match c[H_STOP].as_f64() as u32 {
-                STOP_NONE => {}
-                STOP_BREAKDOWN => {
-                    data.end = StepEnd::Breakdown(Breakdown {
-                        step: i,
-                        rii: c[rec + 1].as_f64(),
-                        w_norm: c[rec].as_f64().sqrt(),
-                    });
-                    break;
-                }
-                _ => {
-                    data.end = StepEnd::NonFinite("A v");
-                    break;
-                }
-            }
-            if !data.push_step(run, i, lay.record_xi(&c, i)) {
-                break;
-            }
-        }
-        let k = data.k;
-        if k >= 1 {
-            let c: Vec<T> = sys
-                .engine
-                .read(&sys.cyc, lay.r, lay.r_at(k, k) + 1 - lay.r)?;
-            data.r = read_r(&c, lay, lay.r, k);
-        }
-        Ok(())
+        let lay = &self.sys.lay;
+        paper_steps_with(
+            self.sys,
+            (run, mc, data),
+            |batch, i| self.record_step(batch, i),
+            |i| lay.rec(i) + lay.stride,
+            |c, i| lay.record_xi(c, i),
+        )
     }
 
     /// l.22 of Alg. 6: x_k = x0 + D⁻¹ Σ_{i=1..k} η_i v_{i−1} (r = r0 = ρ0 v0 was never updated,
