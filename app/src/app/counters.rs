@@ -16,7 +16,7 @@ impl StudioApp {
                 RichText::new(
                     "Solve to see the counts: kernel launches (dispatches), host transfers, \
                      global reductions and host syncs per iteration, classical vs pipelined \
-                     (vs fused for CG, CA-GMRES for GMRES).",
+                     (vs fused for CG and GMRES, CA-GMRES for GMRES).",
                 )
                 .weak(),
             );
@@ -71,7 +71,7 @@ impl StudioApp {
                 .strong(),
             );
         }
-        // And fused CG's launches and reductions beside pipelined CG's.
+        // And the fused variant's launches and reductions beside pipelined's (CG, GMRES).
         if let Some(f) = report(RunKind::Fused).filter(|f| f.device.is_gpu()) {
             let vs = report(RunKind::Pipelined)
                 .map(|p| {
