@@ -1,5 +1,6 @@
 //! GMRES in krylov-studio: classical, pipelined and CA-GMRES side by side with their
-//! reductions and host round trips, and CA-GMRES started from the command line.
+//! reductions and host round trips, CA-GMRES started from the command line, and fused GMRES
+//! with its two launches per step.
 
 use super::*;
 
@@ -207,4 +208,41 @@ fn the_command_line_runs_ca_gmres() {
         row_texts(&h, "global reductions / iteration")[0],
         format!("{:.2}", rep.reductions_per_iteration)
     );
+}
+
+#[test]
+fn gmres_runs_fused_with_two_launches_per_step() {
+    let mut h = harness();
+    check_device(&h);
+    generate(&mut h, "poisson2d:16");
+    choose(&mut h, "Method", "gmres");
+    h.run();
+    // Fused is offered beside GMRES's other variants.
+    h.get(by().role(Role::RadioButton).label("fused")).click();
+    h.run();
+    solve(&mut h);
+    let runs = h.state().runs();
+    assert_eq!(
+        runs.iter().map(|r| r.kind).collect::<Vec<_>>(),
+        vec![RunKind::Fused]
+    );
+    let r = runs[0].report().expect("the run reports").clone();
+    assert!(r.converged, "{}", r.reason_detail);
+    assert_eq!(
+        (r.method, r.variant),
+        (Method::Gmres, krylov_wgpu::solvers::Variant::Fused)
+    );
+    if r.device.is_gpu() {
+        // Two launches and two global reductions per step, plus a cycle's own.
+        assert!((2.0..2.5).contains(&r.dispatches_per_iteration), "{r:?}");
+        assert!((2.0..2.2).contains(&r.reductions_per_iteration), "{r:?}");
+        let headline = format!(
+            "fused gmres: {:.2} launches and {:.2} global reductions per iteration",
+            r.dispatches_per_iteration, r.reductions_per_iteration
+        );
+        assert!(
+            h.query(by().label(headline.as_str())).is_some(),
+            "{headline}"
+        );
+    }
 }
