@@ -50,8 +50,8 @@ const GS_XI: u32 = 8;
 struct Step {
     /// Closes step i − 1 (device mode), w = A v_{i−1}, first stage of every ⟨w_j, w⟩.
     spmv_dots: wgpu::BindGroup,
-    /// The same with step i − 1 closed by its own launch (`paper` mode).
-    spmv_dots_closed: wgpu::BindGroup,
+    /// The same with step i − 1 closed by its own launch (`paper` mode only).
+    spmv_dots_closed: Option<wgpu::BindGroup>,
     /// R_{j,i}, w −= Σ R_{j,i} v_j (+ ‖w‖², ⟨r, w⟩ unless CGS2 follows).
     update: wgpu::BindGroup,
     /// CGS2, i ≥ 2: ⟨w_j, w⟩ for j = 1 … i−1 and the second update.
@@ -120,7 +120,7 @@ impl<'a, T: Scalar> Fused<'a, T> {
                 let reorth = i >= 2 && cgs2;
                 Step {
                     spmv_dots: spmv(i, monitor),
-                    spmv_dots_closed: spmv(i, CLOSED),
+                    spmv_dots_closed: (sys.mode == CheckMode::Paper).then(|| spmv(i, CLOSED)),
                     update: update(if reorth { 0 } else { GS_NORM | GS_XI }),
                     reorth: reorth.then(|| {
                         (
@@ -184,10 +184,9 @@ impl<T: Scalar> GmresVariant<T> for Fused<'_, T> {
         let record = |batch: &mut Batch<'_>, i: usize| {
             let st = &self.steps[i - 1];
             // Step 1 closes nothing; later steps find the previous one closed.
-            let product = if i == 1 {
-                &st.spmv_dots
-            } else {
-                &st.spmv_dots_closed
+            let product = match (i, &st.spmv_dots_closed) {
+                (2.., Some(closed)) => closed,
+                _ => &st.spmv_dots,
             };
             sys.dispatch(batch, &self.spmv_dots, product);
             self.record_update(batch, st);
