@@ -25,12 +25,18 @@ from model_validate import REPO, load_matrices
 
 
 def measured(md):
+    """Measured µs per (matrix, format) of the pipelined rows of a model_validation.md (tables
+    since 2026-11-30 have a variant column after the method)."""
     out = collections.defaultdict(dict)
     for line in open(md):
         p = [x.strip() for x in line.split("|")]
         if len(p) > 8 and p[2].isdigit():
+            with_variant = len(p) > 10
+            if with_variant and p[5] != "pipelined":
+                continue
+            fmt, us = (p[6], p[8]) if with_variant else (p[5], p[7])
             try:
-                out[p[1]][p[5]] = float(p[7])
+                out[p[1]][fmt] = float(us)
             except ValueError:
                 pass
     return out

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """Validation of the performance model (issue 18): predicted against measured time per
-iteration, per matrix and storage format, and how often `--format auto` (the model's pick)
-lands within 5% of the measured-fastest format.
+iteration, per matrix, storage format and solver variant, and how often `--format auto` (the
+model's pick) lands within 5% of the measured-fastest format — with several variants
+(`--variant pipelined,fused`), how often `--format auto --variant auto` lands within 5% of the
+measured-fastest (format, variant).
 
 Used by bench/model_validate.sh (which calibrates first); python3 standard library only.
 
-  model_validate.py KRYLOV OUTDIR [--iters N] [--runs R] [--variant pipelined]
+  model_validate.py KRYLOV OUTDIR [--iters N] [--runs R] [--variant pipelined[,fused]]
                     [--matrices FILE] [--formats csr,ell,...]
 
-Per matrix: one `krylov predict --json`, then the measurement, then one
-`krylov solve --format auto --json` to record the model's pick. Writes OUTDIR/rows.jsonl and
+Per matrix: one `krylov predict --json`, then the measurement of each variant the method has
+(fused is CG's only), then one `krylov solve --format auto --json` to record the model's pick. Writes OUTDIR/rows.jsonl and
 OUTDIR/model_validation.md.
 
 The measurement (--protocol):
@@ -78,7 +80,7 @@ def load_matrices(path):
     return out
 
 
-def bench_times(krylov, margs, method, formats, args):
+def bench_times(krylov, margs, method, variant, formats, args):
     """Times per iteration of every format from R heated `krylov bench` processes, one run
     of every format each, the formats' order rotated from one process to the next: a drift
     of the machine within a process (clocks, temperature) then hits every format alike."""
@@ -91,7 +93,7 @@ def bench_times(krylov, margs, method, formats, args):
         if not order:
             break
         cmd = [krylov, "bench", *source, "--json", "--precision", "f32", "--method", method,
-               "--variant", args.variant, "--check-mode", "device",
+               "--variant", variant, "--check-mode", "device",
                "--iterations", str(args.iters), "--runs", "1", "--bandwidth-n", "0",
                "--formats", ",".join(order)]
         p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
@@ -116,7 +118,7 @@ def bench_times(krylov, margs, method, formats, args):
             if fmt not in seen and not notes[fmt]:
                 why = [l for l in p.stderr.splitlines() if f" {fmt} " in l] or \
                       p.stderr.strip().splitlines()[-1:] or ["exit %d" % p.returncode]
-                notes[fmt] = why[-1].split(f" {args.variant}: ", 1)[-1]
+                notes[fmt] = why[-1].split(f" {variant}: ", 1)[-1]
     return times, notes
 
 
@@ -144,6 +146,14 @@ def solve_times(solve, formats, args):
     return times, notes
 
 
+def solve_command(krylov, margs, method, variant, args):
+    """`krylov solve` of exactly `args.iters` iterations in one batch (device mode)."""
+    return [krylov, "solve", *margs, "--json", "--precision", "f32", "--device", "gpu",
+            "--method", method, "--variant", variant, "--check-mode", "device",
+            "--rtol", "0", "--atol", "0", "--max-iter", str(args.iters),
+            "--batch", str(args.iters), "--reorder", "none"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("krylov")
@@ -166,6 +176,7 @@ def main():
     prof = ["--profile", os.path.abspath(args.profile)] if args.profile else []
     rows = []
     picks = []
+    variants = args.variant.split(",")
     for label, margs, method in load_matrices(args.matrices):
         pred, err = run_json([krylov, "predict", *margs, "--json", "--precision", "f32",
                               "--method", method, "--check-mode", "device",
@@ -173,41 +184,46 @@ def main():
         if pred is None:
             print(f"{label}: predict failed: {err}", file=sys.stderr)
             continue
-        predicted = {p["format"]: p for p in pred["predictions"]
-                     if p["variant"] == args.variant and p["method"] == method}
-        solve = [krylov, "solve", *margs, "--json", "--precision", "f32", "--device", "gpu",
-                 "--method", method, "--variant", args.variant, "--check-mode", "device",
-                 "--rtol", "0", "--atol", "0", "--max-iter", str(args.iters),
-                 "--batch", str(args.iters), "--reorder", "none"]
+        # Fused is CG's (and GMRES's) only.
+        mine = [v for v in variants if v != "fused" or method == "cg"]
         measured = {}
-        if args.protocol == "bench":
-            times, notes = bench_times(krylov, margs, method, formats, args)
-        else:
-            times, notes = solve_times(solve, formats, args)
-        for fmt in formats:
-            times_f, note = times[fmt], notes[fmt]
-            p = predicted.get(fmt, {})
-            row = {
-                "matrix": label, "method": method, "variant": args.variant, "format": fmt,
-                "n": pred["n"], "nnz": pred["nnz"],
-                "predicted_s": p.get("seconds_per_iteration"),
-                "refused": p.get("refused"),
-                "measured_s": (min(times_f) if args.stat == "min" else statistics.median(times_f))
-                if times_f and not note else None,
-                "runs_s": times_f, "note": note,
-            }
-            if row["predicted_s"] and row["measured_s"]:
-                row["rel_error"] = (row["predicted_s"] - row["measured_s"]) / row["measured_s"]
-                measured[fmt] = row["measured_s"]
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-        auto, err = run_json(solve + ["--format", "auto", *prof])
+        for variant in mine:
+            predicted = {p["format"]: p for p in pred["predictions"]
+                         if p["variant"] == variant and p["method"] == method}
+            solve = solve_command(krylov, margs, method, variant, args)
+            if args.protocol == "bench":
+                times, notes = bench_times(krylov, margs, method, variant, formats, args)
+            else:
+                times, notes = solve_times(solve, formats, args)
+            for fmt in formats:
+                times_f, note = times[fmt], notes[fmt]
+                p = predicted.get(fmt, {})
+                row = {
+                    "matrix": label, "method": method, "variant": variant, "format": fmt,
+                    "n": pred["n"], "nnz": pred["nnz"],
+                    "predicted_s": p.get("seconds_per_iteration"),
+                    "refused": p.get("refused"),
+                    "measured_s": (min(times_f) if args.stat == "min"
+                                   else statistics.median(times_f))
+                    if times_f and not note else None,
+                    "runs_s": times_f, "note": note,
+                }
+                if row["predicted_s"] and row["measured_s"]:
+                    row["rel_error"] = (row["predicted_s"] - row["measured_s"]) / row["measured_s"]
+                    measured[(fmt, variant)] = row["measured_s"]
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+        # The model's pick: the format alone with one variant, format and variant with several.
+        pick_variant = "auto" if len(mine) > 1 else mine[0]
+        auto, err = run_json(solve_command(krylov, margs, method, pick_variant, args)
+                             + ["--format", "auto", *prof])
         if auto is not None and measured:
             best = min(measured, key=measured.get)
-            pick = auto["format"]
+            pick = (auto["format"], auto["variant"])
             picks.append({
-                "matrix": label, "auto": pick, "best": best,
+                "matrix": label, "auto": " ".join(pick), "best": " ".join(best),
                 "auto_reason": auto.get("format_reason", ""),
+                "auto_notes": auto.get("notes", []),
                 "ratio": measured.get(pick, float("nan")) / measured[best],
                 "predicted_s": auto.get("predicted_seconds_per_iteration"),
             })
@@ -223,8 +239,8 @@ def main():
 
 
 def table(rows, picks, args):
-    out = ["| matrix | n | nnz | method | format | predicted µs | measured µs | error |",
-           "|---|---:|---:|---|---|---:|---:|---:|"]
+    out = ["| matrix | n | nnz | method | variant | format | predicted µs | measured µs | error |",
+           "|---|---:|---:|---|---|---|---:|---:|---:|"]
     for r in rows:
         pred = "%.1f" % (r["predicted_s"] * 1e6) if r["predicted_s"] else "—"
         meas = "%.1f" % (r["measured_s"] * 1e6) if r["measured_s"] else "—"
@@ -233,19 +249,24 @@ def table(rows, picks, args):
         else:
             err = r["refused"] or r["note"] or "—"
             err = err[:60]
-        out.append(f"| {r['matrix']} | {r['n']} | {r['nnz']} | {r['method']} | {r['format']} "
+        out.append(f"| {r['matrix']} | {r['n']} | {r['nnz']} | {r['method']} | {r['variant']} "
+                   f"| {r['format']} "
                    f"| {pred} | {meas} | {err} |")
-    errs = sorted(abs(r["rel_error"]) for r in rows if "rel_error" in r)
     out.append("")
-    if errs:
+    for variant in [None] + sorted({r["variant"] for r in rows}):
+        mine = [r for r in rows if variant is None or r["variant"] == variant]
+        errs = sorted(abs(r["rel_error"]) for r in mine if "rel_error" in r)
+        if not errs:
+            continue
         within10 = sum(e <= 0.10 for e in errs) / len(errs)
         within30 = sum(e <= 0.30 for e in errs) / len(errs)
-        out.append(f"{len(errs)} (matrix, format) cases, {args.variant} variant, f32, "
+        out.append(f"{len(errs)} (matrix, format) cases, {variant or args.variant} variant, f32, "
                    f"{args.iters} iterations per batch, {args.stat} of {args.runs} runs "
                    f"(protocol {args.protocol}): "
                    f"median |error| {100 * statistics.median(errs):.1f}%, "
                    f"worst {100 * errs[-1]:.1f}%; within 10%: {100 * within10:.0f}%, "
                    f"within 30%: {100 * within30:.0f}%.")
+        out.append("")
     out.append("")
     out.append("| matrix | auto picked | measured fastest | auto time / fastest |")
     out.append("|---|---|---|---:|")
@@ -254,7 +275,7 @@ def table(rows, picks, args):
     if picks:
         ok = sum(p["ratio"] <= 1.05 for p in picks)
         out.append("")
-        out.append(f"auto within 5% of the measured-fastest format: {ok} of {len(picks)} "
+        out.append(f"auto within 5% of the measured-fastest {'(format, variant)' if ',' in args.variant else 'format'}: {ok} of {len(picks)} "
                    f"matrices ({100 * ok / len(picks):.0f}%).")
     return "\n".join(out) + "\n"
 

@@ -13,7 +13,7 @@ use krylov_wgpu::gpu::GpuMatrix;
 use krylov_wgpu::gpu::format::{DEFAULT_PADDING_BUDGET, sell_c};
 use krylov_wgpu::matrix::{Csr, generators};
 use krylov_wgpu::model::calibrate::dense_blocks;
-use krylov_wgpu::model::kernels::{Curve, MODELLED, curve_key, iteration_plan};
+use krylov_wgpu::model::kernels::{Curve, MODELLED, SpmvBytes, curve_key, iteration_plan};
 use krylov_wgpu::model::profile::SCHEMA_VERSION;
 use krylov_wgpu::model::{
     DeviceIdentity, Fit, LayoutParams, MODEL_FORMATS, PredictRequest, Profile, Sample, Sigmoid,
@@ -99,7 +99,16 @@ fn the_launch_counts_are_those_of_real_solves() {
                 .unwrap()
                 .report;
             let tag = format!("{variant} {method} {mode}");
-            let plan = iteration_plan(method, variant, mode, a.nrows(), 1000, 4, batch).unwrap();
+            let plan = iteration_plan(
+                method,
+                variant,
+                mode,
+                a.nrows(),
+                SpmvBytes::plain(1000.0),
+                4,
+                batch,
+            )
+            .unwrap();
             let j = r.iterations_recorded as f64;
             let reads = r.loop_counts.readbacks as f64 / j;
             match mode {
@@ -131,7 +140,16 @@ fn synthetic_profile(device: DeviceIdentity) -> Profile {
     let mut constants = BTreeMap::new();
     for (i, format) in MODEL_FORMATS.iter().enumerate() {
         for (method, variant) in MODELLED {
-            let plan = iteration_plan(method, variant, CheckMode::Device, 100, 1, 4, 1).unwrap();
+            let plan = iteration_plan(
+                method,
+                variant,
+                CheckMode::Device,
+                100,
+                SpmvBytes::plain(1.0),
+                4,
+                1,
+            )
+            .unwrap();
             for k in &plan.kernels {
                 let key = curve_key(k, *format);
                 if k.curve == Curve::Finish {
@@ -342,7 +360,8 @@ fn predict_ranks_every_format_from_the_devices_profile() {
     run.assert_code(0);
     let v = run.json();
     let preds = v["predictions"].as_array().unwrap();
-    assert_eq!(preds.len(), 8 * 2 * 2, "{}", run.context());
+    // 8 formats, 2 precisions, 3 variants (classical, pipelined, fused).
+    assert_eq!(preds.len(), 8 * 2 * 3, "{}", run.context());
     let times: Vec<f64> = preds
         .iter()
         .filter(|p| p["refused"].is_null())
@@ -406,18 +425,44 @@ fn solve_auto_uses_the_model_and_reports_its_prediction() {
     let best = &predict(&profile, &a, &req)[0];
     assert_eq!(r["format"], best.format.as_str(), "{}", run.context());
     assert_eq!(r["model_choice"]["variant"], best.variant.as_str());
-    // The model does not describe fused CG; at n = 576 the rule runs it for pipelined.
-    let ran = match best.variant {
-        Variant::Pipelined => "fused",
-        v => v.as_str(),
-    };
-    assert_eq!(r["variant"], ran, "{}", run.context());
+    // The profile describes fused CG (one launch where pipelined has two, on the same
+    // curves): the model's choice runs, with no rule overriding it.
+    assert_eq!(best.variant, Variant::Fused);
+    assert_eq!(r["variant"], "fused", "{}", run.context());
     let predicted = r["predicted_seconds_per_iteration"].as_f64().unwrap();
     assert!(predicted > 0.0);
     assert!(r["measured_seconds_per_iteration"].as_f64().unwrap() > 0.0);
     assert_eq!(r["model_choice"]["format"], best.format.as_str());
     let notes = r["notes"].to_string();
-    assert!(notes.contains("variant auto"), "{notes}");
+    assert!(notes.contains("variant auto: fused (model"), "{notes}");
+    assert!(!notes.contains("in place of"), "{notes}");
+
+    // A profile calibrated before the model described fused CG: the model weighs pipelined
+    // and classical, and the variant rule runs fused in place of its pipelined, saying why.
+    let mut older = profile.clone();
+    older
+        .kernels
+        .retain(|k, _| !k.starts_with("update_spmv_dot_cg"));
+    let dir = profile_dir_with(&older);
+    let run = krylov_env(&args, &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())]);
+    run.assert_code(0);
+    let r = run.json();
+    assert_eq!(r["model_choice"]["variant"], "pipelined", "{}", run.context());
+    assert_eq!(r["variant"], "fused", "{}", run.context());
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("fused in place of the model's pipelined")
+            && notes.contains("krylov calibrate"),
+        "{notes}"
+    );
+    // Mixed precision: the reliable updates are pipelined CG's, so fused is no candidate.
+    let mut mixed = args.to_vec();
+    mixed[6] = "mixed";
+    let run = krylov_env(&mixed, &env);
+    run.assert_code(0);
+    let r = run.json();
+    assert_eq!(r["model_choice"]["variant"], "pipelined", "{}", run.context());
+    assert_eq!(r["variant"], "pipelined", "{}", run.context());
 
     // Without a profile: the rules, as before, and no prediction.
     let run = krylov_env(&args, &[]);
@@ -523,6 +568,7 @@ fn calibrate_quick_writes_a_profile_that_loads_and_predicts() {
     for key in [
         "update_cg",
         "spmv_dot_cg:csr",
+        "update_spmv_dot_cg:csr",
         "spmv:csr",
         "axpy",
         "dot",

@@ -12,8 +12,8 @@ start=$(date +%s)
 echo "calibrate: exit $? after $(( $(date +%s) - start )) s" | tee -a "$out/calls.log"
 python3 bench/gpu/circuit_mtx.py /tmp/circuit.mtx
 python3 bench/model_validate.py "$krylov" "$out/validation" --matrices bench/model_matrices_gpu.txt \
-    --runs 5 --iters 40 > "$out/validation.log" 2>&1
+    --runs 5 --iters 40 --variant pipelined,fused > "$out/validation.log" 2>&1
 echo "validation: exit $? after $(( $(date +%s) - start )) s" | tee -a "$out/calls.log"
 python3 bench/model_validate.py "$krylov" "$out/heldout" --matrices bench/model_matrices_heldout.txt \
-    --runs 5 --iters 40 > "$out/heldout.log" 2>&1
+    --runs 5 --iters 40 --variant pipelined,fused > "$out/heldout.log" 2>&1
 echo "held-out: exit $? after $(( $(date +%s) - start )) s" | tee -a "$out/calls.log"

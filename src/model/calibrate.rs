@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 
 use super::chain::{ChainSample, fit_step, rms_relative_error};
 use super::gather::{GatherSample, fit_weight};
-use super::kernels::{Curve, MODELLED, curve_key, iteration_plan};
+use super::kernels::{Curve, MODELLED, SpmvBytes, curve_key, iteration_plan};
 use super::layout::{LayoutParams, MODEL_FORMATS, spmv_layout};
 use super::loop_residual::LoopCase;
 use super::profile::{DeviceIdentity, Profile, SCHEMA_VERSION, utc_now};
@@ -178,7 +178,8 @@ pub fn calibrate(
                     variant,
                     CheckMode::Device,
                     a32.nrows(),
-                    layout.spmv_bytes(4),
+                    // γ = 0: the gather samples below fit it.
+                    SpmvBytes::of(&layout, 4, 0.0),
                     4,
                     row.iterations,
                 )
@@ -215,7 +216,7 @@ pub fn calibrate(
                                 curve_key(k, format),
                                 GatherSample {
                                     bytes,
-                                    excess: layout.gather_excess_bytes(4) as f64,
+                                    excess: k.gathers * layout.gather_excess_bytes(4) as f64,
                                     seconds: t / c,
                                 },
                                 layout.chain as f64,

@@ -2,7 +2,7 @@
 //! bytes each moves and the host round trips per iteration.
 //!
 //! The launch lists are those `record_iteration` / `paper_loop` of the solver folders record
-//! (`tests/gpu_cg/counts.rs` and `tests/gpu_bicgstab/counts.rs` assert the same counts on
+//! (`tests/gpu_cg/counts.rs`, `tests/gpu_cg_fused.rs` and `tests/gpu_bicgstab/counts.rs` assert the same counts on
 //! real solves; `tests/model.rs` checks these lists against the dispatch counters):
 //!
 //! | method | variant | mode | launches | round trips |
@@ -10,12 +10,17 @@
 //! | CG | pipelined | both | `update_cg`, `spmv_dot_cg` | paper 1, device 1/batch |
 //! | CG | classical | device | spmv, dot, finish, axpy, axpy, dot, finish, xpay | 1/batch |
 //! | CG | classical | paper | spmv, dot, axpy, axpy, dot, xpay | 2 |
-//! | BiCGStab | pipelined | both | `spmv_dot_bicgstab_p`, `update_s`, `spmv_dot_bicgstab_s`, `update_xrp` | paper 1, device 1/batch |
+//! | CG | fused | both | `update_spmv_dot_cg` | paper 1, device 1/batch |
+//! | BiCGStab | pipelined | both | `spmv_dot_bicgstab_p`, `update_s_bicgstab`, `spmv_dot_bicgstab_s`, `update_xrp_bicgstab` | paper 1, device 1/batch |
 //! | BiCGStab | classical | device | 2 spmv, 7 dot, 3 finish, 5 axpy, 1 xpay | 1/batch |
 //! | BiCGStab | classical | paper | 2 spmv, 7 dot, 5 axpy, 1 xpay | 4 |
 //!
 //! Vector bytes: an n-vector read or written costs `n·s`; the reductions' partial sums
-//! (≤ 1024 per inner product) are left out. GMRES, BiCG and Jacobi are not modelled.
+//! (≤ 1024 per inner product) are left out. A product with A costs what [`SpmvBytes`] says:
+//! its layout's bytes with one value of x per stored entry, plus, for fused CG, whose product
+//! forms p' = D⁻¹(r − αAp) + βp wherever it reads it, two more gathered vectors (r and Ap
+//! beside p) — and each gathered vector its excess sectors ([`super::gather`]). GMRES, BiCG
+//! and Jacobi are not modelled.
 //! The names are those of the kernels (`gpu::shader::KERNELS`), which GPU timestamps report:
 //! calibration fits one curve per name (per name and format for the kernels with A).
 
@@ -48,6 +53,59 @@ pub struct KernelCost {
     pub curve: Curve,
     /// Bytes the launch moves (the SpMV's own bytes included for [`Curve::Matrix`]).
     pub bytes: f64,
+    /// Vectors the launch gathers at A's stored entries (1 for a product, 3 for fused CG's,
+    /// 0 for a vector pass): the multiple of the layout's gather excess in `bytes`.
+    pub gathers: f64,
+}
+
+/// What one product with A moves, as the model counts it.
+///
+/// ```
+/// use krylov_wgpu::model::kernels::SpmvBytes;
+/// // A layout whose SpMV moves 1000 bytes, 800 of them x's one value per entry,
+/// // and 100 bytes of excess sectors weighted by γ = 0.5.
+/// let b = SpmvBytes { bytes: 1000.0, gathered: 800.0, excess: 100.0, weight: 0.5 };
+/// assert_eq!(b.with_gathers(1.0), 1050.0);
+/// assert_eq!(b.with_gathers(3.0), 1000.0 + 2.0 * 800.0 + 3.0 * 50.0);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpmvBytes {
+    /// The layout's bytes of one SpMV ([`super::layout::SpmvLayout::spmv_bytes`]: index
+    /// data, stored values, one value of x per stored entry, y).
+    pub bytes: f64,
+    /// One value per stored entry: what each further gathered vector adds.
+    pub gathered: f64,
+    /// x's sectors beyond one value per stored entry ([`super::gather`]).
+    pub excess: f64,
+    /// The profile's weight γ of the excess (0 while calibrating, which fits it).
+    pub weight: f64,
+}
+
+impl SpmvBytes {
+    /// The bytes of `layout`'s product with `s`-byte values and gather weight `weight`.
+    pub fn of(layout: &super::layout::SpmvLayout, s: usize, weight: f64) -> Self {
+        SpmvBytes {
+            bytes: layout.spmv_bytes(s) as f64,
+            gathered: (layout.stored * s as u64) as f64,
+            excess: layout.gather_excess_bytes(s) as f64,
+            weight,
+        }
+    }
+
+    /// Bytes only (no gathered entries, no excess): for tests and hand counts.
+    pub fn plain(bytes: f64) -> Self {
+        SpmvBytes {
+            bytes,
+            gathered: 0.0,
+            excess: 0.0,
+            weight: 0.0,
+        }
+    }
+
+    /// The bytes of a product that gathers `vectors` vectors at the stored entries.
+    pub fn with_gathers(&self, vectors: f64) -> f64 {
+        self.bytes + (vectors - 1.0) * self.gathered + vectors * self.weight * self.excess
+    }
 }
 
 /// What one iteration launches and how often it waits for the host.
@@ -71,14 +129,15 @@ impl IterationPlan {
 }
 
 /// The variants the model knows, as (method, variant).
-pub const MODELLED: [(Method, Variant); 4] = [
+pub const MODELLED: [(Method, Variant); 5] = [
     (Method::Cg, Variant::Pipelined),
     (Method::Cg, Variant::Classical),
+    (Method::Cg, Variant::Fused),
     (Method::Bicgstab, Variant::Pipelined),
     (Method::Bicgstab, Variant::Classical),
 ];
 
-/// The plan of one iteration on a matrix with `n` rows whose SpMV moves `spmv_bytes`, with
+/// The plan of one iteration on a matrix with `n` rows whose SpMV moves `spmv`, with
 /// `s`-byte values; `batch` iterations per submit in `device` mode. `None` for a method the
 /// model does not cover.
 pub fn iteration_plan(
@@ -86,13 +145,18 @@ pub fn iteration_plan(
     variant: Variant,
     mode: CheckMode,
     n: usize,
-    spmv_bytes: u64,
+    spmv: SpmvBytes,
     s: usize,
     batch: usize,
 ) -> Option<IterationPlan> {
     let v = (n * s) as f64;
-    let spmv = spmv_bytes as f64;
-    let k = |name, curve, bytes| KernelCost { name, curve, bytes };
+    let k = |name, curve, bytes| KernelCost {
+        name,
+        curve,
+        bytes,
+        gathers: if curve == Curve::Matrix { 1.0 } else { 0.0 },
+    };
+    let spmv_one = spmv.with_gathers(1.0);
     let device = mode == CheckMode::Device;
     let per_batch = 1.0 / batch.max(1) as f64;
     let finish = |kernels: &mut Vec<KernelCost>, name| {
@@ -105,13 +169,13 @@ pub fn iteration_plan(
             vec![
                 // reads x, r, p, Ap; writes x, r, p
                 k("update_cg", Curve::Streaming, 7.0 * v),
-                k("spmv_dot_cg", Curve::Matrix, spmv),
+                k("spmv_dot_cg", Curve::Matrix, spmv_one),
             ],
             1.0,
         ),
         (Method::Cg, Variant::Classical) => {
             let mut ks = vec![
-                k("spmv", Curve::Matrix, spmv),
+                k("spmv", Curve::Matrix, spmv_one),
                 k("dot", Curve::Streaming, 2.0 * v),
             ];
             finish(&mut ks, "dot_finish");
@@ -122,25 +186,36 @@ pub fn iteration_plan(
             ks.push(k("xpay", Curve::Streaming, 3.0 * v));
             (ks, 2.0)
         }
+        (Method::Cg, Variant::Fused) => (
+            vec![KernelCost {
+                // The product gathers r, Ap and p to form p' where it reads it; its own rows
+                // read and write x and write r' and p' (Ap' is the product's y).
+                name: "update_spmv_dot_cg",
+                curve: Curve::Matrix,
+                bytes: spmv.with_gathers(3.0) + 4.0 * v,
+                gathers: 3.0,
+            }],
+            1.0,
+        ),
         (Method::Bicgstab, Variant::Pipelined) => (
             vec![
                 // Ap = A·p, ⟨Ap, r0*⟩: + r0*
-                k("spmv_dot_bicgstab_p", Curve::Matrix, spmv + v),
+                k("spmv_dot_bicgstab_p", Curve::Matrix, spmv_one + v),
                 // s = r − αAp: reads r, Ap, writes s
                 k("update_s_bicgstab", Curve::Streaming, 3.0 * v),
                 // As = A·s, ⟨As,s⟩, ⟨As,As⟩, ⟨As,r0*⟩: + r0*
-                k("spmv_dot_bicgstab_s", Curve::Matrix, spmv + v),
+                k("spmv_dot_bicgstab_s", Curve::Matrix, spmv_one + v),
                 // x, r, p updates: reads x, p, s, As, Ap, r; writes x, r, p
                 k("update_xrp_bicgstab", Curve::Streaming, 9.0 * v),
             ],
             1.0,
         ),
         (Method::Bicgstab, Variant::Classical) => {
-            let mut ks = vec![k("spmv", Curve::Matrix, spmv)];
+            let mut ks = vec![k("spmv", Curve::Matrix, spmv_one)];
             ks.push(k("dot", Curve::Streaming, 2.0 * v));
             finish(&mut ks, "bicgstab_finish");
             ks.push(k("axpy", Curve::Streaming, 3.0 * v));
-            ks.push(k("spmv", Curve::Matrix, spmv));
+            ks.push(k("spmv", Curve::Matrix, spmv_one));
             ks.extend((0..2).map(|_| k("dot", Curve::Streaming, 2.0 * v)));
             finish(&mut ks, "bicgstab_finish");
             ks.extend((0..3).map(|_| k("axpy", Curve::Streaming, 3.0 * v)));
@@ -163,7 +238,7 @@ mod tests {
     use super::*;
 
     fn count(method: Method, variant: Variant, mode: CheckMode) -> usize {
-        iteration_plan(method, variant, mode, 100, 1000, 4, 10)
+        iteration_plan(method, variant, mode, 100, SpmvBytes::plain(1000.0), 4, 10)
             .unwrap()
             .dispatches()
     }
@@ -172,16 +247,29 @@ mod tests {
     fn launch_counts_are_those_the_solver_tests_assert() {
         use CheckMode::{Device, Paper};
         use Method::{Bicgstab, Cg};
-        use Variant::{Classical, Pipelined};
+        use Variant::{Classical, Fused, Pipelined};
         assert_eq!(count(Cg, Pipelined, Device), 2);
         assert_eq!(count(Cg, Pipelined, Paper), 2);
         assert_eq!(count(Cg, Classical, Device), 8);
         assert_eq!(count(Cg, Classical, Paper), 6);
+        assert_eq!(count(Cg, Fused, Device), 1);
+        assert_eq!(count(Cg, Fused, Paper), 1);
         assert_eq!(count(Bicgstab, Pipelined, Device), 4);
         assert_eq!(count(Bicgstab, Pipelined, Paper), 4);
         assert_eq!(count(Bicgstab, Classical, Device), 18);
         assert_eq!(count(Bicgstab, Classical, Paper), 15);
-        assert!(iteration_plan(Method::Gmres, Classical, Device, 1, 1, 4, 1).is_none());
+        assert!(
+            iteration_plan(
+                Method::Gmres,
+                Classical,
+                Device,
+                1,
+                SpmvBytes::plain(1.0),
+                4,
+                1
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -192,7 +280,7 @@ mod tests {
             Variant::Pipelined,
             CheckMode::Device,
             100,
-            1000,
+            SpmvBytes::plain(1000.0),
             4,
             10,
         )
@@ -204,7 +292,7 @@ mod tests {
             Variant::Classical,
             CheckMode::Paper,
             100,
-            1000,
+            SpmvBytes::plain(1000.0),
             4,
             10,
         )
@@ -217,7 +305,7 @@ mod tests {
             Variant::Classical,
             CheckMode::Device,
             100,
-            1000,
+            SpmvBytes::plain(1000.0),
             8,
             1,
         )
@@ -225,5 +313,33 @@ mod tests {
         // 2 SpMV; 7 dots × 2 + 5 axpy × 3 + xpay 3 = 32 passes of 800 bytes.
         assert_eq!(b.bytes(), 2000.0 + 32.0 * 800.0);
         assert_eq!(b.round_trips, 1.0);
+    }
+
+    #[test]
+    fn fused_cg_gathers_three_vectors_and_streams_four() {
+        // 100 rows, f32 (one vector pass = 400 bytes); 500 stored entries (2000 bytes of
+        // one gathered vector), 300 bytes of excess sectors per gathered vector at γ = 0.5.
+        let spmv = SpmvBytes {
+            bytes: 5000.0,
+            gathered: 2000.0,
+            excess: 300.0,
+            weight: 0.5,
+        };
+        let plan = |variant| {
+            iteration_plan(Method::Cg, variant, CheckMode::Device, 100, spmv, 4, 10).unwrap()
+        };
+        let fused = plan(Variant::Fused);
+        assert_eq!(fused.kernels.len(), 1);
+        assert_eq!(fused.kernels[0].gathers, 3.0);
+        assert_eq!(
+            fused.bytes(),
+            5000.0 + 2.0 * 2000.0 + 3.0 * 150.0 + 4.0 * 400.0
+        );
+        assert_eq!(fused.round_trips, 0.1);
+        // Pipelined CG: one gathered vector in spmv_dot_cg, seven passes in update_cg.
+        let pipelined = plan(Variant::Pipelined);
+        assert_eq!(pipelined.kernels[1].gathers, 1.0);
+        assert_eq!(pipelined.kernels[0].gathers, 0.0);
+        assert_eq!(pipelined.bytes(), 5000.0 + 150.0 + 7.0 * 400.0);
     }
 }

@@ -83,12 +83,6 @@ impl SpmvLayout {
     pub fn gather_excess_bytes(&self, s: usize) -> u64 {
         excess_for(self.gather_excess, s)
     }
-
-    /// [`Self::spmv_bytes`] plus `weight` times the gather excess: the bytes the profile's
-    /// curve of the format is evaluated at.
-    pub fn effective_spmv_bytes(&self, s: usize, weight: f64) -> f64 {
-        self.spmv_bytes(s) as f64 + weight * self.gather_excess_bytes(s) as f64
-    }
 }
 
 const U32: u64 = 4;

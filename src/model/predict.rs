@@ -1,7 +1,7 @@
 //! Predicted time per iteration from a [`Profile`] and a matrix's layouts, and the
 //! model's choice of format and variant.
 
-use super::kernels::{Curve, IterationPlan, MODELLED, curve_key, iteration_plan};
+use super::kernels::{Curve, IterationPlan, MODELLED, SpmvBytes, curve_key, iteration_plan};
 use super::layout::{MODEL_FORMATS, SpmvLayout, spmv_layout};
 use super::profile::Profile;
 use crate::base::{CheckMode, Format, Method, Precision, Variant};
@@ -216,10 +216,7 @@ fn predict_one(
         variant,
         req.check_mode,
         layout.nrows,
-        layout
-            .effective_spmv_bytes(s, p.gather_weight)
-            .round()
-            .max(0.0) as u64,
+        SpmvBytes::of(layout, s, p.gather_weight),
         s,
         req.batch,
     ) else {
@@ -349,7 +346,16 @@ mod tests {
             ..PredictRequest::all(Some(Method::Cg), CheckMode::Paper, 8.0)
         };
         let preds = predict(&profile, &a, &req);
-        assert_eq!(preds.len(), 8 * 2 * 2);
+        assert_eq!(preds.len(), 8 * 2 * 3);
+        // The sample profile predates fused CG: refused, naming the missing curve.
+        let fused = preds
+            .iter()
+            .find(|p| p.format == Format::Csr && p.variant == Variant::Fused)
+            .unwrap();
+        assert_eq!(
+            fused.refused.as_deref(),
+            Some("the profile has no curve for update_spmv_dot_cg:csr")
+        );
         let p = preds
             .iter()
             .find(|p| {

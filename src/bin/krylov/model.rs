@@ -9,7 +9,7 @@ use krylov_wgpu::model::{
     CalibrateOptions, DeviceIdentity, PredictRequest, Prediction, Profile, ProfileError, calibrate,
     default_profile_path, device_identity, predict,
 };
-use krylov_wgpu::solvers::{CheckMode, Method};
+use krylov_wgpu::solvers::{CheckMode, Method, Variant};
 use krylov_wgpu::{KrylovError, Precision, Result};
 
 use crate::args::{MatrixArgs, PrecisionArg, device_request, parse_enum, parse_precision};
@@ -265,6 +265,10 @@ pub struct ModelDecision {
     pub profile: PathBuf,
     pub format_auto: bool,
     pub variant_auto: bool,
+    /// The profile predicts the fused variant (a profile calibrated before the model
+    /// described fused CG does not: then the variant rule decides between fused and
+    /// pipelined).
+    pub predicts_fused: bool,
 }
 
 impl ModelDecision {
@@ -314,6 +318,9 @@ pub struct AutoRequest<'a> {
     /// The variant given, `None` for auto.
     pub variant: Option<krylov_wgpu::solvers::Variant>,
     pub precision: Precision,
+    /// `--precision mixed`: its reliable updates are written for pipelined CG, so the fused
+    /// variant is no candidate.
+    pub mixed: bool,
     pub check_mode: CheckMode,
     pub batch: usize,
     pub max_padding: f64,
@@ -350,6 +357,7 @@ pub fn auto_choice(
         .iter()
         .copied()
         .filter(|(m, v)| *m == req.method && req.variant.is_none_or(|x| x == *v))
+        .filter(|(_, v)| !(req.mixed && req.variant.is_none() && *v == Variant::Fused))
         .collect();
     if variants.is_empty() {
         return Ok(None);
@@ -369,6 +377,9 @@ pub fn auto_choice(
         max_padding: req.max_padding,
     };
     let preds = predict(&profile, a, &request);
+    let predicts_fused = preds
+        .iter()
+        .any(|p| p.variant == Variant::Fused && p.refused.is_none());
     // Formats predicted within the model's error of the fastest are a tie: the statistics
     // rule (what `--format auto` does without a profile) decides among them.
     let choice = if format_auto {
@@ -383,5 +394,6 @@ pub fn auto_choice(
         profile: path,
         format_auto,
         variant_auto,
+        predicts_fused,
     }))
 }

@@ -214,6 +214,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
             VariantArg::Fixed(v) => Some(v),
         },
         precision: args.matrix.precision.working(),
+        mixed: args.matrix.precision == PrecisionArg::Mixed,
         check_mode: args.check_mode,
         batch: args.batch,
         max_padding: args.max_padding,

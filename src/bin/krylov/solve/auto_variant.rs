@@ -1,5 +1,6 @@
 //! `krylov solve --variant auto` after the model, for CG and GMRES on a GPU: the fused
-//! variant where `gpu::choose_variant_for` finds it measured faster than pipelined.
+//! variant where `gpu::choose_variant_for` finds it measured faster than pipelined — unless
+//! the model chose the variant with a profile that predicts fused CG.
 
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::solvers::{Format, Method, Precond, Side, Variant};
@@ -8,10 +9,11 @@ use super::SolveArgs;
 use crate::args::PrecisionArg;
 use crate::model::{ModelDecision, VariantArg};
 
-/// `--variant auto` for CG and GMRES on a GPU after the model (which does not describe the
-/// fused variants): fused where `choose_variant_for` finds it measured faster than pipelined,
-/// with a note saying why. Mixed precision keeps the pipelined variant (its reliable updates
-/// are written for pipelined CG).
+/// `--variant auto` for CG and GMRES on a GPU where the model did not weigh the fused
+/// variant (GMRES, which it does not describe; a preconditioner; a profile calibrated before
+/// it described fused CG): fused where `choose_variant_for` finds it measured faster than
+/// pipelined, with a note saying why. Mixed precision keeps the pipelined variant (its
+/// reliable updates are written for pipelined CG).
 pub(super) fn fused_by_rule(
     args: &SolveArgs,
     a: &Csr<f64>,
@@ -23,6 +25,12 @@ pub(super) fn fused_by_rule(
     let Some(ctx) = device.context.as_deref() else {
         return (variant, None);
     };
+    if decision
+        .as_ref()
+        .is_some_and(|d| d.variant_auto && d.predicts_fused)
+    {
+        return (variant, None); // the model weighed fused against pipelined: its note says
+    }
     if args.variant != VariantArg::Auto
         || !matches!(args.method, Method::Cg | Method::Gmres)
         || variant != Variant::Pipelined
@@ -42,7 +50,8 @@ pub(super) fn fused_by_rule(
     let note = match (rule.variant, decision) {
         (Variant::Fused, Some(_)) => {
             format!(
-                "variant auto: fused in place of the model's pipelined ({})",
+                "variant auto: fused in place of the model's pipelined ({}; the profile does \
+                 not describe fused CG: `krylov calibrate` again to let the model weigh it)",
                 rule.reason
             )
         }
