@@ -447,7 +447,12 @@ fn solve_auto_uses_the_model_and_reports_its_prediction() {
     let run = krylov_env(&args, &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())]);
     run.assert_code(0);
     let r = run.json();
-    assert_eq!(r["model_choice"]["variant"], "pipelined", "{}", run.context());
+    assert_eq!(
+        r["model_choice"]["variant"],
+        "pipelined",
+        "{}",
+        run.context()
+    );
     assert_eq!(r["variant"], "fused", "{}", run.context());
     let notes = r["notes"].to_string();
     assert!(
@@ -461,7 +466,12 @@ fn solve_auto_uses_the_model_and_reports_its_prediction() {
     let run = krylov_env(&mixed, &env);
     run.assert_code(0);
     let r = run.json();
-    assert_eq!(r["model_choice"]["variant"], "pipelined", "{}", run.context());
+    assert_eq!(
+        r["model_choice"]["variant"],
+        "pipelined",
+        "{}",
+        run.context()
+    );
     assert_eq!(r["variant"], "pipelined", "{}", run.context());
 
     // Without a profile: the rules, as before, and no prediction.

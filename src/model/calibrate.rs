@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 
 use super::chain::{ChainSample, fit_step, rms_relative_error};
-use super::gather::{GatherSample, fit_weight};
+use super::gather::{GatherSample, fit_weight, weight_key};
 use super::kernels::{Curve, MODELLED, SpmvBytes, curve_key, iteration_plan};
 use super::layout::{LayoutParams, MODEL_FORMATS, spmv_layout};
 use super::loop_residual::LoopCase;
@@ -75,7 +75,8 @@ struct Samples {
     matrix: BTreeMap<String, Vec<MatrixSample>>,
     finish: BTreeMap<String, Vec<f64>>,
     gaps: Vec<f64>,
-    /// Per format: (curve key, sample, chain steps) of the gather matrices.
+    /// Per γ key ([`weight_key`]: the format, or `format:vectors` for fused CG's product):
+    /// (curve key, sample, chain steps) of the gather matrices.
     gather: BTreeMap<String, Vec<(String, GatherSample, f64)>>,
     /// The untimed solves, for the loops' residuals ([`super::loop_residual`]).
     loops: Vec<LoopCase>,
@@ -179,7 +180,7 @@ pub fn calibrate(
                     CheckMode::Device,
                     a32.nrows(),
                     // γ = 0: the gather samples below fit it.
-                    SpmvBytes::of(&layout, 4, 0.0),
+                    SpmvBytes::of(&layout, 4, 0.0, 0.0),
                     4,
                     row.iterations,
                 )
@@ -210,7 +211,7 @@ pub fn calibrate(
                         Curve::Matrix if block_samples_only(&spec, format) => {}
                         Curve::Matrix if gathers => samples
                             .gather
-                            .entry(format.as_str().to_string())
+                            .entry(weight_key(format.as_str(), k.gathers))
                             .or_default()
                             .push((
                                 curve_key(k, format),
@@ -326,8 +327,9 @@ pub fn calibrate(
         ));
     }
     let mut gather_weights = BTreeMap::new();
-    for (format, s) in &samples.gather {
+    for (key, s) in &samples.gather {
         // The gather's excess is what the curve and the chain leave unexplained.
+        let format = key.split(':').next().unwrap_or(key);
         let tau = chain_step_seconds.get(format).copied().unwrap_or(0.0);
         let reference = chain_reference_steps.get(format).copied().unwrap_or(0.0);
         let on_curves: Vec<_> = s
@@ -343,16 +345,16 @@ pub fn calibrate(
         match fit_weight(&on_curves) {
             Some(w) => {
                 log(&format!(
-                    "gather weight {format}: {:.3} ({} samples; rms error {:.1}%, {:.1}% with \
+                    "gather weight {key}: {:.3} ({} samples; rms error {:.1}%, {:.1}% with \
                      paper 003's count alone)",
                     w.weight,
                     w.samples,
                     100.0 * w.rms_relative_error,
                     100.0 * w.rms_relative_error_without
                 ));
-                gather_weights.insert(format.clone(), w.weight);
+                gather_weights.insert(key.clone(), w.weight);
             }
-            None => log(&format!("gather weight {format}: not fitted (γ = 1)")),
+            None => log(&format!("gather weight {key}: not fitted")),
         }
     }
     let constants = samples

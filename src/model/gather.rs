@@ -205,6 +205,26 @@ pub fn fit_weight(samples: &[(Sigmoid, GatherSample)]) -> Option<WeightFit> {
     })
 }
 
+/// The profile's key of γ for a product that gathers `vectors` vectors at each stored entry
+/// in `format`: the format's name for one (every SpMV), `"{format}:{vectors}"` for more
+/// (fused CG's product reads r, Ap and p at each entry: three dependent loads from three
+/// arrays, whose misses cost differently from one vector's — on the H200 a scattered matrix
+/// took fused CG 2× pipelined CG's time in ELL and BCSR 1×1, where one γ per format
+/// predicted 1×).
+///
+/// ```
+/// use krylov_wgpu::model::gather::weight_key;
+/// assert_eq!(weight_key("ell", 1.0), "ell");
+/// assert_eq!(weight_key("ell", 3.0), "ell:3");
+/// ```
+pub fn weight_key(format: &str, vectors: f64) -> String {
+    if vectors <= 1.0 {
+        format.to_string()
+    } else {
+        format!("{format}:{vectors}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

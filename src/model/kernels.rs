@@ -64,9 +64,10 @@ pub struct KernelCost {
 /// use krylov_wgpu::model::kernels::SpmvBytes;
 /// // A layout whose SpMV moves 1000 bytes, 800 of them x's one value per entry,
 /// // and 100 bytes of excess sectors weighted by γ = 0.5.
-/// let b = SpmvBytes { bytes: 1000.0, gathered: 800.0, excess: 100.0, weight: 0.5 };
+/// // A product gathering three vectors weighs its excess by its own γ, 2.
+/// let b = SpmvBytes { bytes: 1000.0, gathered: 800.0, excess: 100.0, weight: 0.5, multi_weight: 2.0 };
 /// assert_eq!(b.with_gathers(1.0), 1050.0);
-/// assert_eq!(b.with_gathers(3.0), 1000.0 + 2.0 * 800.0 + 3.0 * 50.0);
+/// assert_eq!(b.with_gathers(3.0), 1000.0 + 2.0 * 800.0 + 3.0 * 200.0);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpmvBytes {
@@ -79,16 +80,25 @@ pub struct SpmvBytes {
     pub excess: f64,
     /// The profile's weight γ of the excess (0 while calibrating, which fits it).
     pub weight: f64,
+    /// γ of a product that gathers several vectors ([`super::gather::weight_key`]).
+    pub multi_weight: f64,
 }
 
 impl SpmvBytes {
-    /// The bytes of `layout`'s product with `s`-byte values and gather weight `weight`.
-    pub fn of(layout: &super::layout::SpmvLayout, s: usize, weight: f64) -> Self {
+    /// The bytes of `layout`'s product with `s`-byte values and gather weights `weight` (one
+    /// vector gathered) and `multi_weight` (several).
+    pub fn of(
+        layout: &super::layout::SpmvLayout,
+        s: usize,
+        weight: f64,
+        multi_weight: f64,
+    ) -> Self {
         SpmvBytes {
             bytes: layout.spmv_bytes(s) as f64,
             gathered: (layout.stored * s as u64) as f64,
             excess: layout.gather_excess_bytes(s) as f64,
             weight,
+            multi_weight,
         }
     }
 
@@ -99,12 +109,18 @@ impl SpmvBytes {
             gathered: 0.0,
             excess: 0.0,
             weight: 0.0,
+            multi_weight: 0.0,
         }
     }
 
     /// The bytes of a product that gathers `vectors` vectors at the stored entries.
     pub fn with_gathers(&self, vectors: f64) -> f64 {
-        self.bytes + (vectors - 1.0) * self.gathered + vectors * self.weight * self.excess
+        let weight = if vectors > 1.0 {
+            self.multi_weight
+        } else {
+            self.weight
+        };
+        self.bytes + (vectors - 1.0) * self.gathered + vectors * weight * self.excess
     }
 }
 
@@ -324,6 +340,7 @@ mod tests {
             gathered: 2000.0,
             excess: 300.0,
             weight: 0.5,
+            multi_weight: 0.5,
         };
         let plan = |variant| {
             iteration_plan(Method::Cg, variant, CheckMode::Device, 100, spmv, 4, 10).unwrap()

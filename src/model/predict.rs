@@ -30,7 +30,9 @@ pub struct Prediction {
     /// Bytes of the matrix's arrays on the GPU.
     pub matrix_bytes: u64,
     /// Bytes of x's sectors beyond one value per stored entry ([`super::gather`]) and the
-    /// profile's weight of them: the SpMV is timed at `spmv_bytes + weight · excess`.
+    /// profile's weight of them: the SpMV is timed at `spmv_bytes + weight · excess` (fused
+    /// CG's product, which gathers three vectors, with its own weight of three times the
+    /// excess: [`super::kernels::SpmvBytes`]).
     pub gather_excess_bytes: u64,
     pub gather_weight: f64,
     /// Row chunks the SpMV loops over ([`SpmvLayout::passes`]).
@@ -216,13 +218,21 @@ fn predict_one(
         variant,
         req.check_mode,
         layout.nrows,
-        SpmvBytes::of(layout, s, p.gather_weight),
+        SpmvBytes::of(
+            layout,
+            s,
+            profile.gather_weight(format),
+            profile.gather_weight_for(format, 3.0),
+        ),
         s,
         req.batch,
     ) else {
         p.refused = Some(format!("{variant} {method} is not modelled"));
         return p;
     };
+    // The weight of the product's excess: its own for a product gathering several vectors.
+    let vectors = plan.kernels.iter().map(|k| k.gathers).fold(1.0, f64::max);
+    p.gather_weight = profile.gather_weight_for(format, vectors);
     let (t, kernels) = match time_plan(profile, &plan, format, p.chain_seconds) {
         Ok(timed) => timed,
         Err(why) => {

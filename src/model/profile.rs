@@ -146,6 +146,17 @@ impl Profile {
             .unwrap_or(1.0)
     }
 
+    /// γ of the excess of a product in `format` that gathers `vectors` vectors at each
+    /// stored entry: fitted apart for fused CG's product (`"{format}:{vectors}"`, see
+    /// [`super::gather::weight_key`]), `format`'s single-vector γ where the profile has none
+    /// (one calibrated before the model described fused CG).
+    pub fn gather_weight_for(&self, format: crate::base::Format, vectors: f64) -> f64 {
+        self.gather_weights
+            .get(&super::gather::weight_key(format.as_str(), vectors))
+            .copied()
+            .unwrap_or_else(|| self.gather_weight(format))
+    }
+
     /// τ of `format` (0 when not calibrated).
     pub fn chain_step(&self, format: crate::base::Format) -> f64 {
         self.chain_step_seconds
@@ -561,5 +572,19 @@ pub(crate) mod tests {
         assert_eq!(utc_string(0), "1970-01-01T00:00:00Z");
         assert_eq!(utc_string(1_795_654_800), "2026-11-26T01:00:00Z");
         assert_eq!(utc_string(951_782_400), "2000-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn a_fused_product_has_its_own_gather_weight_or_its_formats() {
+        use crate::base::Format;
+        let mut p = sample_profile();
+        p.gather_weights.clear();
+        assert_eq!(p.gather_weight_for(Format::Ell, 3.0), 1.0);
+        p.gather_weights.insert("ell".into(), 0.1);
+        assert_eq!(p.gather_weight_for(Format::Ell, 3.0), 0.1);
+        p.gather_weights.insert("ell:3".into(), 0.9);
+        assert_eq!(p.gather_weight_for(Format::Ell, 3.0), 0.9);
+        assert_eq!(p.gather_weight_for(Format::Ell, 1.0), 0.1);
+        assert_eq!(p.gather_weight(Format::Ell), 0.1);
     }
 }
