@@ -71,7 +71,8 @@ pub fn device_identity(ctx: &GpuContext) -> DeviceIdentity {
 struct Samples {
     /// The vector kernels' samples per curve key.
     curves: BTreeMap<String, Vec<Sample>>,
-    /// Per format: the samples of its kernels with A, fitted with its chain step.
+    /// Per format (per `format:vectors` for fused CG's product, [`weight_key`]): the samples
+    /// of its kernels with A, fitted with its chain step.
     matrix: BTreeMap<String, Vec<MatrixSample>>,
     finish: BTreeMap<String, Vec<f64>>,
     gaps: Vec<f64>,
@@ -224,7 +225,7 @@ pub fn calibrate(
                             )),
                         Curve::Matrix => samples
                             .matrix
-                            .entry(format.as_str().to_string())
+                            .entry(weight_key(format.as_str(), k.gathers))
                             .or_default()
                             .push(MatrixSample {
                                 key: curve_key(k, format),
@@ -329,9 +330,15 @@ pub fn calibrate(
     let mut gather_weights = BTreeMap::new();
     for (key, s) in &samples.gather {
         // The gather's excess is what the curve and the chain leave unexplained.
+        // The chain of the same products (fused CG's own, else the format's).
         let format = key.split(':').next().unwrap_or(key);
-        let tau = chain_step_seconds.get(format).copied().unwrap_or(0.0);
-        let reference = chain_reference_steps.get(format).copied().unwrap_or(0.0);
+        let chain_key = if chain_step_seconds.contains_key(key) {
+            key.as_str()
+        } else {
+            format
+        };
+        let tau = chain_step_seconds.get(chain_key).copied().unwrap_or(0.0);
+        let reference = chain_reference_steps.get(chain_key).copied().unwrap_or(0.0);
         let on_curves: Vec<_> = s
             .iter()
             .filter_map(|(key, g, steps)| {

@@ -38,8 +38,8 @@ pub struct Prediction {
     /// Row chunks the SpMV loops over ([`SpmvLayout::passes`]).
     pub spmv_passes: u64,
     /// The SpMV's longest per-thread loop ([`SpmvLayout::chain`]), the profile's time per
-    /// step of it, and what each launch with A adds for it ([`Profile::chain_seconds`]:
-    /// the steps beyond the format's reference chain).
+    /// step of it, and what each launch with A adds for it ([`Profile::chain_seconds_for`]:
+    /// the steps beyond the format's reference chain; fused CG's product has its own τ).
     pub spmv_chain: u64,
     pub chain_step_seconds: f64,
     pub chain_seconds: f64,
@@ -93,14 +93,15 @@ fn time_plan(
     profile: &Profile,
     plan: &IterationPlan,
     format: Format,
-    chain: f64,
+    chain_steps: u64,
 ) -> Result<(f64, Vec<(String, f64)>), String> {
     let mut per_kernel = Vec::with_capacity(plan.kernels.len());
     for k in &plan.kernels {
         let key = curve_key(k, format);
+        let chain = || profile.chain_seconds_for(format, k.gathers, chain_steps);
         let busy = match k.curve {
             Curve::Finish => profile.constants.get(&key).copied(),
-            Curve::Matrix => profile.curve(&key).map(|c| c.seconds(k.bytes) + chain),
+            Curve::Matrix => profile.curve(&key).map(|c| c.seconds(k.bytes) + chain()),
             Curve::Streaming => profile.curve(&key).map(|c| c.seconds(k.bytes)),
         };
         let busy = busy.ok_or_else(|| format!("the profile has no curve for {key}"))?;
@@ -233,7 +234,9 @@ fn predict_one(
     // The weight of the product's excess: its own for a product gathering several vectors.
     let vectors = plan.kernels.iter().map(|k| k.gathers).fold(1.0, f64::max);
     p.gather_weight = profile.gather_weight_for(format, vectors);
-    let (t, kernels) = match time_plan(profile, &plan, format, p.chain_seconds) {
+    p.chain_step_seconds = profile.chain_step_for(format, vectors).0;
+    p.chain_seconds = profile.chain_seconds_for(format, vectors, layout.chain);
+    let (t, kernels) = match time_plan(profile, &plan, format, layout.chain) {
         Ok(timed) => timed,
         Err(why) => {
             p.refused = Some(why);

@@ -168,12 +168,31 @@ impl Profile {
     /// Seconds a product with A in `format` adds for a longest loop of `steps`:
     /// τ · (steps − the format's reference chain), never negative.
     pub fn chain_seconds(&self, format: crate::base::Format, steps: u64) -> f64 {
-        let reference = self
-            .chain_reference_steps
-            .get(format.as_str())
-            .copied()
-            .unwrap_or(0.0);
-        self.chain_step(format) * (steps as f64 - reference).max(0.0)
+        self.chain_seconds_for(format, 1.0, steps)
+    }
+
+    /// The chain step τ of a product in `format` that gathers `vectors` vectors at each
+    /// stored entry, and its reference chain: fitted apart for fused CG's product (each step
+    /// of its longest loop makes three dependent loads; key `"{format}:{vectors}"`,
+    /// [`super::gather::weight_key`]), the format's where the profile has none.
+    pub fn chain_step_for(&self, format: crate::base::Format, vectors: f64) -> (f64, f64) {
+        let own = super::gather::weight_key(format.as_str(), vectors);
+        let key = if self.chain_step_seconds.contains_key(&own) {
+            own
+        } else {
+            format.as_str().to_string()
+        };
+        (
+            self.chain_step_seconds.get(&key).copied().unwrap_or(0.0),
+            self.chain_reference_steps.get(&key).copied().unwrap_or(0.0),
+        )
+    }
+
+    /// [`Self::chain_seconds`] of a product that gathers `vectors` vectors
+    /// ([`Self::chain_step_for`]).
+    pub fn chain_seconds_for(&self, format: crate::base::Format, vectors: f64, steps: u64) -> f64 {
+        let (tau, reference) = self.chain_step_for(format, vectors);
+        tau * (steps as f64 - reference).max(0.0)
     }
 
     /// Seconds per launch a `method`/`variant` loop on `rows` rows takes beyond the model's
@@ -575,7 +594,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_fused_product_has_its_own_gather_weight_or_its_formats() {
+    fn a_fused_product_has_its_own_gather_weight_and_chain_step_or_its_formats() {
         use crate::base::Format;
         let mut p = sample_profile();
         p.gather_weights.clear();
@@ -586,5 +605,15 @@ pub(crate) mod tests {
         assert_eq!(p.gather_weight_for(Format::Ell, 3.0), 0.9);
         assert_eq!(p.gather_weight_for(Format::Ell, 1.0), 0.1);
         assert_eq!(p.gather_weight(Format::Ell), 0.1);
+        // The chain step likewise: the format's until fused CG's own is fitted.
+        p.chain_step_seconds.insert("ell".into(), 1e-7);
+        p.chain_reference_steps.insert("ell".into(), 5.0);
+        assert_eq!(p.chain_step_for(Format::Ell, 3.0), (1e-7, 5.0));
+        assert!((p.chain_seconds_for(Format::Ell, 3.0, 15) - 1e-6).abs() < 1e-18);
+        p.chain_step_seconds.insert("ell:3".into(), 3e-7);
+        p.chain_reference_steps.insert("ell:3".into(), 7.0);
+        assert_eq!(p.chain_step_for(Format::Ell, 3.0), (3e-7, 7.0));
+        assert!((p.chain_seconds_for(Format::Ell, 3.0, 17) - 3e-6).abs() < 1e-18);
+        assert!((p.chain_seconds(Format::Ell, 15) - 1e-6).abs() < 1e-18);
     }
 }
