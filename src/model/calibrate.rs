@@ -2,7 +2,8 @@
 //!
 //! * round trip `t_rt`: one dependent launch submitted alone and read back, minus the cost
 //!   of a launch inside a pass ([`dependent_dispatch_us`]);
-//! * kernel curves: CG and BiCGStab, classical and pipelined, `device` mode, a fixed number
+//! * kernel curves: CG (classical, pipelined, fused) and BiCGStab (classical, pipelined),
+//!   `device` mode, a fixed number
 //!   of iterations, on `poisson2d` and `laplace3d` at sizes from a few KB of vectors to
 //!   beyond the last-level cache, and on a stencil of dense 8×8 blocks ([`dense_blocks`],
 //!   for the BCSR formats), in every format that takes them, with GPU timestamps: each kernel's GPU

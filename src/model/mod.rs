@@ -19,7 +19,10 @@
 //!
 //! * A scattered gather of x adds `γ_format · excess` bytes ([`gather`]): sectors of x a
 //!   subgroup touches beyond one value per stored entry; γ is fitted by calibration on
-//!   random-column matrices (1 when a profile has none).
+//!   random-column matrices (1 when a profile has none). Fused CG's product gathers three
+//!   vectors (r, Ap, p) where an SpMV gathers one ([`kernels::SpmvBytes`]): its excess
+//!   counts three times, with its own γ and chain step τ per format (`format:3` in the
+//!   profile; the format's own where a profile predates it).
 //! * A launch with A lasts at least its longest per-thread loop: `τ_f · L`, L the layout's
 //!   chain (longest row, ELL width, diagonals, BCSR steps), τ fitted per format jointly
 //!   with the curves ([`chain`]; 0 when a profile has none).
