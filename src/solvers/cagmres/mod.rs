@@ -64,7 +64,7 @@
 //! [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last cycle's basis in
 //! `orthogonality_loss`.
 //!
-//! Files: `backend.rs` (the GPU's [`CaBackend`], which the shared cycle logic drives),
+//! Files: `backend.rs` (the GPU's `CaBackend`, which the shared cycle logic drives),
 //! `system.rs` with `system/` (storage, the recording of the kernels, BOrth and TSQR,
 //! submits and reads), `layout.rs` (the cycle buffer's slots).
 
