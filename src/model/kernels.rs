@@ -2,8 +2,9 @@
 //! bytes each moves and the host round trips per iteration.
 //!
 //! The launch lists are those `record_iteration` / `paper_loop` of the solver folders record
-//! (`tests/gpu_cg/counts.rs`, `tests/gpu_cg_fused.rs` and `tests/gpu_bicgstab/counts.rs` assert the same counts on
-//! real solves; `tests/model.rs` checks these lists against the dispatch counters):
+//! (`tests/gpu_cg/counts.rs`, `tests/gpu_cg_fused.rs` and `tests/gpu_bicgstab/counts.rs`
+//! assert the same counts on real solves; `tests/model.rs` checks these lists against the
+//! dispatch counters):
 //!
 //! | method | variant | mode | launches | round trips |
 //! |---|---|---|---|---|
