@@ -460,6 +460,30 @@ fn solve_auto_uses_the_model_and_reports_its_prediction() {
             && notes.contains("krylov calibrate"),
         "{notes}"
     );
+    // A full profile in which fused CG's product is slow: the model runs pipelined CG. A quick
+    // one (no loop residuals, so it cannot price a launch) leaves that choice to the rule.
+    let mut slow = profile.clone();
+    for (key, fit) in slow.kernels.iter_mut() {
+        if key.starts_with("update_spmv_dot_cg") {
+            fit.curve.nu /= 20.0;
+        }
+    }
+    for (quick, ran) in [(false, "pipelined"), (true, "fused")] {
+        slow.quick = quick;
+        let dir = profile_dir_with(&slow);
+        let run = krylov_env(&args, &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())]);
+        run.assert_code(0);
+        let r = run.json();
+        assert_eq!(
+            r["model_choice"]["variant"],
+            "pipelined",
+            "{}",
+            run.context()
+        );
+        assert_eq!(r["variant"], ran, "quick {quick}: {}", run.context());
+        let notes = r["notes"].to_string();
+        assert_eq!(notes.contains("quick calibration"), quick, "{notes}");
+    }
     // Mixed precision: the reliable updates are pipelined CG's, so fused is no candidate.
     let mut mixed = args.to_vec();
     mixed[6] = "mixed";

@@ -269,6 +269,11 @@ pub struct ModelDecision {
     /// described fused CG does not: then the variant rule decides between fused and
     /// pipelined).
     pub predicts_fused: bool,
+    /// The profile is a quick calibration: it keeps no loop residuals, the term that prices
+    /// a loop's launches beyond its kernels (on lavapipe ~80 µs per launch that a quick
+    /// profile does not see), so it cannot weigh fused CG's one launch against pipelined
+    /// CG's two: the variant rule decides between them.
+    pub quick_profile: bool,
 }
 
 impl ModelDecision {
@@ -395,5 +400,6 @@ pub fn auto_choice(
         format_auto,
         variant_auto,
         predicts_fused,
+        quick_profile: profile.quick,
     }))
 }

@@ -11,7 +11,7 @@ use crate::model::{ModelDecision, VariantArg};
 
 /// `--variant auto` for CG and GMRES on a GPU where the model did not weigh the fused
 /// variant (GMRES, which it does not describe; a preconditioner; a profile calibrated before
-/// it described fused CG): fused where `choose_variant_for` finds it measured faster than
+/// it described fused CG, or a quick one, which cannot price launches): fused where `choose_variant_for` finds it measured faster than
 /// pipelined, with a note saying why. Mixed precision keeps the pipelined variant (its
 /// reliable updates are written for pipelined CG).
 pub(super) fn fused_by_rule(
@@ -27,7 +27,7 @@ pub(super) fn fused_by_rule(
     };
     if decision
         .as_ref()
-        .is_some_and(|d| d.variant_auto && d.predicts_fused)
+        .is_some_and(|d| d.variant_auto && d.predicts_fused && !d.quick_profile)
     {
         return (variant, None); // the model weighed fused against pipelined: its note says
     }
@@ -48,10 +48,16 @@ pub(super) fn fused_by_rule(
     };
     let rule = krylov_wgpu::gpu::choose_variant_for(args.method, a.nrows(), resolved);
     let note = match (rule.variant, decision) {
-        (Variant::Fused, Some(_)) => {
+        (Variant::Fused, Some(d)) => {
+            let why = if d.predicts_fused {
+                "the profile is a quick calibration, whose predictions do not price a loop's \
+                 launches: `krylov calibrate` without --quick to let the model weigh fused CG"
+            } else {
+                "the profile does not describe fused CG: `krylov calibrate` again to let the \
+                 model weigh it"
+            };
             format!(
-                "variant auto: fused in place of the model's pipelined ({}; the profile does \
-                 not describe fused CG: `krylov calibrate` again to let the model weigh it)",
+                "variant auto: fused in place of the model's pipelined ({}; {why})",
                 rule.reason
             )
         }
