@@ -443,17 +443,18 @@ fn solve_auto_uses_the_model_and_reports_its_prediction() {
     older
         .kernels
         .retain(|k, _| !k.starts_with("update_spmv_dot_cg"));
-    let dir = profile_dir_with(&older);
-    let run = krylov_env(&args, &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())]);
-    run.assert_code(0);
-    let r = run.json();
-    assert_eq!(
-        r["model_choice"]["variant"],
-        "pipelined",
-        "{}",
-        run.context()
-    );
-    assert_eq!(r["variant"], "fused", "{}", run.context());
+    // The JSON report of the solve with `p`, whose model chose pipelined CG.
+    let chose_pipelined = |p: &Profile, args: &[&str]| {
+        let dir = profile_dir_with(p);
+        let run = krylov_env(args, &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())]);
+        run.assert_code(0);
+        let r = run.json();
+        let context = run.context();
+        assert_eq!(r["model_choice"]["variant"], "pipelined", "{context}");
+        (r, context)
+    };
+    let (r, context) = chose_pipelined(&older, &args);
+    assert_eq!(r["variant"], "fused", "{context}");
     let notes = r["notes"].to_string();
     assert!(
         notes.contains("fused in place of the model's pipelined")
@@ -470,33 +471,16 @@ fn solve_auto_uses_the_model_and_reports_its_prediction() {
     }
     for (quick, ran) in [(false, "pipelined"), (true, "fused")] {
         slow.quick = quick;
-        let dir = profile_dir_with(&slow);
-        let run = krylov_env(&args, &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())]);
-        run.assert_code(0);
-        let r = run.json();
-        assert_eq!(
-            r["model_choice"]["variant"],
-            "pipelined",
-            "{}",
-            run.context()
-        );
-        assert_eq!(r["variant"], ran, "quick {quick}: {}", run.context());
+        let (r, context) = chose_pipelined(&slow, &args);
+        assert_eq!(r["variant"], ran, "quick {quick}: {context}");
         let notes = r["notes"].to_string();
         assert_eq!(notes.contains("quick calibration"), quick, "{notes}");
     }
     // Mixed precision: the reliable updates are pipelined CG's, so fused is no candidate.
     let mut mixed = args.to_vec();
     mixed[6] = "mixed";
-    let run = krylov_env(&mixed, &env);
-    run.assert_code(0);
-    let r = run.json();
-    assert_eq!(
-        r["model_choice"]["variant"],
-        "pipelined",
-        "{}",
-        run.context()
-    );
-    assert_eq!(r["variant"], "pipelined", "{}", run.context());
+    let (r, context) = chose_pipelined(&profile, &mixed);
+    assert_eq!(r["variant"], "pipelined", "{context}");
 
     // Without a profile: the rules, as before, and no prediction.
     let run = krylov_env(&args, &[]);
