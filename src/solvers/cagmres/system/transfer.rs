@@ -27,15 +27,19 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         }
     }
 
+    /// What is recorded (or an empty batch), taken to be submitted with a read.
+    fn take_for_read(&self) -> crate::gpu::Batch<'e> {
+        self.unsubmitted.set(0);
+        self.batch
+            .borrow_mut()
+            .take()
+            .unwrap_or_else(|| self.engine.begin("cagmres read"))
+    }
+
     /// Submits what is recorded and reads `count` entries of the cycle buffer from `at`
     /// (one host sync).
     pub(crate) fn read(&self, at: usize, count: usize) -> Result<Vec<f64>> {
-        self.unsubmitted.set(0);
-        let batch = self
-            .batch
-            .borrow_mut()
-            .take()
-            .unwrap_or_else(|| self.engine.begin("cagmres read"));
+        let batch = self.take_for_read();
         let v: Vec<T> = batch.submit_and_read(&self.cyc, at, count)?;
         Ok(v.into_iter().map(|x| x.as_f64()).collect())
     }
@@ -47,12 +51,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         at: usize,
         count: usize,
     ) -> Result<crate::gpu::PendingRead<'e, T>> {
-        self.unsubmitted.set(0);
-        let batch = self
-            .batch
-            .borrow_mut()
-            .take()
-            .unwrap_or_else(|| self.engine.begin("cagmres read"));
+        let batch = self.take_for_read();
         batch.submit_read(&self.cyc, at, count)
     }
 
