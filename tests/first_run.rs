@@ -347,9 +347,9 @@ fn lavapipe_is_not_taken_by_auto() {
         assert_eq!(r["device"]["kind"], "gpu", "{}", out.ctx);
         assert_eq!(r["device"]["backend"], "Vulkan", "{}", out.ctx);
         assert_eq!(r["device"]["software"], true, "{}", out.ctx);
-        // `--variant auto` on a GPU: fused CG at this size (one launch per iteration).
-        assert_eq!(r["variant"], "fused", "{}", out.ctx);
-        assert_eq!(r["dispatches_per_iteration"], 1.0, "{}", out.ctx);
+        // `--variant auto` on a GPU: one-workgroup CG at this size (32 iterations per launch).
+        assert_eq!(r["variant"], "workgroup", "{}", out.ctx);
+        assert_eq!(r["dispatches_per_iteration"], 1.0 / 32.0, "{}", out.ctx);
         assert!(
             r["device_reason"].as_str().is_some_and(|s| !s.is_empty()),
             "{}",

@@ -62,7 +62,12 @@ fn cg_reductions_per_iteration_are_exact() {
     let (a, b) = with_ones_rhs(poisson_2d_fd::<f64>(16));
     for precond in [Precond::None, Precond::Jacobi] {
         for mode in [CheckMode::Device, CheckMode::Paper] {
-            for variant in [Variant::Pipelined, Variant::Classical, Variant::Fused] {
+            for variant in [
+                Variant::Pipelined,
+                Variant::Classical,
+                Variant::Fused,
+                Variant::Workgroup,
+            ] {
                 let o = SolveOptions {
                     batch: 5,
                     ..opts(Method::Cg, variant, mode, precond)
@@ -76,17 +81,21 @@ fn cg_reductions_per_iteration_are_exact() {
                     Variant::Classical => 2 + (precond == Precond::Jacobi) as u64,
                     // All four inner products of an iteration in one.
                     Variant::Fused => 1,
+                    // Every inner product a workgroup sum.
+                    Variant::Workgroup => 0,
                 };
                 assert_eq!(r.loop_counts.reductions, per * j, "{tag}");
                 assert_eq!(r.reductions_per_iteration, per as f64, "{tag}");
                 check_ratios(&r, &tag);
                 let syncs = match mode {
-                    // One readback per batch of 5.
+                    // One readback per batch of 5 (the workgroup variant's rounded up to one
+                    // launch of 32 iterations).
+                    CheckMode::Device if variant == Variant::Workgroup => j.div_ceil(32),
                     CheckMode::Device => j.div_ceil(5),
                     // Pipelined: the partial sums once per iteration; classical: both inner
                     // products (3 with Jacobi, read as 2) every iteration.
                     CheckMode::Paper => match variant {
-                        Variant::Pipelined | Variant::Fused => j,
+                        Variant::Pipelined | Variant::Fused | Variant::Workgroup => j,
                         Variant::Classical => 2 * j,
                     },
                 };
@@ -131,7 +140,9 @@ fn bicgstab_reductions_per_iteration_are_exact() {
                     // Half step: 4j − 2 readbacks, the last iteration's 4 last dots not run.
                     (Variant::Classical, CheckMode::Paper) if c.readbacks == 4 * j - 2 => 7 * j - 4,
                     (Variant::Classical, CheckMode::Paper) => 7 * j,
-                    (Variant::Fused, _) => unreachable!("BiCGStab has no fused variant"),
+                    (Variant::Fused | Variant::Workgroup, _) => {
+                        unreachable!("BiCGStab has neither a fused nor a workgroup variant")
+                    }
                 };
                 assert_eq!(c.reductions, expected, "{tag}");
                 check_ratios(&r, &tag);
@@ -202,6 +213,7 @@ fn gmres_reductions_per_step(variant: Variant, gs: GramSchmidt, i: u64) -> u64 {
         // none).
         (Variant::Fused, GramSchmidt::Cgs2, 2..) => 3,
         (Variant::Fused, _, _) => 2,
+        (Variant::Workgroup, _, _) => unreachable!("CG's variant"),
     }
 }
 
@@ -261,6 +273,7 @@ fn gmres_reductions_per_cycle_are_exact() {
                         assert_eq!(syncs, (m + 2) as f64, "{tag}")
                     }
                     (CheckMode::Paper, Variant::Classical) => assert!(syncs > m as f64, "{tag}"),
+                    (CheckMode::Paper, Variant::Workgroup) => unreachable!("CG's variant"),
                 }
             }
         }

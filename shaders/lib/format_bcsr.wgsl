@@ -6,6 +6,9 @@
 // block row (u32 max: padding). Per-thread sums are reduced over the BCSR_BX·BCSR_N columns
 // of each row in workgroup memory. Implements spmv_row.wgsl. Layout: src/matrix/bcsr.rs.
 
+// Rows come in sorted order, not row c·WG + lid for thread lid (format_rows.wgsl).
+const spmv_rows_owned: bool = false;
+
 @group(0) @binding(20) var<uniform> mat_info: MatInfo;
 @group(0) @binding(21) var<storage, read> mat_pass_ptr: array<u32>;
 @group(0) @binding(22) var<storage, read> mat_block_col: array<u32>;

@@ -3,6 +3,10 @@
 //   fn spmv_row_sum(row: u32) -> RowSum    (row `row` of A times the vector)
 // and gets its row chunks from here: chunk c is rows c·WG .. c·WG + WG − 1.
 
+// Thread `lid` of chunk c gets row c·WG + lid: a kernel may keep what it derives for its rows
+// in its own registers (cg_workgroup); SELL-C-σ and BCSR hand rows out in their own order.
+const spmv_rows_owned: bool = true;
+
 fn spmv_passes() -> u32 {
     return mat_info.passes;
 }

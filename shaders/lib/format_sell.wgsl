@@ -4,6 +4,9 @@
 // slot's original row comes from mat_perm (u32 max: a padding slot). Implements
 // spmv_row.wgsl; `mat_info.width` = slots. Layout: src/matrix/sell.rs.
 
+// Rows come in sorted order, not row c·WG + lid for thread lid (format_rows.wgsl).
+const spmv_rows_owned: bool = false;
+
 @group(0) @binding(20) var<uniform> mat_info: MatInfo;
 @group(0) @binding(21) var<storage, read> mat_slice_ptr: array<u32>;
 @group(0) @binding(22) var<storage, read> mat_col_idx: array<u32>;

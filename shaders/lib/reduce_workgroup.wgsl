@@ -28,3 +28,8 @@ fn workgroup_sum(v: vec4<Real>, ids: Ids) -> vec4<Real> {
     // workgroupUniformLoad makes the result uniform (and is the barrier before reuse).
     return workgroupUniformLoad(&red_total);
 }
+
+// `workgroup_sum` of two components (the subgroup version's interface; here the same tree).
+fn workgroup_sum2(v: vec2<Real>, ids: Ids) -> vec2<Real> {
+    return workgroup_sum(vec4<Real>(v, Real(0.0), Real(0.0)), ids).xy;
+}

@@ -25,6 +25,9 @@
 // computing it, so a kernel can revisit the rows its product wrote (fused GMRES's inner
 // products over its own rows, `gmres_scale_spmv_dots`).
 //
+// and `const spmv_rows_owned: bool`, true where thread `lid` of chunk c always gets row
+// c·WG + lid (the row-per-thread formats), so a kernel can keep per-row values in registers.
+//
 // A format accumulates a row only through `row_zero`, `row_fma` and `row_add` into a
 // `RowSum` (shaders/lib/row_sum.wgsl: Real, plain, for every kernel by default; the piece
 // ds_rows.wgsl: double-single with exact products), so one row loop serves both.

@@ -58,6 +58,11 @@ cli_enum!(
         /// direction is formed on the fly wherever the product reads it). GMRES: pipelined
         /// GMRES's step (Alg. 6) in two launches, the basis kept unnormalised.
         Fused = "fused",
+        /// CG on a small system: the classical recurrence (Alg. 1) in one workgroup, whole
+        /// iterations per launch with every inner product a workgroup sum and the direction
+        /// held in workgroup memory; for systems of up to a few thousand rows (the adapter's
+        /// workgroup memory sets the limit), where a launch costs more than the work.
+        Workgroup = "workgroup",
     }
 );
 
@@ -304,17 +309,19 @@ impl RefineOptions {
 }
 
 impl Variant {
-    /// The variants `method` has: fused is CG's and GMRES's.
+    /// The variants `method` has: fused is CG's and GMRES's, workgroup CG's.
     ///
     /// ```
     /// use krylov_wgpu::solvers::{Method, Variant};
-    /// assert_eq!(Variant::of(Method::Cg).len(), 3);
+    /// assert_eq!(Variant::of(Method::Cg).len(), 4);
     /// assert!(Variant::of(Method::Gmres).contains(&Variant::Fused));
+    /// assert!(!Variant::of(Method::Gmres).contains(&Variant::Workgroup));
     /// assert!(!Variant::of(Method::Bicgstab).contains(&Variant::Fused));
     /// ```
     pub fn of(method: Method) -> &'static [Variant] {
         match method {
-            Method::Cg | Method::Gmres => Variant::ALL,
+            Method::Cg => Variant::ALL,
+            Method::Gmres => &[Variant::Classical, Variant::Pipelined, Variant::Fused],
             _ => &[Variant::Classical, Variant::Pipelined],
         }
     }
@@ -322,10 +329,30 @@ impl Variant {
 
 /// The error for `--variant fused` with a method other than CG and GMRES.
 pub fn fused_refused(method: Method) -> KrylovError {
-    KrylovError::InvalidOption(format!(
-        "the fused variant (pipelined recurrences in fewer launches) is CG's and GMRES's; \
-         {method} has the classical and pipelined variants"
-    ))
+    variant_refused(method, Variant::Fused)
+}
+
+/// The error for a variant `method` does not have ([`Variant::of`]).
+///
+/// ```
+/// use krylov_wgpu::base::options::variant_refused;
+/// use krylov_wgpu::solvers::{Method, Variant};
+/// let e = variant_refused(Method::Gmres, Variant::Workgroup).to_string();
+/// assert!(e.contains("CG's") && e.contains("classical, pipelined, fused"), "{e}");
+/// ```
+pub fn variant_refused(method: Method, variant: Variant) -> KrylovError {
+    let what = match variant {
+        Variant::Fused => {
+            "the fused variant (pipelined recurrences in fewer launches) is CG's and GMRES's"
+        }
+        Variant::Workgroup => {
+            "the workgroup variant (whole CG iterations in one workgroup, for small systems) \
+             is CG's"
+        }
+        _ => "every method has the classical and pipelined variants",
+    };
+    let has: Vec<String> = Variant::of(method).iter().map(|v| v.to_string()).collect();
+    KrylovError::InvalidOption(format!("{what}; {method} has {}", has.join(", ")))
 }
 
 /// Default padding budget: a format may store at most this many entries (values, padding
@@ -446,7 +473,7 @@ impl SolveOptions {
             self.ca().validate()?;
         }
         if !Variant::of(self.method).contains(&self.variant) {
-            return Err(fused_refused(self.method));
+            return Err(variant_refused(self.method, self.variant));
         }
         Ok(())
     }

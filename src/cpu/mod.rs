@@ -250,6 +250,11 @@ fn solve_as_given<T: Scalar>(
             sol.report.variant = Variant::Fused;
             sol
         }),
+        // One-workgroup CG runs the classical recurrence (in one GPU workgroup).
+        (Method::Cg, Variant::Workgroup) => cg::classical_cg(a, b, x0, opts).map(|mut sol| {
+            sol.report.variant = Variant::Workgroup;
+            sol
+        }),
         (Method::Bicgstab, Variant::Classical) => bicgstab::classical(a, b, x0, opts),
         (Method::Bicgstab, Variant::Pipelined) => bicgstab::pipelined(a, b, x0, opts),
         (Method::Gmres, Variant::Classical) => gmres::classical(a, b, x0, opts),
@@ -265,8 +270,8 @@ fn solve_as_given<T: Scalar>(
             run(a, b, x0, opts, Method::Jacobi, variant, jacobi::jacobi_core)
         }
         (Method::CaGmres, _) => cagmres::solve_as(a, b, x0, opts),
-        (Method::Bicgstab, Variant::Fused) => {
-            Err(crate::base::options::fused_refused(Method::Bicgstab))
+        (Method::Bicgstab | Method::Gmres, variant @ (Variant::Fused | Variant::Workgroup)) => {
+            Err(crate::base::options::variant_refused(opts.method, variant))
         }
     }
 }

@@ -207,10 +207,14 @@ impl Engine {
         ShaderConfig {
             precision,
             workgroup_size: self.tuning.workgroup_size,
-            subgroups: self.tuning.subgroups.unwrap_or(self.ctx.has_subgroups()),
+            // (Subgroups of fewer than 4 lanes would overflow the reduction's scratch, which
+            // has one entry per 4 threads: `shader::red_scratch_entries`.)
+            subgroups: self.tuning.subgroups.unwrap_or(self.ctx.has_subgroups())
+                && self.ctx.summary.subgroup_min_size >= 4,
             format: Default::default(),
             compensated: false,
             pool_parts: 1,
+            workgroup_vector: 0,
         }
     }
 

@@ -163,3 +163,39 @@ impl SolverBuffers {
         engine.write(&self.scalars, 2, &[tol2]);
     }
 }
+
+/// The most rows whose vector a kernel compiled with `config` can keep in workgroup memory
+/// (`cg_workgroup`'s direction p, [`ShaderConfig::workgroup_vector`]): the adapter's
+/// `max_compute_workgroup_storage_size` less what the kernel's other workgroup arrays take
+/// (the reduction's scratch of `vec4<Real>`: [`red_scratch_entries`](super::shader::red_scratch_entries),
+/// its WG error terms when compensated, the BCSR product's WG partial row sums) and 256 bytes
+/// of scalars, in entries of the precision; at most 16384.
+///
+/// ```
+/// use krylov_wgpu::base::Precision;
+/// use krylov_wgpu::gpu::{FormatKernel, ShaderConfig};
+/// use krylov_wgpu::gpu::kernels::workgroup_vector_cap;
+/// let f32_csr = ShaderConfig::new(Precision::F32);
+/// // 48 KiB, 256 threads, a workgroup-memory tree: (49152 − 256·16 − 256) / 4.
+/// assert_eq!(workgroup_vector_cap(49152, f32_csr), 11200);
+/// let f64_bcsr = ShaderConfig { format: FormatKernel::Bcsr { n: 2, bx: 1 }, ..ShaderConfig::new(Precision::F64) };
+/// assert_eq!(workgroup_vector_cap(49152, f64_bcsr), (49152 - 256 * 32 - 256 * 8 - 256) / 8);
+/// // 1024 threads with subgroup sums: one scratch entry per 4 threads.
+/// let f64_wide = ShaderConfig { workgroup_size: 1024, subgroups: true, ..ShaderConfig::new(Precision::F64) };
+/// assert_eq!(workgroup_vector_cap(49152, f64_wide), (49152 - 256 * 32 - 256) / 8);
+/// ```
+pub fn workgroup_vector_cap(storage_bytes: u32, config: ShaderConfig) -> usize {
+    let real = match config.precision {
+        crate::base::Precision::F32 => 4,
+        crate::base::Precision::F64 => 8,
+    };
+    let wg = config.workgroup_size as usize;
+    let mut used = super::shader::red_scratch_entries(config) as usize * 4 * real + 256;
+    if config.compensated && config.precision == crate::base::Precision::F32 {
+        used += wg * 4 * real;
+    }
+    if matches!(config.format, super::shader::FormatKernel::Bcsr { .. }) {
+        used += wg * real;
+    }
+    ((storage_bytes as usize).saturating_sub(used) / real).min(16384)
+}

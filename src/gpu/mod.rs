@@ -39,7 +39,10 @@ pub use operator::GpuOperator;
 pub use shader::FormatKernel;
 pub use shader::{KERNELS, KernelSource, REDUCTIONS, ShaderConfig, reductions_started};
 pub use spmv::Spmv;
-pub use variant_rule::{FUSED_MAX_ROWS, VariantChoice, choose_variant_for};
+pub use variant_rule::{
+    FUSED_MAX_ROWS, VariantChoice, WORKGROUP_MAX_ENTRIES_PER_THREAD, choose_variant_for,
+    choose_workgroup_for,
+};
 
 /// Whether tests must fail (rather than skip) when no adapter exists: `KRYLOV_REQUIRE_GPU=1`.
 pub fn gpu_required() -> bool {

@@ -321,6 +321,7 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("cg", "spmv_dot_cg", true, 1),
     kernel!("cg", "update_cg", true),
     kernel!("cg", "update_spmv_dot_cg", true, 1),
+    kernel!("cg", "cg_workgroup", true, 1),
     // GMRES(m).
     kernel!(
         "gmres",
@@ -505,6 +506,23 @@ pub struct ShaderConfig {
     /// [`MAX_POOL_PARTS`]; [`Piece::GmresPool`] from [`pool_source`] when above 1): for
     /// a basis larger than one binding.
     pub pool_parts: u8,
+    /// Entries of the vector a kernel keeps in workgroup memory (`WG_VECTOR` in the source,
+    /// at least 1): `cg_workgroup`'s direction p, sized to the system within the adapter's limit
+    /// ([`workgroup_vector_cap`](crate::gpu::kernels::workgroup_vector_cap)).
+    pub workgroup_vector: u32,
+}
+
+/// Entries (`vec4<Real>`) of the workgroup reduction's scratch (`red_scratch`) of a solver
+/// kernel compiled with `config`: one per subgroup with subgroup reductions (subgroups of at
+/// least 4 lanes: the engine uses them only where the adapter's are), every thread's where
+/// the compensated f32 tree (`sum_compensated.wgsl`) or the workgroup-memory tree walks it.
+pub fn red_scratch_entries(config: ShaderConfig) -> u32 {
+    let compensated = config.compensated && config.precision == Precision::F32;
+    if config.subgroups && !compensated {
+        (config.workgroup_size / 4).max(1)
+    } else {
+        config.workgroup_size
+    }
 }
 
 /// Entries (`vec4`s) of a partials buffer of `slots` slots of `groups` partials: twice as
@@ -523,6 +541,7 @@ impl ShaderConfig {
             format: FormatKernel::Csr,
             compensated: false,
             pool_parts: 1,
+            workgroup_vector: 0,
         }
     }
 }
@@ -549,11 +568,22 @@ pub fn specialise_with(kernel: &KernelSource, config: ShaderConfig, two_prod: Tw
         p = config.precision.wgsl(),
         wg = config.workgroup_size,
     );
+    // (Every kernel gets it, so that each parses alone; only `cg_workgroup` sizes by it.)
+    text.push_str(&format!(
+        "const WG_VECTOR: u32 = {}u;\n\n",
+        config.workgroup_vector.max(1)
+    ));
     if kernel.pieces.contains(&Piece::Ds) {
         let fma = two_prod == TwoProd::Fma;
         text.push_str(&format!("const DS_FMA: bool = {fma};\n\n"));
     }
     if kernel.solver {
+        if config.subgroups {
+            text.push_str(&format!(
+                "const RED_SCRATCH: u32 = {}u;\n\n",
+                red_scratch_entries(config)
+            ));
+        }
         text.push_str(if config.subgroups {
             REDUCE_SUBGROUP
         } else {

@@ -89,6 +89,8 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("update_cg", 1),
     // The fused iteration starts one for all four (its record-only last launch, none).
     ("update_spmv_dot_cg", 1),
+    // One workgroup's iterations: every inner product is a workgroup sum, none global.
+    ("cg_workgroup", 0),
     // gmres: ‖r‖², (⟨v_{i−1},w⟩, ‖w‖²), the ⟨v_j,w⟩ of one launch (all j, however many
     // slots), ‖w‖² after the update (flag NORM), ξ_i = ⟨r,v_i⟩; the rest sums nothing or
     // finishes (`gmres_finish`).

@@ -16,7 +16,22 @@
 //! its product and every inner product share one launch, whose occupancy the bandwidth-bound
 //! sizes need. So it takes fused up to [`FUSED_MAX_ROWS`] in every format.
 
+//!
+//! One-workgroup CG (`cg_workgroup`) runs 32 whole iterations per launch in one workgroup
+//! with no global reduction. On an H200 (BENCHMARKS.md, 2026-11-29) it was 1.3–3× faster per
+//! iteration than fused CG on 2D and 3D stencils up to about 15 stored entries per thread
+//! (3025 rows of a 2D stencil, 2197 of a 3D one, on 1024 threads) and on the small shared
+//! matrices, even at about 19, and slower beyond (each thread walks its rows one after
+//! another, a chain of dependent loads per entry: one core does the work the whole GPU shares
+//! in the other variants; bcsstk21, 3600 rows and 26 entries per thread, ran 1.1× (f32) and
+//! 2× (f64) slower). So `auto` takes it up to [`WORKGROUP_MAX_ENTRIES_PER_THREAD`] entries
+//! and 4 rows per thread, where the system fits the adapter's workgroup memory
+//! ([`choose_workgroup_for`]).
+
 use crate::base::{Format, Method, Variant};
+
+/// Up to this many stored entries per thread `auto` runs CG in one workgroup.
+pub const WORKGROUP_MAX_ENTRIES_PER_THREAD: usize = 16;
 
 /// Up to this many rows fused CG takes the variant whatever the structure: an iteration is
 /// bound by its launches, and the product's extra gathers stay in cache (measured to 1e5;
@@ -90,4 +105,40 @@ pub fn choose_variant_for(method: Method, n: usize, format: Format) -> VariantCh
             ),
         )
     }
+}
+
+/// The one-workgroup variant `auto` runs `method` with on a GPU for a system of `n` rows and
+/// `nnz` stored entries, or `None`: CG up to `rows_cap` rows (what the adapter's workgroup
+/// memory holds at 4 rows per thread: [`crate::solvers::cg::workgroup::auto_rows`]) and
+/// [`WORKGROUP_MAX_ENTRIES_PER_THREAD`] entries per thread of `threads`.
+///
+/// ```
+/// use krylov_wgpu::gpu::choose_workgroup_for;
+/// use krylov_wgpu::solvers::{Method, Variant};
+/// // 1000 rows of a 3D stencil on 1024 threads: 6.4 entries per thread.
+/// let small = choose_workgroup_for(Method::Cg, 1000, 6400, 4096, 1024).unwrap();
+/// assert_eq!(small.variant, Variant::Workgroup);
+/// assert!(choose_workgroup_for(Method::Cg, 1000, 6400, 700, 1024).is_none()); // does not fit
+/// assert!(choose_workgroup_for(Method::Cg, 3600, 26_600, 4096, 1024).is_none()); // too long
+/// assert!(choose_workgroup_for(Method::Gmres, 1000, 6400, 4096, 1024).is_none());
+/// ```
+pub fn choose_workgroup_for(
+    method: Method,
+    n: usize,
+    nnz: usize,
+    rows_cap: usize,
+    threads: usize,
+) -> Option<VariantChoice> {
+    let per_thread = nnz.div_ceil(threads.max(1));
+    (method == Method::Cg && n <= rows_cap && per_thread <= WORKGROUP_MAX_ENTRIES_PER_THREAD).then(
+        || VariantChoice {
+            variant: Variant::Workgroup,
+            reason: format!(
+                "n = {n}, {per_thread} stored entries per thread of {threads}: whole iterations \
+                 in one workgroup, 32 per launch, no global reduction (up to \
+                 {WORKGROUP_MAX_ENTRIES_PER_THREAD} entries and 4 rows per thread, within this \
+                 adapter's workgroup memory)"
+            ),
+        },
+    )
 }

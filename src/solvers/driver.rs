@@ -207,6 +207,7 @@ fn device_batches<T: Scalar>(
     solver: &dyn GpuIterative<T>,
 ) -> Result<LoopEnd> {
     let mut k = if opts.batch > 0 { opts.batch } else { 8 };
+    let per_launch = solver.iterations_per_launch().max(1);
     let mut pending = std::collections::VecDeque::new();
     // History index of the next iteration to record, and iterations recorded so far.
     let mut next = run.history.len();
@@ -219,7 +220,9 @@ fn device_batches<T: Scalar>(
                     k = k.min(cap.max(1));
                 }
             }
+            // Whole launches: a launch of several iterations past the limit stops at it.
             let k_now = k
+                .next_multiple_of(per_launch)
                 .min(opts.max_iter.saturating_sub(submitted))
                 .min(bufs.history_len - 1 - next);
             if k_now == 0 {
@@ -227,7 +230,12 @@ fn device_batches<T: Scalar>(
             }
             let mut batch = engine.begin("solver batch");
             solver.before_batch(&mut batch, &run.history);
-            for i in 0..k_now {
+            if per_launch > 1 {
+                for _ in 0..k_now.div_ceil(per_launch) {
+                    solver.record_iteration(&mut batch);
+                }
+            }
+            for i in (0..k_now).filter(|_| per_launch == 1) {
                 if submitted + i + 1 == opts.max_iter {
                     solver.record_last_iteration(&mut batch);
                 } else {
@@ -308,8 +316,15 @@ pub(crate) trait GpuIterative<T: Scalar> {
     /// ends the batch: in `device` mode reading the new history entry, in `paper` mode
     /// finishing on the host. Returns ‖r‖², or `None` if the GPU stopped.
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>>;
-    /// Records one iteration (device mode).
+    /// Records one iteration (device mode), or one launch of
+    /// [`iterations_per_launch`](Self::iterations_per_launch) iterations.
     fn record_iteration(&self, batch: &mut Batch<'_>);
+    /// Iterations one [`record_iteration`](Self::record_iteration) launch runs: 1 by default;
+    /// one-workgroup CG runs many, stopping by itself at the iteration limit and on any
+    /// status, and `device` batches are rounded up to whole launches.
+    fn iterations_per_launch(&self) -> usize {
+        1
+    }
     /// Records the iteration that reaches the iteration limit (device mode): the same as
     /// [`record_iteration`](Self::record_iteration) except for a solver whose launch tests
     /// one iterate and makes the next (fused CG), which then only tests.

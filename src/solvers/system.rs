@@ -305,7 +305,7 @@ pub(crate) fn solver_buffers<T: Scalar>(
     slots: u32,
     opts: &SolveOptions,
 ) -> Result<SolverBuffers> {
-    let history_len = opts.max_iter.min(1 << 24) + 2;
+    let history_len = history_len(opts);
     SolverBuffers::with_reduction::<T>(
         engine,
         engine.fused_groups(n, passes),
@@ -313,6 +313,31 @@ pub(crate) fn solver_buffers<T: Scalar>(
         history_len,
         compensated::<T>(opts),
     )
+}
+
+/// History entries of a solve: the initial residual, one per iteration up to `max_iter`
+/// (at most 2²⁴) and one spare.
+fn history_len(opts: &SolveOptions) -> usize {
+    opts.max_iter.min(1 << 24) + 2
+}
+
+/// [`solver_buffers`] of one workgroup (one-workgroup CG: its `cg_init` and the true-residual
+/// guard's launches run in one workgroup too, so the partial sums are one per slot).
+pub(crate) fn one_workgroup_buffers<T: Scalar>(
+    engine: &Engine,
+    slots: u32,
+    opts: &SolveOptions,
+    report: &mut SolveReport,
+) -> Result<SolverBuffers> {
+    let bufs = SolverBuffers::with_reduction::<T>(
+        engine,
+        1,
+        slots,
+        history_len(opts),
+        compensated::<T>(opts),
+    )?;
+    report.workgroups = 1;
+    Ok(bufs)
 }
 
 /// [`solver_buffers`] for a one-device solve: the report's `workgroups` says what its

@@ -116,7 +116,9 @@ fn bicg_launch_and_transfer_counts_are_exact() {
                 assert_eq!(c.readbacks, j.div_ceil(batch as u64), "{tag}");
                 assert_eq!(c.uploads, 0, "{tag}");
             }
-            (Variant::Fused, _) => unreachable!("BiCG has no fused variant"),
+            (Variant::Fused | Variant::Workgroup, _) => {
+                unreachable!("BiCG has neither a fused nor a workgroup variant")
+            }
         }
         if variant == Variant::Pipelined {
             assert_eq!(r.dispatches_per_iteration, 2.0, "{tag}");

@@ -86,7 +86,9 @@ fn launch_and_transfer_counts_are_exact() {
                 assert_eq!(c.readbacks, rec.div_ceil(batch as u64), "{tag}");
                 assert_eq!(c.uploads, 0, "{tag}");
             }
-            (Variant::Fused, _) => unreachable!("BiCGStab has no fused variant"),
+            (Variant::Fused | Variant::Workgroup, _) => {
+                unreachable!("BiCGStab has neither a fused nor a workgroup variant")
+            }
         }
     }
     assert_eq!(paper_ends.len(), 4, "{paper_ends:?}");

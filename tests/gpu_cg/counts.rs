@@ -2,11 +2,12 @@
 //! `device` mode.
 
 use krylov_wgpu::matrix::generators::poisson_2d_fd;
+use krylov_wgpu::solvers::cg::workgroup::ITERATIONS_PER_LAUNCH;
 use krylov_wgpu::solvers::{CheckMode, Precond, SolveOptions, Variant};
 
 use super::common::engine;
 use super::common::problems::with_ones_rhs;
-use super::common::solve::{CG_VARIANTS, assert_device_mode_stops_exactly, count_cases_of};
+use super::common::solve::{CG_VARIANTS, assert_device_mode_stops_exactly_in, count_cases_of};
 use super::{opts, solve};
 
 #[test]
@@ -93,6 +94,36 @@ fn launch_and_transfer_counts_are_exact() {
                     "{tag}"
                 );
             }
+            (Variant::Workgroup, CheckMode::Paper) => {
+                // cg_workgroup of one iteration and one readback of its ‖r‖² per iteration.
+                assert_eq!(j, r.iterations, "{tag}");
+                assert_eq!(
+                    (c.dispatches, c.reductions),
+                    (j as u64, 0),
+                    "{tag}: 1 launch per iteration, no global reduction"
+                );
+                assert_eq!(
+                    (c.readbacks, c.uploads, c.submits),
+                    (j as u64, 0, j as u64),
+                    "{tag}"
+                );
+            }
+            (Variant::Workgroup, CheckMode::Device) => {
+                // Batches of whole launches of 32 iterations: one readback per batch.
+                let per_batch = batch.next_multiple_of(ITERATIONS_PER_LAUNCH);
+                assert_eq!(j % per_batch, 0, "{tag}: recorded {j}");
+                assert_eq!(
+                    (c.dispatches, c.reductions),
+                    ((j / ITERATIONS_PER_LAUNCH) as u64, 0),
+                    "{tag}: 1 launch per 32 iterations, no global reduction"
+                );
+                assert_eq!(c.readbacks, (j / per_batch) as u64, "{tag}");
+                assert_eq!(c.uploads, 0, "{tag}");
+                assert!(
+                    j >= r.iterations && j < r.iterations + 2 * per_batch,
+                    "{tag}: recorded {j}"
+                );
+            }
             (Variant::Fused, CheckMode::Device) => {
                 assert_eq!(
                     (c.dispatches, c.reductions),
@@ -110,6 +141,11 @@ fn launch_and_transfer_counts_are_exact() {
         if variant == Variant::Fused {
             assert_eq!(r.dispatches_per_iteration, 1.0, "{tag}");
             assert_eq!(r.reductions_per_iteration, 1.0, "{tag}");
+        } else if variant == Variant::Workgroup {
+            assert_eq!(r.reductions_per_iteration, 0.0, "{tag}");
+            if mode == CheckMode::Device {
+                assert_eq!(r.dispatches_per_iteration, 1.0 / 32.0, "{tag}");
+            }
         } else if variant == Variant::Pipelined {
             assert_eq!(r.dispatches_per_iteration, 2.0, "{tag}");
         } else if mode == CheckMode::Device {
@@ -131,6 +167,10 @@ fn device_mode_returns_the_x_of_the_converging_iteration() {
             };
             solve(&engine, &a, &b, &o)
         };
-        assert_device_mode_stops_exactly(run, &variant.to_string());
+        let per_launch = match variant {
+            Variant::Workgroup => ITERATIONS_PER_LAUNCH,
+            _ => 1,
+        };
+        assert_device_mode_stops_exactly_in(run, &variant.to_string(), per_launch);
     }
 }

@@ -13,7 +13,7 @@ mod counts;
 mod failures;
 mod kernels;
 
-use common::solve::{CG_VARIANTS, MODES, PRECONDS, assert_converged, rtol_for, true_rel};
+use common::solve::{MODES, PRECONDS, assert_converged, cg_variants_for, rtol_for, true_rel};
 use krylov_wgpu::gpu::Engine;
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::solvers::{
@@ -86,7 +86,7 @@ fn residual_floor<T: Scalar>(a: &Csr<T>, b: &[T], x: &[T]) -> f64 {
 /// accuracy the tolerance and the conditioning allow.
 fn check_all<T: Scalar>(engine: &Engine, a: &Csr<T>, b: &[T], cond: f64, what: &str) {
     let rtol = rtol_for(T::PRECISION);
-    for variant in CG_VARIANTS {
+    for variant in cg_variants_for(engine, a.nrows(), T::PRECISION) {
         for precond in PRECONDS {
             let o = opts(variant, CheckMode::Device, precond, rtol);
             let reference = cpu::solve(a, b, None, &o).unwrap();

@@ -331,7 +331,9 @@ fn counts<T: Scalar>(a: &Csr<T>, b: &[T], rtol: f64, name: &str) {
                     (Variant::Classical, CheckMode::Device) => 16 + d + dt,
                     // bicg_update, stacked apply (ds), bicg_rho, bicg_direction_spmv
                     (Variant::Pipelined, _) => 3 + ds,
-                    (Variant::Fused, _) => unreachable!("BiCG has no fused variant"),
+                    (Variant::Fused | Variant::Workgroup, _) => {
+                        unreachable!("BiCG has neither a fused nor a workgroup variant")
+                    }
                 };
                 match (variant, mode) {
                     (Variant::Classical, CheckMode::Paper) => {
@@ -340,7 +342,10 @@ fn counts<T: Scalar>(a: &Csr<T>, b: &[T], rtol: f64, name: &str) {
                         assert_eq!((c.readbacks, c.uploads), (2 * j, 2 * j), "{tag}");
                         assert_eq!(r.transfers_per_iteration, 4.0, "{tag}");
                     }
-                    (Variant::Pipelined | Variant::Fused, CheckMode::Paper) => {
+                    (
+                        Variant::Pipelined | Variant::Fused | Variant::Workgroup,
+                        CheckMode::Paper,
+                    ) => {
                         assert_eq!(c.dispatches, per * j, "{tag}");
                         assert_eq!((c.readbacks, c.uploads, c.submits), (j, 0, j), "{tag}");
                         assert_eq!(r.transfers_per_iteration, 1.0, "{tag}");

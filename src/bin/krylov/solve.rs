@@ -31,10 +31,13 @@ pub struct SolveArgs {
     #[arg(long, default_value = "cg", value_parser = parse_enum::<Method>)]
     method: Method,
     /// classical, pipelined, fused (CG: pipelined CG in one launch and one global reduction per
-    /// iteration; GMRES: pipelined GMRES's step in two launches instead of four), or auto:
-    /// with a device profile from `krylov calibrate` the variant the model predicts fastest,
-    /// else pipelined; then, for CG and GMRES on a GPU, fused where it was measured faster (CG:
-    /// n ≤ 2e5 or a banded matrix in DIA; GMRES: n ≤ 2e5; `gpu::choose_variant_for`).
+    /// iteration; GMRES: pipelined GMRES's step in two launches instead of four), workgroup
+    /// (CG: classical CG in one workgroup, 32 iterations per launch, for systems of up to a
+    /// few thousand rows), or auto: for CG on a GPU, workgroup up to 2048 rows where they fit
+    /// the adapter's workgroup memory; else with a device profile from `krylov calibrate` the
+    /// variant the model predicts fastest, else pipelined; then, for CG and GMRES on a GPU,
+    /// fused where it was measured faster (CG: n ≤ 2e5 or a banded matrix in DIA; GMRES:
+    /// n ≤ 2e5; `gpu::choose_variant_for`).
     /// Several devices (`--devices`, `--mpi`) run auto as pipelined.
     #[arg(long, default_value = "auto", value_parser = parse_variant_arg)]
     variant: VariantArg,
@@ -225,7 +228,15 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         (None, VariantArg::Fixed(v)) => (args.format, v),
         (None, VariantArg::Auto) => (args.format, Variant::Pipelined),
     };
-    let (variant, variant_note) = fused_by_rule(args, &a, &device, format, variant, &decision);
+    let (variant, variant_note) = fused_by_rule(
+        args,
+        &a,
+        &device,
+        format,
+        variant,
+        &decision,
+        mixed_because.is_some(),
+    );
     let opts = SolveOptions {
         method: args.method,
         variant,

@@ -461,7 +461,9 @@ pub fn solve<T: Scalar>(
     let slots = match opts.variant {
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
-        Variant::Fused => return Err(crate::base::options::fused_refused(Method::Bicg)),
+        v @ (Variant::Fused | Variant::Workgroup) => {
+            return Err(crate::base::options::variant_refused(Method::Bicg, v));
+        }
     };
     let bufs = solver_buffers_for::<T>(
         engine,
@@ -489,8 +491,10 @@ pub fn solve<T: Scalar>(
             opts.check_mode,
             stacked.as_ref(),
         )?),
-        // (Fused was refused with the slots above.)
-        Variant::Classical | Variant::Fused => Box::new(Classical::new(engine, &common)?),
+        // (Fused and workgroup were refused with the slots above.)
+        Variant::Classical | Variant::Fused | Variant::Workgroup => {
+            Box::new(Classical::new(engine, &common)?)
+        }
     };
     drive(
         engine,

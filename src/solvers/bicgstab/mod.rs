@@ -406,7 +406,9 @@ pub fn solve<T: Scalar>(
     let slots = match opts.variant {
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
-        Variant::Fused => return Err(crate::base::options::fused_refused(Method::Bicgstab)),
+        v @ (Variant::Fused | Variant::Workgroup) => {
+            return Err(crate::base::options::variant_refused(Method::Bicgstab, v));
+        }
     };
     let mut bufs =
         solver_buffers_for::<T>(engine, sys.n, sys.a.passes(), slots, opts, &mut report)?;
@@ -429,8 +431,8 @@ pub fn solve<T: Scalar>(
             Box::new(PipelinedBicgstab::new(&common, opts.check_mode)?),
             None,
         ),
-        // (Fused was refused with the slots above.)
-        Variant::Classical | Variant::Fused => {
+        // (Fused and workgroup were refused with the slots above.)
+        Variant::Classical | Variant::Fused | Variant::Workgroup => {
             let classical = ClassicalBicgstab::new(&common)?;
             // Left: τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback).
             let left = classical

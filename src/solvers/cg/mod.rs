@@ -8,6 +8,8 @@
 //! * **Fused**: the same recurrences in one kernel per iteration, `update_spmv_dot_cg`: the
 //!   product forms the new direction on the fly from the previous iterate (see [`FusedCg`]);
 //!   one launch and one global reduction per iteration.
+//! * **Workgroup**: the classical recurrence for a small system in one workgroup, whole
+//!   iterations per launch with no global reduction, `cg_workgroup` (see [`WorkgroupCg`]).
 //! * **Classical** (paper 000, Alg. 1) as a BLAS-based code runs it: `spmv_csr`, `dot`,
 //!   `axpy`, `axpy`, `dot`, `xpay` (+ `diag_scale` and one more `dot` with Jacobi) — at least
 //!   six launches; in `paper` mode every inner product is read back and its value sent back up.
@@ -28,10 +30,12 @@
 mod classical;
 mod fused;
 pub(crate) mod pipelined;
+pub mod workgroup;
 
 pub use classical::ClassicalCg;
 pub use fused::FusedCg;
 pub use pipelined::PipelinedCg;
+pub use workgroup::WorkgroupCg;
 
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
@@ -42,7 +46,9 @@ use crate::solvers::{Method, Monitor, Solution, SolveOptions, Variant};
 
 pub use super::driver::MAX_RESTARTS;
 use super::driver::{GpuIterative, LoopEnd, Run, StopCheck, TrueResidual, drive};
-use super::system::{GpuSystem, Start, finish, solver_buffers_for, start_gpu_solve};
+use super::system::{
+    GpuSystem, Start, finish, one_workgroup_buffers, solver_buffers_for, start_gpu_solve,
+};
 
 /// CG's vectors beside the shared system (A, b, x, M).
 pub(crate) struct System<T> {
@@ -119,8 +125,8 @@ pub(super) fn cg_init_bind_group<T: Scalar>(
     engine.bind_group_at(init, &e)
 }
 
-/// Solves A x = b by CG on the GPU (`opts.variant` picks [`ClassicalCg`], [`PipelinedCg`] or
-/// [`FusedCg`],
+/// Solves A x = b by CG on the GPU (`opts.variant` picks [`ClassicalCg`], [`PipelinedCg`],
+/// [`FusedCg`] or [`WorkgroupCg`],
 /// `opts.check_mode` the convergence checking, `opts.precond` Jacobi or none).
 ///
 /// Errors: the input checks of [`validate_system`], a nonsymmetric matrix
@@ -166,11 +172,21 @@ pub fn solve<T: Scalar>(
         Variant::Fused => fused::SLOTS,
         _ => 3,
     };
-    let bufs = solver_buffers_for::<T>(engine, sys.n, sys.a.passes(), slots, opts, &mut report)?;
+    let bufs = if opts.variant == Variant::Workgroup {
+        one_workgroup_buffers::<T>(engine, slots, opts, &mut report)?
+    } else {
+        solver_buffers_for::<T>(engine, sys.n, sys.a.passes(), slots, opts, &mut report)?
+    };
     let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
         Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
         Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
         Variant::Fused => Box::new(FusedCg::new(
+            engine,
+            &sys,
+            &bufs,
+            opts.max_iter.min(bufs.history_len - 2),
+        )?),
+        Variant::Workgroup => Box::new(WorkgroupCg::new(
             engine,
             &sys,
             &bufs,

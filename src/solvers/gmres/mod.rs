@@ -238,6 +238,12 @@ pub fn solve<T: Scalar>(
         Variant::Classical => Box::new(Classical::new(&sys)?),
         Variant::Pipelined => Box::new(Pipelined::new(&sys)?),
         Variant::Fused => Box::new(Fused::new(&sys)?),
+        Variant::Workgroup => {
+            return Err(crate::base::options::variant_refused(
+                Method::Gmres,
+                Variant::Workgroup,
+            ));
+        }
     };
     let gm = Gmres::new(&sys, variant)?;
     // Left preconditioning: τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback).

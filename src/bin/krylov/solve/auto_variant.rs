@@ -1,6 +1,7 @@
-//! `krylov solve --variant auto` after the model, for CG and GMRES on a GPU: the fused
-//! variant where `gpu::choose_variant_for` finds it measured faster than pipelined — unless
-//! the model chose the variant with a profile that predicts fused CG.
+//! `krylov solve --variant auto` after the model, for CG and GMRES on a GPU: one-workgroup CG
+//! for a small system (`gpu::choose_workgroup_for`), else the fused variant where
+//! `gpu::choose_variant_for` finds it measured faster than pipelined — unless the model chose
+//! the variant with a profile that predicts fused CG.
 
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::solvers::{Format, Method, Precond, Side, Variant};
@@ -21,10 +22,21 @@ pub(super) fn fused_by_rule(
     format: Format,
     variant: Variant,
     decision: &Option<ModelDecision>,
+    mixed: bool,
 ) -> (Variant, Option<String>) {
     let Some(ctx) = device.context.as_deref() else {
         return (variant, None);
     };
+    let resolved = match format {
+        Format::Auto => {
+            let target = krylov_wgpu::gpu::RuleTarget::of(ctx);
+            krylov_wgpu::gpu::choose_format_for(a, args.max_padding, target).format
+        }
+        f => f,
+    };
+    if let Some(small) = workgroup_by_rule(args, (a.nrows(), a.nnz()), ctx, resolved, mixed) {
+        return (Variant::Workgroup, Some(small));
+    }
     if decision
         .as_ref()
         .is_some_and(|d| d.variant_auto && d.predicts_fused && !d.quick_profile)
@@ -39,13 +51,6 @@ pub(super) fn fused_by_rule(
     {
         return (variant, None);
     }
-    let resolved = match format {
-        Format::Auto => {
-            let target = krylov_wgpu::gpu::RuleTarget::of(ctx);
-            krylov_wgpu::gpu::choose_format_for(a, args.max_padding, target).format
-        }
-        f => f,
-    };
     let rule = krylov_wgpu::gpu::choose_variant_for(args.method, a.nrows(), resolved);
     let note = match (rule.variant, decision) {
         (Variant::Fused, Some(d)) => {
@@ -64,6 +69,32 @@ pub(super) fn fused_by_rule(
         (v, _) => format!("variant auto: {v} ({})", rule.reason),
     };
     (rule.variant, Some(note))
+}
+
+/// `--variant auto` for CG on a GPU, before the model and the fused rule: one-workgroup CG
+/// for a small system that fits the adapter's workgroup memory (`gpu::choose_workgroup_for`;
+/// the model does not describe it), with its note. Not under mixed precision (reliable
+/// updates are pipelined CG's) nor with a preconditioner the kernel does not apply.
+fn workgroup_by_rule(
+    args: &SolveArgs,
+    (n, nnz): (usize, usize),
+    ctx: &krylov_wgpu::gpu::GpuContext,
+    format: Format,
+    mixed: bool,
+) -> Option<String> {
+    if args.variant != VariantArg::Auto
+        || mixed
+        || args.matrix.precision == PrecisionArg::Mixed
+        || !fuses_preconditioner(args)
+    {
+        return None;
+    }
+    let subgroups = ctx.has_subgroups() && ctx.summary.subgroup_min_size >= 4;
+    let precision = args.matrix.precision.working();
+    let (rows, threads) =
+        krylov_wgpu::solvers::cg::workgroup::auto_rows(&ctx.limits, subgroups, precision, format);
+    let rule = krylov_wgpu::gpu::choose_workgroup_for(args.method, n, nnz, rows, threads)?;
+    Some(format!("variant auto: workgroup ({})", rule.reason))
 }
 
 /// Whether the pipelined and fused kernels apply `args`' preconditioner themselves: none, or
