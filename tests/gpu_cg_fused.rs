@@ -9,48 +9,14 @@ mod common;
 use common::engine;
 use common::problems::{load, with_ones_rhs};
 use common::solve::rel_diff_inf;
-use krylov_wgpu::matrix::{Coo, Csr, generators};
+use common::{cg_options as opts, random_spd};
+use krylov_wgpu::matrix::{Csr, generators};
 use krylov_wgpu::solvers::{
     CheckMode, Format, Method, Precond, SolveOptions, Variant, cg, solve_gpu,
 };
 use krylov_wgpu::{KrylovError, Scalar, cpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-
-fn opts(variant: Variant, mode: CheckMode, precond: Precond) -> SolveOptions {
-    SolveOptions {
-        method: Method::Cg,
-        variant,
-        check_mode: mode,
-        precond,
-        rtol: 0.0,
-        max_iter: 5000,
-        ..Default::default()
-    }
-}
-
-/// A random SPD matrix: a random symmetric pattern with |entries| < 1 and a diagonal that
-/// dominates each row by a random margin (so κ is moderate and CG takes tens of iterations).
-fn random_spd(rng: &mut ChaCha8Rng, n: usize) -> Csr<f64> {
-    let mut coo = Coo::new(n, n);
-    let mut rowsum = vec![0.0; n];
-    for i in 0..n {
-        for _ in 0..rng.random_range(0..6) {
-            let j = rng.random_range(0..n);
-            if j != i {
-                let v: f64 = rng.random_range(-1.0..1.0);
-                coo.push(i, j, v).unwrap();
-                coo.push(j, i, v).unwrap();
-                rowsum[i] += v.abs();
-                rowsum[j] += v.abs();
-            }
-        }
-    }
-    for (i, s) in rowsum.iter().enumerate() {
-        coo.push(i, i, s + rng.random_range(0.01..1.0)).unwrap();
-    }
-    coo.to_csr().unwrap()
-}
 
 /// The iterates of fused and pipelined CG after each k of `ks` iterations (rtol 0, max_iter =
 /// k: fused's last launch only records): the same to the rounding of the inner products'

@@ -214,3 +214,47 @@ pub fn random_ragged<T: krylov_wgpu::Scalar>(
     }
     coo.to_csr().unwrap()
 }
+
+/// A random SPD matrix: a random symmetric pattern with |entries| < 1 and a diagonal that
+/// dominates each row by a random margin (so κ is moderate and CG takes tens of iterations).
+#[allow(dead_code)]
+pub fn random_spd(rng: &mut rand_chacha::ChaCha8Rng, n: usize) -> krylov_wgpu::matrix::Csr<f64> {
+    use rand::Rng;
+    let mut coo = krylov_wgpu::matrix::Coo::new(n, n);
+    let mut rowsum = vec![0.0; n];
+    for i in 0..n {
+        for _ in 0..rng.random_range(0..6) {
+            let j = rng.random_range(0..n);
+            if j != i {
+                let v: f64 = rng.random_range(-1.0..1.0);
+                coo.push(i, j, v).unwrap();
+                coo.push(j, i, v).unwrap();
+                rowsum[i] += v.abs();
+                rowsum[j] += v.abs();
+            }
+        }
+    }
+    for (i, s) in rowsum.iter().enumerate() {
+        coo.push(i, i, s + rng.random_range(0.01..1.0)).unwrap();
+    }
+    coo.to_csr().unwrap()
+}
+
+/// Options of a CG solve with `variant`, `mode` and `precond`, rtol 0 and 5000 iterations at
+/// most (tests that compare iterates stop them with `max_iter`).
+#[allow(dead_code)]
+pub fn cg_options(
+    variant: krylov_wgpu::solvers::Variant,
+    mode: krylov_wgpu::solvers::CheckMode,
+    precond: krylov_wgpu::solvers::Precond,
+) -> krylov_wgpu::solvers::SolveOptions {
+    krylov_wgpu::solvers::SolveOptions {
+        method: krylov_wgpu::solvers::Method::Cg,
+        variant,
+        check_mode: mode,
+        precond,
+        rtol: 0.0,
+        max_iter: 5000,
+        ..Default::default()
+    }
+}
