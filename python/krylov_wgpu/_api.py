@@ -182,7 +182,9 @@ _SCIPY_DOC = """
     the residual norm after each iteration (x itself stays on the GPU){callback_note}.
 
     Keyword extensions: ``variant`` (``pipelined``/``classical``; ``fused`` for CG — one
-    launch per iteration — and GMRES — two launches per step), ``precision``
+    launch per iteration — and GMRES — two launches per step; ``workgroup`` for CG on a
+    system of up to a few thousand rows — 32 whole iterations per launch in one
+    workgroup), ``precision``
     (``f64``/``f32``/``mixed``), ``device`` (``auto``/``gpu``/``cpu``), ``format``,
     ``precond`` and every option of :func:`solve`; ``full_output=True`` returns
     ``(x, info, report)`` with the :class:`SolveReport`.
