@@ -285,3 +285,26 @@ fn too_many_rows_and_other_methods_are_refused_by_name() {
         "{e}"
     );
 }
+
+/// `--reduction compensated` asks for compensated global reductions; the workgroup variant has
+/// none (its sums run in one workgroup, plain): the report says plain, with a note why.
+#[test]
+fn a_compensated_request_is_reported_as_the_plain_sums_it_runs() {
+    let Some(engine) = engine() else { return };
+    let (a, b) = with_ones_rhs::<f32>(generators::from_spec("poisson2d:12").unwrap());
+    let o = SolveOptions {
+        rtol: 1e-5,
+        reduction: krylov_wgpu::solvers::Reduction::Compensated,
+        ..opts(Variant::Workgroup, CheckMode::Device, Precond::Jacobi)
+    };
+    let r = cg::solve(&engine, &a, &b, None, &o, &mut ())
+        .unwrap()
+        .report;
+    assert!(r.converged, "{}", r.reason_detail);
+    assert_eq!(r.reduction, krylov_wgpu::solvers::Reduction::Plain);
+    assert!(
+        r.notes.iter().any(|n| n.contains("plain arithmetic")),
+        "{:?}",
+        r.notes
+    );
+}

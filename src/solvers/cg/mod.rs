@@ -37,6 +37,7 @@ pub use fused::FusedCg;
 pub use pipelined::PipelinedCg;
 pub use workgroup::WorkgroupCg;
 
+use crate::base::Reduction;
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
@@ -163,6 +164,15 @@ pub fn solve<T: Scalar>(
         return Err(KrylovError::MethodMismatch(
             "cg needs a symmetric positive definite matrix and this one is not symmetric; use bicgstab or gmres".into(),
         ));
+    }
+    if opts.variant == Variant::Workgroup && report.reduction == Reduction::Compensated {
+        // Its sums run over at most a few thousand terms in one workgroup, plain.
+        report.reduction = Reduction::Plain;
+        report.notes.push(
+            "reduction: the workgroup variant sums in one workgroup in plain arithmetic \
+             (--reduction compensated applies to the global reductions of the other variants)"
+                .into(),
+        );
     }
     let sys = System::new(
         engine,
