@@ -54,6 +54,9 @@ pub enum RunKind {
     /// Fused CG (pipelined CG's recurrences in one launch per iteration) or fused GMRES
     /// (pipelined GMRES's step in two launches).
     Fused,
+    /// One-workgroup CG (classical CG, 32 whole iterations per launch in one workgroup; CG
+    /// on small systems only).
+    Workgroup,
     /// CA-GMRES(s, m) (`Method::CaGmres`) on the GMRES settings, plus s, TSQR and basis.
     Ca,
 }
@@ -65,6 +68,7 @@ impl RunKind {
             RunKind::Classical => "classical",
             RunKind::Pipelined => "pipelined",
             RunKind::Fused => "fused",
+            RunKind::Workgroup => "workgroup",
             RunKind::Ca => "ca",
         }
     }
@@ -75,6 +79,7 @@ impl RunKind {
             RunKind::Classical => "classical",
             RunKind::Pipelined => "pipelined",
             RunKind::Fused => "fused",
+            RunKind::Workgroup => "workgroup",
             RunKind::Ca => "CA-GMRES",
         }
     }
@@ -86,6 +91,7 @@ impl RunKind {
             RunKind::Classical => Some(Variant::Classical),
             RunKind::Pipelined => Some(Variant::Pipelined),
             RunKind::Fused => Some(Variant::Fused),
+            RunKind::Workgroup => Some(Variant::Workgroup),
             RunKind::Ca => None,
         }
     }
@@ -127,6 +133,8 @@ pub enum RunMode {
     Pipelined,
     /// Fused CG or GMRES alone (CG and GMRES only).
     Fused,
+    /// One-workgroup CG alone (CG only).
+    Workgroup,
     /// CA-GMRES alone (GMRES only).
     Ca,
     /// Classical then pipelined, plotted side by side.
@@ -143,6 +151,7 @@ impl RunMode {
             RunMode::Classical => vec![RunKind::Classical],
             RunMode::Pipelined => vec![RunKind::Pipelined],
             RunMode::Fused => vec![RunKind::Fused],
+            RunMode::Workgroup => vec![RunKind::Workgroup],
             RunMode::Ca => vec![RunKind::Ca],
             RunMode::Both => vec![RunKind::Classical, RunKind::Pipelined],
             RunMode::All if method == Method::Cg => {
@@ -157,12 +166,14 @@ impl RunMode {
         self.kinds(method).contains(&RunKind::Ca)
     }
 
-    /// The mode for `method`: CA-GMRES is a run of GMRES only and fused one of CG and GMRES
-    /// only, so for other methods `Ca` and `Fused` become `Pipelined` and `All` becomes `Both`.
+    /// The mode for `method`: CA-GMRES is a run of GMRES only, fused one of CG and GMRES only
+    /// and workgroup one of CG only, so for other methods `Ca`, `Fused` and `Workgroup` become
+    /// `Pipelined` and `All` becomes `Both`.
     pub fn for_method(self, method: Method) -> RunMode {
         match self {
             RunMode::Ca if method != Method::Gmres => RunMode::Pipelined,
             RunMode::Fused if !matches!(method, Method::Cg | Method::Gmres) => RunMode::Pipelined,
+            RunMode::Workgroup if method != Method::Cg => RunMode::Pipelined,
             RunMode::All if !matches!(method, Method::Gmres | Method::Cg) => RunMode::Both,
             mode => mode,
         }
@@ -324,6 +335,7 @@ const CLASSICAL_COLOR: Color32 = Color32::from_rgb(230, 120, 20);
 const PIPELINED_COLOR: Color32 = Color32::from_rgb(40, 120, 230);
 const CA_COLOR: Color32 = Color32::from_rgb(30, 160, 80);
 const FUSED_COLOR: Color32 = Color32::from_rgb(150, 60, 200);
+const WORKGROUP_COLOR: Color32 = Color32::from_rgb(200, 50, 90);
 
 /// A run's colour in the plot and in the tables' headers.
 fn kind_color(k: RunKind) -> Color32 {
@@ -331,6 +343,7 @@ fn kind_color(k: RunKind) -> Color32 {
         RunKind::Classical => CLASSICAL_COLOR,
         RunKind::Pipelined => PIPELINED_COLOR,
         RunKind::Fused => FUSED_COLOR,
+        RunKind::Workgroup => WORKGROUP_COLOR,
         RunKind::Ca => CA_COLOR,
     }
 }

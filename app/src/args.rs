@@ -23,9 +23,10 @@ Options:
                         `--sample help` lists them)
   --run                 solve as soon as the matrix is ready (the selected variant)
   --run-both            solve with the classical and the pipelined variant, side by side
-  --variant V           classical | pipelined | fused | both | ca | all (with --run; fused is
-                        CG in one launch per iteration or GMRES in two per step, --method cg
-                        is implied unless --method gmres; ca
+  --variant V           classical | pipelined | fused | workgroup | both | ca | all (with
+                        --run; fused is CG in one launch per iteration or GMRES in two per
+                        step, --method cg is implied unless --method gmres; workgroup is CG
+                        in one workgroup, 32 iterations per launch (small systems); ca
                         is CA-GMRES and all is classical, pipelined and CA-GMRES side by side:
                         GMRES only, --method gmres is implied — with --method cg, all is
                         classical, pipelined and fused)
@@ -96,12 +97,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                     "classical" => RunMode::Classical,
                     "pipelined" => RunMode::Pipelined,
                     "fused" => RunMode::Fused,
+                    "workgroup" => RunMode::Workgroup,
                     "both" => RunMode::Both,
                     "ca" => RunMode::Ca,
                     "all" => RunMode::All,
                     v => {
                         return Err(format!(
-                            "unknown variant `{v}` (classical, pipelined, fused, both, ca, all)"
+                            "unknown variant `{v}` (classical, pipelined, fused, workgroup, \
+                             both, ca, all)"
                         ));
                     }
                 })
@@ -183,6 +186,18 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     }
     if variant == Some(RunMode::Fused) && out.method.is_none() {
         out.method = Some(Method::Cg);
+    }
+    if variant == Some(RunMode::Workgroup) {
+        match out.method {
+            None => out.method = Some(Method::Cg),
+            Some(Method::Cg) => {}
+            Some(m) => {
+                return Err(format!(
+                    "workgroup is CG's variant (whole iterations in one workgroup): --variant \
+                     workgroup needs --method cg, not {m}"
+                ));
+            }
+        }
     }
     let wants_ca = match variant {
         Some(RunMode::Ca) => true,
@@ -342,6 +357,19 @@ mod tests {
             p("--method bicgstab --variant fused")
                 .unwrap_err()
                 .contains("--method cg or gmres")
+        );
+        // Workgroup is CG's only (implied).
+        let Parsed::Run(a) = p("--variant workgroup --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (a.run, a.method),
+            (Some(RunMode::Workgroup), Some(Method::Cg))
+        );
+        assert!(
+            p("--method gmres --variant workgroup")
+                .unwrap_err()
+                .contains("--method cg")
         );
         let Parsed::Run(a) = p("--method cg --variant all --precond ic0 --side left").unwrap()
         else {

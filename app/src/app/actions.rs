@@ -329,6 +329,14 @@ mod tests {
         assert_eq!(RunMode::Ca.for_method(Method::Bicgstab), RunMode::Pipelined);
         assert_eq!(RunMode::Fused.for_method(Method::Gmres), RunMode::Fused);
         assert_eq!(
+            RunMode::Workgroup.for_method(Method::Cg),
+            RunMode::Workgroup
+        );
+        assert_eq!(
+            RunMode::Workgroup.for_method(Method::Gmres),
+            RunMode::Pipelined
+        );
+        assert_eq!(
             RunMode::Fused.for_method(Method::Bicgstab),
             RunMode::Pipelined
         );

@@ -71,8 +71,12 @@ impl StudioApp {
                 .strong(),
             );
         }
-        // And the fused variant's launches and reductions beside pipelined's (CG, GMRES).
-        if let Some(f) = report(RunKind::Fused).filter(|f| f.device.is_gpu()) {
+        // And the fused (CG, GMRES) and workgroup (CG) variants' launches and reductions
+        // beside pipelined's.
+        for kind in [RunKind::Fused, RunKind::Workgroup] {
+            let Some(f) = report(kind).filter(|f| f.device.is_gpu()) else {
+                continue;
+            };
             let vs = report(RunKind::Pipelined)
                 .map(|p| {
                     format!(
@@ -83,7 +87,7 @@ impl StudioApp {
                 .unwrap_or_default();
             ui.label(
                 RichText::new(format!(
-                    "fused {}: {:.2} launches and {:.2} global reductions per iteration{vs}",
+                    "{kind} {}: {:.2} launches and {:.2} global reductions per iteration{vs}",
                     f.method, f.dispatches_per_iteration, f.reductions_per_iteration
                 ))
                 .strong(),

@@ -81,6 +81,7 @@ fn line_width(kind: RunKind) -> f32 {
         RunKind::Ca => 3.5,
         RunKind::Pipelined => 2.0,
         RunKind::Fused => 1.0,
+        RunKind::Workgroup => 1.5,
     }
 }
 

@@ -88,6 +88,11 @@ impl StudioApp {
                             "pipelined CG's recurrences in one launch and one global reduction \
                              per iteration (the product forms the new direction on the fly)",
                         );
+                    ui.radio_value(&mut self.run_mode, RunMode::Workgroup, "workgroup")
+                        .on_hover_text(
+                            "classical CG in one workgroup, 32 whole iterations per launch and \
+                             no global reduction: for systems of up to a few thousand rows",
+                        );
                     ui.radio_value(&mut self.run_mode, RunMode::All, "all three")
                         .on_hover_text("classical, pipelined and fused, side by side");
                 });
