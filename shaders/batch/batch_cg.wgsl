@@ -22,8 +22,14 @@ fn col_from4(v: vec4<Real>) -> Col {
     return v.x;
 }
 
+fn sum_one(a: vec4<Real>, ids: Ids) -> vec4<Real> {
+    let z = Real(0.0);
+    return vec4<Real>(workgroup_sum2(vec2<Real>(a.x, z), ids).x, z, z, z);
+}
+
 fn sum_pair(a: vec4<Real>, b: vec4<Real>, ids: Ids) -> Pair {
-    let s = workgroup_sum(vec4<Real>(a.x, b.x, Real(0.0), Real(0.0)), ids);
+    // Two components, the second stage once (`workgroup_sum2`): every iteration reduces.
+    let s = workgroup_sum2(vec2<Real>(a.x, b.x), ids);
     let z = Real(0.0);
     return Pair(vec4<Real>(s.x, z, z, z), vec4<Real>(s.y, z, z, z));
 }

@@ -23,6 +23,10 @@ fn col_from4(v: vec4<Real>) -> Col {
     return v;
 }
 
+fn sum_one(a: vec4<Real>, ids: Ids) -> vec4<Real> {
+    return workgroup_sum(a, ids);
+}
+
 fn sum_pair(a: vec4<Real>, b: vec4<Real>, ids: Ids) -> Pair {
     return Pair(workgroup_sum(a, ids), workgroup_sum(b, ids));
 }

@@ -7,8 +7,9 @@
 // (`workgroup_sum`, barriers only), so a launch runs `iters` whole iterations of its item
 // with no global reduction and no launch per step. Items do not talk to each other; an item
 // whose columns have all stopped costs one status load per launch. The kernel file defines
-// `Col`, `col_zero`, `col_to4`, `col_from4` (the columns as lanes of a vec4<Real>) and
-// `sum_pair` (two lane-wise workgroup sums, packed in one when a column fits a lane pair),
+// `Col`, `col_zero`, `col_to4`, `col_from4` (the columns as lanes of a vec4<Real>),
+// `sum_one` (a lane-wise workgroup sum) and `sum_pair` (two lane-wise workgroup sums, packed
+// in one when a column fits a lane pair),
 // and `LANES`, the columns an item has room for (1 or 4).
 //
 // The recurrence is the classical preconditioned CG of src/cpu/batch_cg.rs (its CPU twin),
@@ -167,7 +168,7 @@ fn iterate(item: u32, it: Item, st_in: ItemState, ids: Ids) -> ItemState {
         vecs[q + row] = qi;
         ppq = ppq + col_to4(vecs[p + row] * qi);
     }
-    let pq = workgroup_sum(ppq, ids);
+    let pq = sum_one(ppq, ids);
     let ok = running & finite4(pq) & (pq > vec4<Real>(0.0));
     st.status = select(st.status, vec4<u32>(STATUS_NON_FINITE), running & !finite4(pq));
     st.status = select(st.status, vec4<u32>(STATUS_NOT_SPD), running & finite4(pq) & !ok);
