@@ -9,11 +9,9 @@ mod common;
 use common::engine;
 use common::problems::{load, with_ones_rhs};
 use common::solve::rel_diff_inf;
-use common::{cg_options as opts, random_spd};
+use common::{assert_cg_converges_in_every_format, cg_options as opts, random_spd};
 use krylov_wgpu::matrix::{Csr, generators};
-use krylov_wgpu::solvers::{
-    CheckMode, Format, Method, Precond, SolveOptions, Variant, cg, solve_gpu,
-};
+use krylov_wgpu::solvers::{CheckMode, Method, Precond, SolveOptions, Variant, cg, solve_gpu};
 use krylov_wgpu::{KrylovError, Scalar, cpu};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -102,38 +100,10 @@ fn fused_follows_pipelined_on_a_shared_matrix_in_f32() {
 /// true residual within the tolerance, one launch per iteration.
 #[test]
 fn fused_converges_like_pipelined_in_every_format() {
-    let Some(engine) = engine() else { return };
-    let a: Csr<f64> = generators::from_spec("poisson2d:24").unwrap();
-    let b = a.mul_vec(&vec![1.0; a.ncols()]).unwrap();
-    let base = SolveOptions {
-        rtol: 1e-10,
-        max_padding: 1e9,
-        ..opts(Variant::Pipelined, CheckMode::Device, Precond::Jacobi)
-    };
-    let reference = cg::solve(&engine, &a, &b, None, &base, &mut ())
-        .unwrap()
-        .report
-        .iterations;
-    for &format in Format::ALL.iter().filter(|&&f| f != Format::Auto) {
-        let o = SolveOptions {
-            variant: Variant::Fused,
-            format,
-            ..base.clone()
-        };
-        let sol = solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
-        let r = &sol.report;
-        assert!(r.converged, "{format}: {}", r.reason_detail);
-        assert_eq!(r.format, format.as_str());
-        assert!(
-            r.iterations.abs_diff(reference) <= 1,
-            "{format}: {} iterations, pipelined csr {reference}",
-            r.iterations
-        );
-        let rel = cpu::true_relative_residual(&a, &b, &sol.x);
-        assert!(rel <= 1e-10 * 1.001, "{format}: true residual {rel:e}");
+    assert_cg_converges_in_every_format(Variant::Fused, Variant::Pipelined, |r, format| {
         assert_eq!(r.dispatches_per_iteration, 1.0, "{format}");
         assert_eq!(r.reductions_per_iteration, 1.0, "{format}");
-    }
+    });
 }
 
 #[test]

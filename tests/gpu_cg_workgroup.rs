@@ -10,11 +10,11 @@ mod common;
 use common::engine;
 use common::problems::{load, with_ones_rhs};
 use common::solve::rel_diff_inf;
-use common::{cg_options as opts, random_spd};
+use common::{assert_cg_converges_in_every_format, cg_options as opts, random_spd};
 use krylov_wgpu::matrix::{Coo, Csr, generators};
 use krylov_wgpu::solvers::cg::workgroup::{ITERATIONS_PER_LAUNCH, max_rows};
 use krylov_wgpu::solvers::{
-    CheckMode, Format, Method, Precond, SolveOptions, StopReason, Variant, cg, solve_gpu,
+    CheckMode, Method, Precond, SolveOptions, StopReason, Variant, cg, solve_gpu,
 };
 use krylov_wgpu::{KrylovError, Scalar, cpu};
 use rand::{Rng, SeedableRng};
@@ -148,35 +148,7 @@ fn workgroup_follows_the_classical_gpu_cg_on_a_shared_matrix_in_f32() {
 /// and the launches exact: one per 32 iterations recorded, none global-reducing.
 #[test]
 fn workgroup_converges_in_every_format_with_one_launch_per_32_iterations() {
-    let Some(engine) = engine() else { return };
-    let a: Csr<f64> = generators::from_spec("poisson2d:24").unwrap();
-    let b = a.mul_vec(&vec![1.0; a.ncols()]).unwrap();
-    let base = SolveOptions {
-        rtol: 1e-10,
-        max_padding: 1e9,
-        ..opts(Variant::Classical, CheckMode::Device, Precond::Jacobi)
-    };
-    let reference = cg::solve(&engine, &a, &b, None, &base, &mut ())
-        .unwrap()
-        .report
-        .iterations;
-    for &format in Format::ALL.iter().filter(|&&f| f != Format::Auto) {
-        let o = SolveOptions {
-            variant: Variant::Workgroup,
-            format,
-            ..base.clone()
-        };
-        let sol = solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
-        let r = &sol.report;
-        assert!(r.converged, "{format}: {}", r.reason_detail);
-        assert_eq!(r.format, format.as_str());
-        assert!(
-            r.iterations.abs_diff(reference) <= 1,
-            "{format}: {} iterations, classical csr {reference}",
-            r.iterations
-        );
-        let rel = cpu::true_relative_residual(&a, &b, &sol.x);
-        assert!(rel <= 1e-10 * 1.001, "{format}: true residual {rel:e}");
+    assert_cg_converges_in_every_format(Variant::Workgroup, Variant::Classical, |r, format| {
         assert_eq!(
             r.loop_counts.dispatches as usize * ITERATIONS_PER_LAUNCH,
             r.iterations_recorded,
@@ -184,7 +156,7 @@ fn workgroup_converges_in_every_format_with_one_launch_per_32_iterations() {
         );
         assert_eq!(r.loop_counts.reductions, 0, "{format}");
         assert_eq!(r.workgroups, 1, "{format}");
-    }
+    });
 }
 
 #[test]

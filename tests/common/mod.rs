@@ -258,3 +258,48 @@ pub fn cg_options(
         ..Default::default()
     }
 }
+
+/// Every storage format but `auto` on the 2D Poisson matrix of a 24-grid (b = A·1, Jacobi,
+/// rtol 1e-10, device mode): `variant` converges in the format it was asked for, in as many
+/// iterations as `reference` in CSR ± 1, with its true residual within the tolerance; then
+/// `counts` checks the variant's own launch and reduction counts on each report.
+#[allow(dead_code)]
+pub fn assert_cg_converges_in_every_format(
+    variant: krylov_wgpu::solvers::Variant,
+    reference: krylov_wgpu::solvers::Variant,
+    counts: impl Fn(&krylov_wgpu::solvers::SolveReport, krylov_wgpu::solvers::Format),
+) {
+    use krylov_wgpu::solvers::{CheckMode, Format, Precond, SolveOptions, cg, solve_gpu};
+    let Some(engine) = engine() else { return };
+    let a: krylov_wgpu::matrix::Csr<f64> =
+        krylov_wgpu::matrix::generators::from_spec("poisson2d:24").unwrap();
+    let b = a.mul_vec(&vec![1.0; a.ncols()]).unwrap();
+    let base = SolveOptions {
+        rtol: 1e-10,
+        max_padding: 1e9,
+        ..cg_options(reference, CheckMode::Device, Precond::Jacobi)
+    };
+    let expected = cg::solve(&engine, &a, &b, None, &base, &mut ())
+        .unwrap()
+        .report
+        .iterations;
+    for &format in Format::ALL.iter().filter(|&&f| f != Format::Auto) {
+        let o = SolveOptions {
+            variant,
+            format,
+            ..base.clone()
+        };
+        let sol = solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+        let r = &sol.report;
+        assert!(r.converged, "{format}: {}", r.reason_detail);
+        assert_eq!(r.format, format.as_str());
+        assert!(
+            r.iterations.abs_diff(expected) <= 1,
+            "{format}: {} iterations, {reference} csr {expected}",
+            r.iterations
+        );
+        let rel = krylov_wgpu::cpu::true_relative_residual(&a, &b, &sol.x);
+        assert!(rel <= 1e-10 * 1.001, "{format}: true residual {rel:e}");
+        counts(r, format);
+    }
+}
