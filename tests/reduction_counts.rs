@@ -67,6 +67,7 @@ fn cg_reductions_per_iteration_are_exact() {
                 Variant::Classical,
                 Variant::Fused,
                 Variant::Workgroup,
+                Variant::Cooperative,
             ] {
                 let o = SolveOptions {
                     batch: 5,
@@ -79,8 +80,9 @@ fn cg_reductions_per_iteration_are_exact() {
                 let per = match variant {
                     Variant::Pipelined => 2,
                     Variant::Classical => 2 + (precond == Precond::Jacobi) as u64,
-                    // All four inner products of an iteration in one.
-                    Variant::Fused => 1,
+                    // All four inner products of an iteration in one (the cooperative
+                    // variant's across its grid barrier).
+                    Variant::Fused | Variant::Cooperative => 1,
                     // Every inner product a workgroup sum.
                     Variant::Workgroup => 0,
                 };
@@ -91,11 +93,15 @@ fn cg_reductions_per_iteration_are_exact() {
                     // One readback per batch of 5 (the workgroup variant's rounded up to one
                     // launch of 32 iterations).
                     CheckMode::Device if variant == Variant::Workgroup => j.div_ceil(32),
+                    CheckMode::Device if variant == Variant::Cooperative => j.div_ceil(16),
                     CheckMode::Device => j.div_ceil(5),
                     // Pipelined: the partial sums once per iteration; classical: both inner
                     // products (3 with Jacobi, read as 2) every iteration.
                     CheckMode::Paper => match variant {
-                        Variant::Pipelined | Variant::Fused | Variant::Workgroup => j,
+                        Variant::Pipelined
+                        | Variant::Fused
+                        | Variant::Workgroup
+                        | Variant::Cooperative => j,
                         Variant::Classical => 2 * j,
                     },
                 };
@@ -140,7 +146,7 @@ fn bicgstab_reductions_per_iteration_are_exact() {
                     // Half step: 4j − 2 readbacks, the last iteration's 4 last dots not run.
                     (Variant::Classical, CheckMode::Paper) if c.readbacks == 4 * j - 2 => 7 * j - 4,
                     (Variant::Classical, CheckMode::Paper) => 7 * j,
-                    (Variant::Fused | Variant::Workgroup, _) => {
+                    (Variant::Fused | Variant::Workgroup | Variant::Cooperative, _) => {
                         unreachable!("BiCGStab has neither a fused nor a workgroup variant")
                     }
                 };
@@ -213,7 +219,7 @@ fn gmres_reductions_per_step(variant: Variant, gs: GramSchmidt, i: u64) -> u64 {
         // none).
         (Variant::Fused, GramSchmidt::Cgs2, 2..) => 3,
         (Variant::Fused, _, _) => 2,
-        (Variant::Workgroup, _, _) => unreachable!("CG's variant"),
+        (Variant::Workgroup | Variant::Cooperative, _, _) => unreachable!("CG's variant"),
     }
 }
 
@@ -273,7 +279,9 @@ fn gmres_reductions_per_cycle_are_exact() {
                         assert_eq!(syncs, (m + 2) as f64, "{tag}")
                     }
                     (CheckMode::Paper, Variant::Classical) => assert!(syncs > m as f64, "{tag}"),
-                    (CheckMode::Paper, Variant::Workgroup) => unreachable!("CG's variant"),
+                    (CheckMode::Paper, Variant::Workgroup | Variant::Cooperative) => {
+                        unreachable!("CG's variant")
+                    }
                 }
             }
         }

@@ -14,7 +14,11 @@ fn module(name: &str, config: ShaderConfig) -> (naga::Module, naga::valid::Modul
     let src = specialise(k, config);
     let module = naga::front::wgsl::parse_str(&src)
         .unwrap_or_else(|e| panic!("{what} does not parse:\n{}", e.emit_to_string(&src)));
-    let caps = Capabilities::FLOAT64 | Capabilities::SUBGROUP | Capabilities::SUBGROUP_BARRIER;
+    // (`@coherent`: cooperative CG's buffers; wgpu offers it on Vulkan, DX12, Metal 3.2+.)
+    let caps = Capabilities::FLOAT64
+        | Capabilities::SUBGROUP
+        | Capabilities::SUBGROUP_BARRIER
+        | Capabilities::MEMORY_DECORATION_COHERENT;
     let info = Validator::new(ValidationFlags::all(), caps)
         .validate(&module)
         .unwrap_or_else(|e| panic!("{what} does not validate:\n{}", e.emit_to_string(&src)));
@@ -153,7 +157,9 @@ fn every_kernel_translates_to_spirv_msl_and_hlsl() {
                 Precision::F64 => {
                     // Metal has no doubles: a validator with Metal's capabilities (no FLOAT64)
                     // must reject the f64 kernel, which is how wgpu refuses it there.
-                    let metal_caps = Capabilities::SUBGROUP | Capabilities::SUBGROUP_BARRIER;
+                    let metal_caps = Capabilities::SUBGROUP
+                        | Capabilities::SUBGROUP_BARRIER
+                        | Capabilities::MEMORY_DECORATION_COHERENT;
                     assert!(
                         Validator::new(ValidationFlags::all(), metal_caps)
                             .validate(&module)

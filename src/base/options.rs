@@ -63,6 +63,11 @@ cli_enum!(
         /// held in workgroup memory; for systems of up to a few thousand rows (the adapter's
         /// workgroup memory sets the limit), where a launch costs more than the work.
         Workgroup = "workgroup",
+        /// CG: fused CG's iteration, many per launch, by workgroups that are all resident at
+        /// once and meet at a grid barrier between iterations (one barrier and one global
+        /// reduction per iteration instead of one launch); the launch's workgroups are
+        /// probed on the adapter, and a barrier that cannot hold falls back to fused.
+        Cooperative = "cooperative",
     }
 );
 
@@ -309,11 +314,11 @@ impl RefineOptions {
 }
 
 impl Variant {
-    /// The variants `method` has: fused is CG's and GMRES's, workgroup CG's.
+    /// The variants `method` has: fused is CG's and GMRES's, workgroup and cooperative CG's.
     ///
     /// ```
     /// use krylov_wgpu::solvers::{Method, Variant};
-    /// assert_eq!(Variant::of(Method::Cg).len(), 4);
+    /// assert_eq!(Variant::of(Method::Cg).len(), 5);
     /// assert!(Variant::of(Method::Gmres).contains(&Variant::Fused));
     /// assert!(!Variant::of(Method::Gmres).contains(&Variant::Workgroup));
     /// assert!(!Variant::of(Method::Bicgstab).contains(&Variant::Fused));
@@ -348,6 +353,9 @@ pub fn variant_refused(method: Method, variant: Variant) -> KrylovError {
         Variant::Workgroup => {
             "the workgroup variant (whole CG iterations in one workgroup, for small systems) \
              is CG's"
+        }
+        Variant::Cooperative => {
+            "the cooperative variant (fused CG iterations across a grid barrier) is CG's"
         }
         _ => "every method has the classical and pipelined variants",
     };

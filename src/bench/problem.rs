@@ -48,14 +48,15 @@ pub fn bytes_per_iteration(
         (Method::Cg, Variant::Classical) => spmv + passes(14.0),
         // Fused: reads x, r, p, Ap, writes x, r, p, Ap (the product's three gathers of the
         // previous iterate are its reads of r, p, Ap).
-        (Method::Cg, Variant::Fused) => spmv + passes(8.0),
+        (Method::Cg, Variant::Fused | Variant::Cooperative) => spmv + passes(8.0),
         // One workgroup: p stays in workgroup memory; Ap written and read, x and r read and
         // written, r read again for the new direction.
         (Method::Cg, Variant::Workgroup) => spmv + passes(7.0),
         // (BiCGStab has neither a fused nor a workgroup variant: the options refuse them.)
-        (Method::Bicgstab, Variant::Pipelined | Variant::Fused | Variant::Workgroup) => {
-            2.0 * spmv + passes(18.0)
-        }
+        (
+            Method::Bicgstab,
+            Variant::Pipelined | Variant::Fused | Variant::Workgroup | Variant::Cooperative,
+        ) => 2.0 * spmv + passes(18.0),
         (Method::Bicgstab, Variant::Classical) => 2.0 * spmv + passes(36.0),
         (Method::Bicg, _) => 2.0 * spmv + passes(16.0),
         // CA-GMRES is measured against GMRES(m)'s bytes: issue #17's goal is its time per

@@ -245,11 +245,14 @@ fn solve_as_given<T: Scalar>(
     match (opts.method, opts.variant) {
         (Method::Cg, Variant::Classical) => cg::classical_cg(a, b, x0, opts),
         (Method::Cg, Variant::Pipelined) => cg::pipelined_cg(a, b, x0, opts),
-        // Fused CG runs pipelined CG's recurrences (one GPU launch per iteration instead of two).
-        (Method::Cg, Variant::Fused) => cg::pipelined_cg(a, b, x0, opts).map(|mut sol| {
-            sol.report.variant = Variant::Fused;
-            sol
-        }),
+        // Fused CG runs pipelined CG's recurrences (one GPU launch per iteration instead of
+        // two), cooperative CG fused CG's (many per launch).
+        (Method::Cg, v @ (Variant::Fused | Variant::Cooperative)) => {
+            cg::pipelined_cg(a, b, x0, opts).map(|mut sol| {
+                sol.report.variant = v;
+                sol
+            })
+        }
         // One-workgroup CG runs the classical recurrence (in one GPU workgroup).
         (Method::Cg, Variant::Workgroup) => cg::classical_cg(a, b, x0, opts).map(|mut sol| {
             sol.report.variant = Variant::Workgroup;
@@ -270,9 +273,10 @@ fn solve_as_given<T: Scalar>(
             run(a, b, x0, opts, Method::Jacobi, variant, jacobi::jacobi_core)
         }
         (Method::CaGmres, _) => cagmres::solve_as(a, b, x0, opts),
-        (Method::Bicgstab | Method::Gmres, variant @ (Variant::Fused | Variant::Workgroup)) => {
-            Err(crate::base::options::variant_refused(opts.method, variant))
-        }
+        (
+            Method::Bicgstab | Method::Gmres,
+            variant @ (Variant::Fused | Variant::Workgroup | Variant::Cooperative),
+        ) => Err(crate::base::options::variant_refused(opts.method, variant)),
     }
 }
 

@@ -227,7 +227,8 @@ pub const WANTED_FEATURES: wgpu::Features = wgpu::Features::SHADER_F64
     .union(wgpu::Features::SUBGROUP)
     .union(wgpu::Features::TIMESTAMP_QUERY)
     .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS)
-    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES);
+    .union(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES)
+    .union(wgpu::Features::MEMORY_DECORATION_COHERENT);
 
 impl GpuContext {
     /// Picks an adapter (see [`DeviceRequest`]) and opens a device on it with
@@ -344,6 +345,13 @@ impl GpuContext {
     /// Whether subgroup operations are available.
     pub fn has_subgroups(&self) -> bool {
         self.features.contains(wgpu::Features::SUBGROUP)
+    }
+
+    /// Whether storage buffers can be declared `@coherent` (cooperative CG's buffers, which
+    /// one workgroup writes and another reads inside one launch).
+    pub fn has_coherent(&self) -> bool {
+        self.features
+            .contains(wgpu::Features::MEMORY_DECORATION_COHERENT)
     }
 
     /// Whether GPU timestamps can be written inside compute passes.

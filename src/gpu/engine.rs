@@ -39,8 +39,14 @@ impl Kernel {
     /// inner products, a flag that skips its first stage): the one exception to the table
     /// [`REDUCTIONS`](super::shader::REDUCTIONS), named at the call site.
     pub fn without_reduction(&self) -> Kernel {
+        self.with_reductions(0)
+    }
+
+    /// The same kernel for launches that run `n` iterations of what the table counts once
+    /// (`cg_cooperative`: one global reduction per iteration, several per launch).
+    pub fn with_reductions(&self, n: u32) -> Kernel {
         Kernel {
-            reductions: 0,
+            reductions: n,
             ..self.clone()
         }
     }
@@ -114,6 +120,9 @@ pub struct Engine {
     pub(super) ds_guard: std::sync::OnceLock<wgpu::Buffer>,
     /// Host time inside `CommandEncoder::finish` and `Queue::submit`, in nanoseconds.
     pub(super) queue_nanos: std::sync::atomic::AtomicU64,
+    /// Workgroups found resident at once per cooperative kernel and configuration
+    /// ([`Engine::resident_groups`], `gpu/residency.rs`).
+    pub(super) resident: Mutex<std::collections::HashMap<(&'static str, ShaderConfig), u32>>,
 }
 
 pub use super::tuning::{SPIN_WAIT_LIMIT, Tuning};
@@ -152,6 +161,7 @@ impl Engine {
             kernels: Mutex::new(Default::default()),
             ds_guard: Default::default(),
             queue_nanos: Default::default(),
+            resident: Mutex::new(Default::default()),
         };
         engine.give_staging(engine.take_staging(FIRST_STAGING_BYTES));
         engine

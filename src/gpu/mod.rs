@@ -16,6 +16,7 @@ mod format_rule;
 pub mod kernels;
 pub mod operator;
 mod profiler;
+pub mod residency;
 pub mod shader;
 mod shader_dir;
 mod shader_parts;

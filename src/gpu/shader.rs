@@ -322,6 +322,7 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("cg", "update_cg", true),
     kernel!("cg", "update_spmv_dot_cg", true, 1),
     kernel!("cg", "cg_workgroup", true, 1),
+    kernel!("cg", "cg_cooperative", true, 1),
     // GMRES(m).
     kernel!(
         "gmres",

@@ -91,6 +91,9 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("update_spmv_dot_cg", 1),
     // One workgroup's iterations: every inner product is a workgroup sum, none global.
     ("cg_workgroup", 0),
+    // Fused CG's iteration, several per launch across a grid barrier: one per iteration (a
+    // launch of k iterations is recorded with `Kernel::with_reductions(k)`).
+    ("cg_cooperative", 1),
     // gmres: ‖r‖², (⟨v_{i−1},w⟩, ‖w‖²), the ⟨v_j,w⟩ of one launch (all j, however many
     // slots), ‖w‖² after the update (flag NORM), ξ_i = ⟨r,v_i⟩; the rest sums nothing or
     // finishes (`gmres_finish`).

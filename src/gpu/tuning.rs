@@ -46,6 +46,13 @@ pub struct Tuning {
     /// less per iteration at 1.6e4–6.4e4 rows on the H200, the same above (BENCHMARKS.md,
     /// 2026-11-29, `bench/gpu/chunk_groups.sh`).
     pub max_chunk_groups: u32,
+    /// Launch cooperative CG's kernel with this many workgroups without probing how many are
+    /// resident at once (a power of two; tests force a grid barrier that cannot hold with
+    /// it, to see the fallback). `None`: probe ([`Engine::resident_groups`](super::Engine::resident_groups)).
+    pub cooperative_groups: Option<u32>,
+    /// Polls of the arrival counter before a cooperative launch's wait at a grid barrier
+    /// gives up (tests make a barrier give up with 1). `None`: about a second's worth.
+    pub cooperative_spin_limit: Option<u32>,
 }
 
 impl Tuning {
@@ -106,6 +113,8 @@ impl Default for Tuning {
             spin_wait: None,
             max_groups_per_dimension: None,
             max_chunk_groups: 512,
+            cooperative_groups: None,
+            cooperative_spin_limit: None,
         }
     }
 }

@@ -14,11 +14,12 @@ pub const VARIANTS: [Variant; 2] = [Variant::Classical, Variant::Pipelined];
 /// CG's variants: the two above, fused (one launch per iteration) and workgroup (whole
 /// iterations in one workgroup, for systems that fit: see [`cg_variants_for`]).
 #[allow(dead_code)]
-pub const CG_VARIANTS: [Variant; 4] = [
+pub const CG_VARIANTS: [Variant; 5] = [
     Variant::Classical,
     Variant::Pipelined,
     Variant::Fused,
     Variant::Workgroup,
+    Variant::Cooperative,
 ];
 
 /// CG's variants for a system of `n` rows in `precision` on `engine`: all of them, except

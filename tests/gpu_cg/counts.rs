@@ -2,6 +2,7 @@
 //! `device` mode.
 
 use krylov_wgpu::matrix::generators::poisson_2d_fd;
+use krylov_wgpu::solvers::cg::cooperative::ITERATIONS_PER_LAUNCH as COOPERATIVE_PER_LAUNCH;
 use krylov_wgpu::solvers::cg::workgroup::ITERATIONS_PER_LAUNCH;
 use krylov_wgpu::solvers::{CheckMode, Precond, SolveOptions, Variant};
 
@@ -124,6 +125,36 @@ fn launch_and_transfer_counts_are_exact() {
                     "{tag}: recorded {j}"
                 );
             }
+            (Variant::Cooperative, CheckMode::Paper) => {
+                // cg_cooperative of one iteration and one readback of its slot per iteration.
+                assert_eq!(j, r.iterations, "{tag}");
+                assert_eq!(
+                    (c.dispatches, c.reductions),
+                    (j as u64, j as u64),
+                    "{tag}: 1 launch, 1 reduction per iteration"
+                );
+                assert_eq!(
+                    (c.readbacks, c.uploads, c.submits),
+                    (j as u64, 0, j as u64),
+                    "{tag}"
+                );
+            }
+            (Variant::Cooperative, CheckMode::Device) => {
+                // Batches of whole launches of 16 iterations, one reduction per iteration.
+                let per_batch = batch.next_multiple_of(COOPERATIVE_PER_LAUNCH);
+                assert_eq!(j % per_batch, 0, "{tag}: recorded {j}");
+                assert_eq!(
+                    (c.dispatches, c.reductions),
+                    ((j / COOPERATIVE_PER_LAUNCH) as u64, j as u64),
+                    "{tag}: 1 launch per 16 iterations, 1 reduction per iteration"
+                );
+                assert_eq!(c.readbacks, (j / per_batch) as u64, "{tag}");
+                assert_eq!(c.uploads, 0, "{tag}");
+                assert!(
+                    j >= r.iterations && j < r.iterations + 2 * per_batch,
+                    "{tag}: recorded {j}"
+                );
+            }
             (Variant::Fused, CheckMode::Device) => {
                 assert_eq!(
                     (c.dispatches, c.reductions),
@@ -141,6 +172,11 @@ fn launch_and_transfer_counts_are_exact() {
         if variant == Variant::Fused {
             assert_eq!(r.dispatches_per_iteration, 1.0, "{tag}");
             assert_eq!(r.reductions_per_iteration, 1.0, "{tag}");
+        } else if variant == Variant::Cooperative {
+            assert_eq!(r.reductions_per_iteration, 1.0, "{tag}");
+            if mode == CheckMode::Device {
+                assert_eq!(r.dispatches_per_iteration, 1.0 / 16.0, "{tag}");
+            }
         } else if variant == Variant::Workgroup {
             assert_eq!(r.reductions_per_iteration, 0.0, "{tag}");
             if mode == CheckMode::Device {
@@ -169,6 +205,7 @@ fn device_mode_returns_the_x_of_the_converging_iteration() {
         };
         let per_launch = match variant {
             Variant::Workgroup => ITERATIONS_PER_LAUNCH,
+            Variant::Cooperative => COOPERATIVE_PER_LAUNCH,
             _ => 1,
         };
         assert_device_mode_stops_exactly_in(run, &variant.to_string(), per_launch);

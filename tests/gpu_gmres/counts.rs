@@ -43,7 +43,7 @@ fn launches_per_step(o: &SolveOptions, i: usize) -> u64 {
             let cgs2 = 2 * (gs == GramSchmidt::Cgs2 && i >= 2) as u64;
             2 + cgs2 + (mode == CheckMode::Paper) as u64
         }
-        (Variant::Workgroup, _, _) => unreachable!("CG's variant"),
+        (Variant::Workgroup | Variant::Cooperative, _, _) => unreachable!("CG's variant"),
     }
 }
 
@@ -57,7 +57,7 @@ fn paper_transfers_per_step(o: &SolveOptions, i: usize) -> (u64, u64) {
         (Variant::Classical, GramSchmidt::Mgs, _) => (i + 2, i + 1),
         (Variant::Classical, GramSchmidt::Cgs, _) => (4, 3),
         (Variant::Classical, GramSchmidt::Cgs2, _) => (5, 4),
-        (Variant::Workgroup, _, _) => unreachable!("CG's variant"),
+        (Variant::Workgroup | Variant::Cooperative, _, _) => unreachable!("CG's variant"),
     }
 }
 

@@ -331,7 +331,7 @@ fn counts<T: Scalar>(a: &Csr<T>, b: &[T], rtol: f64, name: &str) {
                     (Variant::Classical, CheckMode::Device) => 16 + d + dt,
                     // bicg_update, stacked apply (ds), bicg_rho, bicg_direction_spmv
                     (Variant::Pipelined, _) => 3 + ds,
-                    (Variant::Fused | Variant::Workgroup, _) => {
+                    (Variant::Fused | Variant::Workgroup | Variant::Cooperative, _) => {
                         unreachable!("BiCG has neither a fused nor a workgroup variant")
                     }
                 };
@@ -343,7 +343,10 @@ fn counts<T: Scalar>(a: &Csr<T>, b: &[T], rtol: f64, name: &str) {
                         assert_eq!(r.transfers_per_iteration, 4.0, "{tag}");
                     }
                     (
-                        Variant::Pipelined | Variant::Fused | Variant::Workgroup,
+                        Variant::Pipelined
+                        | Variant::Fused
+                        | Variant::Workgroup
+                        | Variant::Cooperative,
                         CheckMode::Paper,
                     ) => {
                         assert_eq!(c.dispatches, per * j, "{tag}");

@@ -8,6 +8,9 @@
 //! * **Fused**: the same recurrences in one kernel per iteration, `update_spmv_dot_cg`: the
 //!   product forms the new direction on the fly from the previous iterate (see [`FusedCg`]);
 //!   one launch and one global reduction per iteration.
+//! * **Cooperative**: fused CG's iteration, many per launch, by workgroups that are all
+//!   resident at once and meet at a grid barrier between iterations, `cg_cooperative` (see
+//!   [`CooperativeCg`]); one barrier and one global reduction per iteration.
 //! * **Workgroup**: the classical recurrence for a small system in one workgroup, whole
 //!   iterations per launch with no global reduction, `cg_workgroup` (see [`WorkgroupCg`]).
 //! * **Classical** (paper 000, Alg. 1) as a BLAS-based code runs it: `spmv_csr`, `dot`,
@@ -28,11 +31,13 @@
 //! the solve restarts from x (at most [`MAX_RESTARTS`] times) and otherwise reports
 
 mod classical;
+pub mod cooperative;
 mod fused;
 pub(crate) mod pipelined;
 pub mod workgroup;
 
 pub use classical::ClassicalCg;
+pub use cooperative::CooperativeCg;
 pub use fused::FusedCg;
 pub use pipelined::PipelinedCg;
 pub use workgroup::WorkgroupCg;
@@ -174,6 +179,21 @@ pub fn solve<T: Scalar>(
                 .into(),
         );
     }
+    if opts.variant == Variant::Cooperative && report.reduction == Reduction::Compensated {
+        // Its own partial sums are plain (one vec4 per workgroup in its coherent buffer).
+        let plain = SolveOptions {
+            reduction: Reduction::Plain,
+            ..opts.clone()
+        };
+        let mut sol = solve(engine, a, b, x0, &plain, monitor)?;
+        sol.report.notes.insert(
+            0,
+            "reduction: the cooperative variant sums in plain arithmetic (--reduction \
+             compensated applies to the fused, pipelined and classical variants)"
+                .into(),
+        );
+        return Ok(sol);
+    }
     let sys = System::new(
         engine,
         GpuSystem::upload(engine, a, b, x0, opts, &mut report)?,
@@ -187,26 +207,24 @@ pub fn solve<T: Scalar>(
     } else {
         solver_buffers_for::<T>(engine, sys.n, sys.a.passes(), slots, opts, &mut report)?
     };
-    let solver: Box<dyn GpuIterative<T> + '_> = match opts.variant {
-        Variant::Pipelined => Box::new(PipelinedCg::new(engine, &sys, &bufs)?),
-        Variant::Classical => Box::new(ClassicalCg::new(engine, &sys, &bufs)?),
-        Variant::Fused => Box::new(FusedCg::new(
+    let mut cooperative = None;
+    let boxed: Box<dyn GpuIterative<T> + '_>;
+    let solver: &dyn GpuIterative<T> = match opts.variant {
+        Variant::Cooperative => cooperative.insert(CooperativeCg::new(
             engine,
             &sys,
             &bufs,
             opts.max_iter.min(bufs.history_len - 2),
         )?),
-        Variant::Workgroup => Box::new(WorkgroupCg::new(
-            engine,
-            &sys,
-            &bufs,
-            opts.max_iter.min(bufs.history_len - 2),
-        )?),
+        _ => {
+            boxed = plain_solver(engine, &sys, &bufs, opts)?;
+            boxed.as_ref()
+        }
     };
     let check = CgCheck::new(engine, b, &sys, &bufs)?;
     drive(
         engine,
-        solver.as_ref(),
+        solver,
         &check,
         &bufs,
         opts,
@@ -216,7 +234,56 @@ pub fn solve<T: Scalar>(
         &mut report,
         &counts0,
     )?;
+    if let Some(coop) = &cooperative {
+        report.notes.push(format!(
+            "cooperative: {} workgroups per launch (resident at once on this adapter)",
+            coop.groups()
+        ));
+        if coop.timed_out(engine)? {
+            // The barrier did not hold: the iterates are not to be trusted. Solve again.
+            let fused = SolveOptions {
+                variant: Variant::Fused,
+                ..opts.clone()
+            };
+            let mut sol = solve(engine, a, b, x0, &fused, monitor)?;
+            sol.report.notes.insert(
+                0,
+                format!(
+                    "cooperative: a grid barrier's wait ran out ({} workgroups were not all \
+                     resident at once); solved again with fused CG",
+                    coop.groups()
+                ),
+            );
+            return Ok(sol);
+        }
+    }
     finish(engine, &sys.x, sys.n, report, &counts0)
+}
+
+/// The solver of every variant but the cooperative one.
+fn plain_solver<'a, T: Scalar>(
+    engine: &Engine,
+    sys: &'a System<T>,
+    bufs: &'a SolverBuffers,
+    opts: &SolveOptions,
+) -> Result<Box<dyn GpuIterative<T> + 'a>> {
+    Ok(match opts.variant {
+        Variant::Pipelined => Box::new(PipelinedCg::new(engine, sys, bufs)?),
+        Variant::Classical => Box::new(ClassicalCg::new(engine, sys, bufs)?),
+        Variant::Fused => Box::new(FusedCg::new(
+            engine,
+            sys,
+            bufs,
+            opts.max_iter.min(bufs.history_len - 2),
+        )?),
+        Variant::Workgroup => Box::new(WorkgroupCg::new(
+            engine,
+            sys,
+            bufs,
+            opts.max_iter.min(bufs.history_len - 2),
+        )?),
+        Variant::Cooperative => unreachable!("cg::solve makes the cooperative solver itself"),
+    })
 }
 
 /// CG's stop checks: the true-residual guard runs `cg_init`, which recomputes r = b − Ax

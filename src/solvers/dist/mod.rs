@@ -267,6 +267,13 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
         ));
     }
     match (opts.method, opts.variant) {
+        (Method::Cg, Variant::Cooperative) => {
+            return Err(KrylovError::Unsupported(
+                "CG on several devices runs the pipelined or classical variant (the cooperative \
+                 variant's grid barrier holds the workgroups of one device)"
+                    .into(),
+            ));
+        }
         (Method::Cg, Variant::Fused) => {
             return Err(KrylovError::Unsupported(
                 "CG on several devices runs the pipelined or classical variant (fused CG's \

@@ -238,11 +238,8 @@ pub fn solve<T: Scalar>(
         Variant::Classical => Box::new(Classical::new(&sys)?),
         Variant::Pipelined => Box::new(Pipelined::new(&sys)?),
         Variant::Fused => Box::new(Fused::new(&sys)?),
-        Variant::Workgroup => {
-            return Err(crate::base::options::variant_refused(
-                Method::Gmres,
-                Variant::Workgroup,
-            ));
+        v @ (Variant::Workgroup | Variant::Cooperative) => {
+            return Err(crate::base::options::variant_refused(Method::Gmres, v));
         }
     };
     let gm = Gmres::new(&sys, variant)?;
