@@ -57,6 +57,9 @@ pub enum RunKind {
     /// One-workgroup CG (classical CG, 32 whole iterations per launch in one workgroup; CG
     /// on small systems only).
     Workgroup,
+    /// Cooperative CG (fused CG's iteration 16 times per launch by workgroups that meet at a
+    /// grid barrier; one global reduction per iteration; CG only).
+    Cooperative,
     /// CA-GMRES(s, m) (`Method::CaGmres`) on the GMRES settings, plus s, TSQR and basis.
     Ca,
 }
@@ -69,6 +72,7 @@ impl RunKind {
             RunKind::Pipelined => "pipelined",
             RunKind::Fused => "fused",
             RunKind::Workgroup => "workgroup",
+            RunKind::Cooperative => "cooperative",
             RunKind::Ca => "ca",
         }
     }
@@ -80,6 +84,7 @@ impl RunKind {
             RunKind::Pipelined => "pipelined",
             RunKind::Fused => "fused",
             RunKind::Workgroup => "workgroup",
+            RunKind::Cooperative => "cooperative",
             RunKind::Ca => "CA-GMRES",
         }
     }
@@ -92,6 +97,7 @@ impl RunKind {
             RunKind::Pipelined => Some(Variant::Pipelined),
             RunKind::Fused => Some(Variant::Fused),
             RunKind::Workgroup => Some(Variant::Workgroup),
+            RunKind::Cooperative => Some(Variant::Cooperative),
             RunKind::Ca => None,
         }
     }
@@ -135,6 +141,8 @@ pub enum RunMode {
     Fused,
     /// One-workgroup CG alone (CG only).
     Workgroup,
+    /// Cooperative CG alone (CG only).
+    Cooperative,
     /// CA-GMRES alone (GMRES only).
     Ca,
     /// Classical then pipelined, plotted side by side.
@@ -152,6 +160,7 @@ impl RunMode {
             RunMode::Pipelined => vec![RunKind::Pipelined],
             RunMode::Fused => vec![RunKind::Fused],
             RunMode::Workgroup => vec![RunKind::Workgroup],
+            RunMode::Cooperative => vec![RunKind::Cooperative],
             RunMode::Ca => vec![RunKind::Ca],
             RunMode::Both => vec![RunKind::Classical, RunKind::Pipelined],
             RunMode::All if method == Method::Cg => {
@@ -167,13 +176,13 @@ impl RunMode {
     }
 
     /// The mode for `method`: CA-GMRES is a run of GMRES only, fused one of CG and GMRES only
-    /// and workgroup one of CG only, so for other methods `Ca`, `Fused` and `Workgroup` become
-    /// `Pipelined` and `All` becomes `Both`.
+    /// and workgroup and cooperative ones of CG only, so for other methods `Ca`, `Fused`,
+    /// `Workgroup` and `Cooperative` become `Pipelined` and `All` becomes `Both`.
     pub fn for_method(self, method: Method) -> RunMode {
         match self {
             RunMode::Ca if method != Method::Gmres => RunMode::Pipelined,
             RunMode::Fused if !matches!(method, Method::Cg | Method::Gmres) => RunMode::Pipelined,
-            RunMode::Workgroup if method != Method::Cg => RunMode::Pipelined,
+            RunMode::Workgroup | RunMode::Cooperative if method != Method::Cg => RunMode::Pipelined,
             RunMode::All if !matches!(method, Method::Gmres | Method::Cg) => RunMode::Both,
             mode => mode,
         }
@@ -336,6 +345,7 @@ const PIPELINED_COLOR: Color32 = Color32::from_rgb(40, 120, 230);
 const CA_COLOR: Color32 = Color32::from_rgb(30, 160, 80);
 const FUSED_COLOR: Color32 = Color32::from_rgb(150, 60, 200);
 const WORKGROUP_COLOR: Color32 = Color32::from_rgb(200, 50, 90);
+const COOPERATIVE_COLOR: Color32 = Color32::from_rgb(20, 150, 190);
 
 /// A run's colour in the plot and in the tables' headers.
 fn kind_color(k: RunKind) -> Color32 {
@@ -344,6 +354,7 @@ fn kind_color(k: RunKind) -> Color32 {
         RunKind::Pipelined => PIPELINED_COLOR,
         RunKind::Fused => FUSED_COLOR,
         RunKind::Workgroup => WORKGROUP_COLOR,
+        RunKind::Cooperative => COOPERATIVE_COLOR,
         RunKind::Ca => CA_COLOR,
     }
 }

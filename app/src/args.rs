@@ -23,13 +23,14 @@ Options:
                         `--sample help` lists them)
   --run                 solve as soon as the matrix is ready (the selected variant)
   --run-both            solve with the classical and the pipelined variant, side by side
-  --variant V           classical | pipelined | fused | workgroup | both | ca | all (with
-                        --run; fused is CG in one launch per iteration or GMRES in two per
-                        step, --method cg is implied unless --method gmres; workgroup is CG
-                        in one workgroup, 32 iterations per launch (small systems); ca
-                        is CA-GMRES and all is classical, pipelined and CA-GMRES side by side:
-                        GMRES only, --method gmres is implied — with --method cg, all is
-                        classical, pipelined and fused)
+  --variant V           classical | pipelined | fused | workgroup | cooperative | both | ca |
+                        all (with --run; fused is CG in one launch per iteration or GMRES in
+                        two per step, --method cg is implied unless --method gmres; workgroup
+                        is CG in one workgroup, 32 iterations per launch (small systems), and
+                        cooperative fused CG, 16 iterations per launch across a grid barrier:
+                        CG only, --method cg is implied; ca is CA-GMRES and all is classical,
+                        pipelined and CA-GMRES side by side: GMRES only, --method gmres is
+                        implied — with --method cg, all is classical, pipelined and fused)
   --method M            cg | bicgstab | gmres | bicg | jacobi | cagmres (= gmres --variant ca)
   --restart M           GMRES restart length m (CA-GMRES: a multiple of --s-step)
   --s-step S            CA-GMRES basis vectors per block s (1..16; default 5)
@@ -98,13 +99,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                     "pipelined" => RunMode::Pipelined,
                     "fused" => RunMode::Fused,
                     "workgroup" => RunMode::Workgroup,
+                    "cooperative" => RunMode::Cooperative,
                     "both" => RunMode::Both,
                     "ca" => RunMode::Ca,
                     "all" => RunMode::All,
                     v => {
                         return Err(format!(
                             "unknown variant `{v}` (classical, pipelined, fused, workgroup, \
-                             both, ca, all)"
+                             cooperative, both, ca, all)"
                         ));
                     }
                 })
@@ -187,14 +189,21 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     if variant == Some(RunMode::Fused) && out.method.is_none() {
         out.method = Some(Method::Cg);
     }
-    if variant == Some(RunMode::Workgroup) {
+    // Workgroup and cooperative are CG's only (implied).
+    let cg_only = match variant {
+        Some(RunMode::Workgroup) => Some(("workgroup", "whole iterations in one workgroup")),
+        Some(RunMode::Cooperative) => {
+            Some(("cooperative", "fused CG iterations across a grid barrier"))
+        }
+        _ => None,
+    };
+    if let Some((v, what)) = cg_only {
         match out.method {
             None => out.method = Some(Method::Cg),
             Some(Method::Cg) => {}
             Some(m) => {
                 return Err(format!(
-                    "workgroup is CG's variant (whole iterations in one workgroup): --variant \
-                     workgroup needs --method cg, not {m}"
+                    "{v} is CG's variant ({what}): --variant {v} needs --method cg, not {m}"
                 ));
             }
         }
@@ -369,8 +378,39 @@ mod tests {
         assert!(
             p("--method gmres --variant workgroup")
                 .unwrap_err()
-                .contains("--method cg")
+                .contains("--variant workgroup needs --method cg")
         );
+        // Cooperative too.
+        let Parsed::Run(a) = p("--variant cooperative --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (a.run, a.method),
+            (Some(RunMode::Cooperative), Some(Method::Cg))
+        );
+        let Parsed::Run(a) = p("--method cg --variant cooperative").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (a.run, a.preselect, a.method),
+            (None, Some(RunMode::Cooperative), Some(Method::Cg))
+        );
+        assert!(
+            p("--method bicgstab --variant cooperative")
+                .unwrap_err()
+                .contains("--variant cooperative needs --method cg, not bicgstab")
+        );
+        assert!(
+            p("--method cagmres --variant cooperative")
+                .unwrap_err()
+                .contains("--variant ca or all")
+        );
+        assert!(p("--variant nope").unwrap_err().contains("cooperative"));
+        // The help text's count is the library's.
+        assert!(USAGE.contains(&format!(
+            "cooperative fused CG, {} iterations per launch",
+            krylov_wgpu::solvers::cg::cooperative::ITERATIONS_PER_LAUNCH
+        )));
         let Parsed::Run(a) = p("--method cg --variant all --precond ic0 --side left").unwrap()
         else {
             panic!()

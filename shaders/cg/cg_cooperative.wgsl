@@ -64,9 +64,9 @@ const STATUS_GRID_TIMEOUT: u32 = 7u;
 @coherent @group(0) @binding(11) var<storage, read_write> p1: array<Real>;
 @coherent @group(0) @binding(12) var<storage, read_write> ap1: array<Real>;
 // grid[0]: arrivals at grid barriers (wraps; params.groups is a power of two, so a barrier's
-// arrivals never straddle the wrap); grid[1]: 1 once a wait ran out. The host zeroes both at
-// every setup.
-@group(0) @binding(13) var<storage, read_write> grid: array<atomic<u32>, 2>;
+// arrivals never straddle the wrap); grid[1]: 1 once a wait ran out; grid[2], grid[3]: spare.
+// The host zeroes them at every setup.
+@group(0) @binding(13) var<storage, read_write> grid: array<atomic<u32>, 4>;
 // Per-workgroup partial sums of the iterations: two slots of params.groups vec4s.
 @coherent @group(0) @binding(14) var<storage, read_write> coop_sums: array<vec4<Real>>;
 @group(0) @binding(15) var<uniform> coop: CoopParams;

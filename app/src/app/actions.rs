@@ -336,6 +336,27 @@ mod tests {
             RunMode::Workgroup.for_method(Method::Gmres),
             RunMode::Pipelined
         );
+        // Cooperative is CG's only, run alone with its own variant.
+        assert_eq!(
+            RunMode::Cooperative.for_method(Method::Cg),
+            RunMode::Cooperative
+        );
+        for m in [
+            Method::Gmres,
+            Method::Bicgstab,
+            Method::Bicg,
+            Method::Jacobi,
+        ] {
+            assert_eq!(RunMode::Cooperative.for_method(m), RunMode::Pipelined);
+        }
+        assert_eq!(
+            RunMode::Cooperative.kinds(Method::Cg),
+            vec![RunKind::Cooperative]
+        );
+        assert_eq!(
+            RunKind::Cooperative.options(&opts).variant,
+            Variant::Cooperative
+        );
         assert_eq!(
             RunMode::Fused.for_method(Method::Bicgstab),
             RunMode::Pipelined
@@ -358,6 +379,13 @@ mod tests {
             ..Default::default()
         });
         assert_eq!((a.method, a.run_mode), (Method::Gmres, RunMode::Ca));
+        // A CG-only variant handed over with another method starts as pipelined.
+        let a = app(StartupArgs {
+            method: Some(Method::Gmres),
+            preselect: Some(RunMode::Cooperative),
+            ..Default::default()
+        });
+        assert_eq!((a.method, a.run_mode), (Method::Gmres, RunMode::Pipelined));
     }
 
     #[test]

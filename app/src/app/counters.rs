@@ -71,9 +71,9 @@ impl StudioApp {
                 .strong(),
             );
         }
-        // And the fused (CG, GMRES) and workgroup (CG) variants' launches and reductions
-        // beside pipelined's.
-        for kind in [RunKind::Fused, RunKind::Workgroup] {
+        // And the fused (CG, GMRES), workgroup and cooperative (CG) variants' launches and
+        // reductions beside pipelined's.
+        for kind in [RunKind::Fused, RunKind::Workgroup, RunKind::Cooperative] {
             let Some(f) = report(kind).filter(|f| f.device.is_gpu()) else {
                 continue;
             };

@@ -74,7 +74,8 @@ impl StudioApp {
 }
 
 /// The width of a run's line: classical widest, CA-GMRES in between, pipelined thinner and
-/// fused (the same iterates as pipelined) thinnest, so overlapping curves stay visible.
+/// fused (the same iterates as pipelined) and cooperative (fused's iterates) thinnest, so
+/// overlapping curves stay visible.
 fn line_width(kind: RunKind) -> f32 {
     match kind {
         RunKind::Classical => 5.0,
@@ -82,6 +83,7 @@ fn line_width(kind: RunKind) -> f32 {
         RunKind::Pipelined => 2.0,
         RunKind::Fused => 1.0,
         RunKind::Workgroup => 1.5,
+        RunKind::Cooperative => 1.0,
     }
 }
 

@@ -3,6 +3,7 @@
 
 use egui::{RichText, Ui};
 use krylov_wgpu::Precision;
+use krylov_wgpu::solvers::cg::cooperative;
 use krylov_wgpu::solvers::{
     Basis, CheckMode, Format, GramSchmidt, Method, Precond, Side, Trisolve, Tsqr,
 };
@@ -81,7 +82,7 @@ impl StudioApp {
                 });
             }
             if self.method == Method::Cg {
-                // Fused CG beside CG's two variants.
+                // Fused, one-workgroup and cooperative CG beside CG's two variants.
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut self.run_mode, RunMode::Fused, "fused")
                         .on_hover_text(
@@ -93,6 +94,13 @@ impl StudioApp {
                             "classical CG in one workgroup, 32 whole iterations per launch and \
                              no global reduction: for systems of up to a few thousand rows",
                         );
+                    ui.radio_value(&mut self.run_mode, RunMode::Cooperative, "cooperative")
+                        .on_hover_text(format!(
+                            "fused CG's iteration {} times per launch by workgroups that meet \
+                             at a grid barrier: one global reduction per iteration (falls back \
+                             to fused CG where the workgroups are not all resident at once)",
+                            cooperative::ITERATIONS_PER_LAUNCH
+                        ));
                     ui.radio_value(&mut self.run_mode, RunMode::All, "all three")
                         .on_hover_text("classical, pipelined and fused, side by side");
                 });

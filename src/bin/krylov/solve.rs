@@ -33,7 +33,9 @@ pub struct SolveArgs {
     /// classical, pipelined, fused (CG: pipelined CG in one launch and one global reduction per
     /// iteration; GMRES: pipelined GMRES's step in two launches instead of four), workgroup
     /// (CG: classical CG in one workgroup, 32 iterations per launch, for systems of up to a
-    /// few thousand rows), or auto: for CG on a GPU, workgroup up to 2048 rows where they fit
+    /// few thousand rows), cooperative (CG: fused CG's iteration 16 times per launch by
+    /// workgroups that meet at a grid barrier, as many as the GPU holds at once; falls back
+    /// to fused where a barrier cannot hold), or auto: for CG on a GPU, workgroup up to 2048 rows where they fit
     /// the adapter's workgroup memory; else with a device profile from `krylov calibrate` the
     /// variant the model predicts fastest, else pipelined; then, for CG and GMRES on a GPU,
     /// fused where it was measured faster (CG: n ≤ 2e5 or a banded matrix in DIA; GMRES:

@@ -125,7 +125,7 @@ impl<'a, T: Scalar> CooperativeCg<'a, T> {
             sys.vector(engine, "p (second set)")?,
             sys.vector(engine, "ap (second set)")?,
         ];
-        let grid = engine.storage_zeroed::<u32>("grid barrier", 2)?;
+        let grid = engine.storage_zeroed::<u32>("grid barrier", 4)?;
         let most = crate::gpu::residency::MAX_RESIDENT_PROBE as usize;
         let sums = engine.storage_zeroed::<[T; 4]>("cooperative sums", 2 * most)?;
         let limit = max_iter.min(u32::MAX as usize) as u32;
@@ -180,7 +180,7 @@ impl<'a, T: Scalar> CooperativeCg<'a, T> {
                 }
                 let bg = bind(g, 0, FLAG_PROBE, 0, PROBE_SPIN_LIMIT);
                 let mut batch = engine.begin("residency probe");
-                batch.clear(&grid, 0, 8);
+                batch.clear(&grid, 0, 16);
                 batch.dispatch(&kernel.without_reduction(), &bg, g);
                 let v: Vec<u32> = batch.submit_and_read(&grid, 0, 2)?;
                 Ok(v[1] == 0 && v[0] == g)
@@ -261,7 +261,7 @@ impl<T: Scalar> GpuIterative<T> for CooperativeCg<'_, T> {
     fn setup(&self, engine: &Engine, run: &mut Run<'_>, mode: CheckMode) -> Result<Option<f64>> {
         self.launched.set(0);
         let mut batch = engine.begin("cg setup");
-        batch.clear(&self.grid, 0, 8);
+        batch.clear(&self.grid, 0, 16);
         match mode {
             CheckMode::Device => {
                 self.steps.record_setup(&mut batch);
