@@ -2,7 +2,7 @@
 //! [`ITERATIONS_PER_LAUNCH`] times per launch by workgroups that are all resident at once and
 //! meet at a **grid barrier** between iterations, `cg_cooperative`.
 //!
-//! From 1e4 to 1e6 rows fused CG's time per iteration is mostly its launch: start, tail and
+//! From 1e4 to 1e6 rows fused CG's time per iteration is largely its launch: start, tail and
 //! the gap before the next one (3–8 µs on an H200) beside a product of 1–15 µs. Here a launch
 //! is paid once per [`ITERATIONS_PER_LAUNCH`] iterations, and an iteration costs a barrier:
 //! each workgroup adds one to an arrival counter and waits until all have arrived, then
@@ -16,6 +16,12 @@
 //! `Tuning::max_groups`), every wait is bounded, and a wait that runs out stops the launch
 //! (status `STATUS_GRID_TIMEOUT`): [`cg::solve`](super::solve) then solves again with fused
 //! CG and says so in the report. Nothing waits forever.
+//!
+//! Measured (BENCHMARKS.md, 2026-12-07): the buffers one workgroup writes and another reads
+//! must be `@coherent` (without it an H200 computed wrong iterates), which costs the product's
+//! gathers their per-core cache; on an H200 the variant is faster than fused CG only at ~1e3
+//! rows (where one-workgroup CG is faster still) and 6–18 % slower from 1e4 to 1e6, on an H100
+//! 8–23 % faster in 30-iteration loops up to 1e5. So it is opt-in; `auto` does not take it.
 //!
 //! Setup (`device` mode): `cg_init` + `spmv_dot_cg` (pipelined CG's) and a first
 //! `cg_cooperative` launch of one iteration, so that each loop launch records exactly
