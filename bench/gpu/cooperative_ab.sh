@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cooperative CG's grid barrier and buffers, A/B in one device call (kernels through
 # KRYLOV_SHADER_DIR; exp-coop/ travels untracked: exp-coop/A empty, exp-coop/X/cg/cg_cooperative.wgsl
-# a copy of bench/results/h200-2026-12-07-cooperative-ab/kernels/cg_cooperative.X.wgsl).
+# shaders/cg/cg_cooperative.wgsl of c34b1cf patched with bench/results/h200-2026-12-07-cooperative-ab/kernels/cg_cooperative.X.diff).
 # Usage: bash bench/gpu/cooperative_ab.sh BIN DIAG OUT
 #   A: the committed kernel; B: no @coherent; C: the last arrival releases the others
 #   through a word only the waiters read; D: C without @coherent.

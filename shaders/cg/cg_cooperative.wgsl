@@ -71,75 +71,47 @@ const STATUS_GRID_TIMEOUT: u32 = 7u;
 @coherent @group(0) @binding(14) var<storage, read_write> coop_sums: array<vec4<Real>>;
 @group(0) @binding(15) var<uniform> coop: CoopParams;
 
-var<private> alpha: Real;
-var<private> beta: Real;
 // The set iterate j is read from (0: r0, p0, ap0); the other receives iterate j + 1.
 var<private> cur: u32;
 var<workgroup> wg_tol2: Real;
 var<workgroup> wg_its: u32;
 var<workgroup> wg_grid_ok: u32;
 
-fn r_in(i: u32) -> Real {
+fn r_prev(i: u32) -> Real {
     if cur == 0u {
         return r0[i];
     }
     return r1[i];
 }
 
-fn p_in(i: u32) -> Real {
+fn p_prev(i: u32) -> Real {
     if cur == 0u {
         return p0[i];
     }
     return p1[i];
 }
 
-fn ap_in(i: u32) -> Real {
+fn ap_prev(i: u32) -> Real {
     if cur == 0u {
         return ap0[i];
     }
     return ap1[i];
 }
 
-// D⁻¹ (1 without Jacobi) at entry i.
-fn scale_at(i: u32) -> Real {
-    if params.jacobi != 0u {
-        return dinv[i];
-    }
-    return Real(1.0);
-}
-
-// Entry i of the new residual r' = r − αAp.
-fn new_residual(i: u32) -> Real {
-    return r_in(i) - alpha * ap_in(i);
-}
-
-// Entry i of the new direction p' = z' + βp, z' = D⁻¹r'.
-fn new_direction(i: u32, zi: Real) -> Real {
-    return zi + beta * p_in(i);
-}
-
-fn spmv_x(col: u32) -> Real {
-    return new_direction(col, scale_at(col) * new_residual(col));
-}
-
-// Stores the row's new x, r, p, Ap; returns its (⟨r,z⟩, ⟨r,r⟩, ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩) terms.
+// Stores the row's new r, p, Ap into the other set (x in next_row); returns its terms of the
+// four sums.
 fn store_row(q: SpmvRow) -> vec4<Real> {
-    let row = q.row;
-    let d = scale_at(row);
-    let ri = new_residual(row);
-    let zi = d * ri;
-    let pi = new_direction(row, zi);
-    x[row] = x[row] + alpha * p_in(row);
+    let next = next_row(q);
     if cur == 0u {
-        r1[row] = ri;
-        p1[row] = pi;
-        ap1[row] = q.value;
+        r1[q.row] = next.r;
+        p1[q.row] = next.p;
+        ap1[q.row] = q.value;
     } else {
-        r0[row] = ri;
-        p0[row] = pi;
-        ap0[row] = q.value;
+        r0[q.row] = next.r;
+        p0[q.row] = next.p;
+        ap0[q.row] = q.value;
     }
-    return vec4<Real>(ri * zi, ri * ri, pi * q.value, q.value * d * q.value);
+    return next.terms;
 }
 
 // The four sums of coop_sums slot `slot`, finished by every workgroup alike.

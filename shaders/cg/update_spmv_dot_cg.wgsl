@@ -33,44 +33,27 @@ const FUSED_RECORD_ONLY: u32 = 32u;
 @group(0) @binding(11) var<storage, read_write> p_out: array<Real>;
 @group(0) @binding(12) var<storage, read_write> ap_out: array<Real>;
 
-var<private> alpha: Real;
-var<private> beta: Real;
 var<workgroup> wg_tol2: Real;
 
-// D⁻¹ (1 without Jacobi) at entry i.
-fn scale_at(i: u32) -> Real {
-    if params.jacobi != 0u {
-        return dinv[i];
-    }
-    return Real(1.0);
+fn r_prev(i: u32) -> Real {
+    return r_in[i];
 }
 
-// Entry i of the new residual r' = r − αAp.
-fn new_residual(i: u32) -> Real {
-    return r_in[i] - alpha * ap_in[i];
+fn p_prev(i: u32) -> Real {
+    return p_in[i];
 }
 
-// Entry i of the new direction p' = z' + βp, z' = D⁻¹r' (update_cg's expression).
-fn new_direction(i: u32, zi: Real) -> Real {
-    return zi + beta * p_in[i];
+fn ap_prev(i: u32) -> Real {
+    return ap_in[i];
 }
 
-fn spmv_x(col: u32) -> Real {
-    return new_direction(col, scale_at(col) * new_residual(col));
-}
-
-// Stores the row's new x, r, p, Ap; returns its (⟨r,z⟩, ⟨r,r⟩, ⟨p,Ap⟩, ⟨Ap,D⁻¹Ap⟩) terms.
+// Stores the row's new r, p, Ap (x in next_row); returns its terms of the four sums.
 fn store_row(q: SpmvRow) -> vec4<Real> {
-    let row = q.row;
-    let d = scale_at(row);
-    let ri = new_residual(row);
-    let zi = d * ri;
-    let pi = new_direction(row, zi);
-    x[row] = x[row] + alpha * p_in[row];
-    r_out[row] = ri;
-    p_out[row] = pi;
-    ap_out[row] = q.value;
-    return vec4<Real>(ri * zi, ri * ri, pi * q.value, q.value * d * q.value);
+    let next = next_row(q);
+    r_out[q.row] = next.r;
+    p_out[q.row] = next.p;
+    ap_out[q.row] = q.value;
+    return next.terms;
 }
 
 // A launch that stops (or finds the solve stopped) writes ‖r‖² = −1 per workgroup into its

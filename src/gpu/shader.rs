@@ -107,11 +107,15 @@ pub enum Piece {
     DistPool,
     /// `dist_pool_read.wgsl`: [`Piece::DistPool`]'s `pool_get` over a read-only binding.
     DistPoolRead,
+    /// `cg_next_row.wgsl`: fused CG's next iterate formed on the fly (the product's vector
+    /// p' and a row's r', p', x and inner-product terms), for `update_spmv_dot_cg` and
+    /// `cg_cooperative`; the kernel defines where iterate j's r, p, Ap are read.
+    CgNextRow,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 20] = [
+    pub const ALL: [Piece; 21] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -132,6 +136,7 @@ impl Piece {
         Piece::DistCa,
         Piece::DistPool,
         Piece::DistPoolRead,
+        Piece::CgNextRow,
     ];
 
     /// The piece's WGSL source.
@@ -174,6 +179,7 @@ impl Piece {
             Piece::DistCa => lib_file!("dist_ca.wgsl"),
             Piece::DistPool => lib_file!("dist_pool.wgsl"),
             Piece::DistPoolRead => lib_file!("dist_pool_read.wgsl"),
+            Piece::CgNextRow => lib_file!("cg_next_row.wgsl"),
         }
     }
 }
@@ -320,9 +326,9 @@ pub const KERNELS: &[KernelSource] = &[
     kernel!("cg", "cg_init", true, 1, [SpmvPartials, Residual]),
     kernel!("cg", "spmv_dot_cg", true, 1),
     kernel!("cg", "update_cg", true),
-    kernel!("cg", "update_spmv_dot_cg", true, 1),
+    kernel!("cg", "update_spmv_dot_cg", true, 1, [CgNextRow]),
     kernel!("cg", "cg_workgroup", true, 1),
-    kernel!("cg", "cg_cooperative", true, 1),
+    kernel!("cg", "cg_cooperative", true, 1, [CgNextRow]),
     // GMRES(m).
     kernel!(
         "gmres",

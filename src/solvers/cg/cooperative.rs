@@ -126,11 +126,7 @@ impl<'a, T: Scalar> CooperativeCg<'a, T> {
         }
         let steps = PipelinedCg::new(engine, sys, bufs)?;
         let kernel = solver_kernel::<T>(engine, "cg_cooperative", sys.a.shader_config(engine))?;
-        let set_b = [
-            sys.vector(engine, "r (second set)")?,
-            sys.vector(engine, "p (second set)")?,
-            sys.vector(engine, "ap (second set)")?,
-        ];
+        let set_b = sys.second_set(engine)?;
         let grid = engine.storage_zeroed::<u32>("grid barrier", 4)?;
         let most = crate::gpu::residency::MAX_RESIDENT_PROBE as usize;
         let sums = engine.storage_zeroed::<[T; 4]>("cooperative sums", 2 * most)?;

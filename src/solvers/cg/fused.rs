@@ -75,11 +75,7 @@ impl<'a, T: Scalar> FusedCg<'a, T> {
     ) -> Result<Self> {
         let steps = PipelinedCg::new(engine, sys, bufs)?;
         let fused = solver_kernel::<T>(engine, "update_spmv_dot_cg", sys.a.shader_config(engine))?;
-        let set_b = [
-            sys.vector(engine, "r (second set)")?,
-            sys.vector(engine, "p (second set)")?,
-            sys.vector(engine, "ap (second set)")?,
-        ];
+        let set_b = sys.second_set(engine)?;
         let set_a = [&sys.r, &sys.p, &sys.ap];
         let bind = |from: [&wgpu::Buffer; 3], to: [&wgpu::Buffer; 3], slot, dst, flags| {
             let params = engine.uniform_from(

@@ -76,6 +76,16 @@ impl<T: Scalar> System<T> {
         }
     }
 
+    /// A second set of r, p and Ap, for the variants whose launches read one iterate while
+    /// writing the next (fused and cooperative CG alternate the two sets).
+    pub(crate) fn second_set(&self, engine: &Engine) -> Result<[wgpu::Buffer; 3]> {
+        Ok([
+            self.vector(engine, "r (second set)")?,
+            self.vector(engine, "p (second set)")?,
+            self.vector(engine, "ap (second set)")?,
+        ])
+    }
+
     pub(crate) fn new(engine: &Engine, core: GpuSystem<T>) -> Result<Self> {
         Ok(System {
             r: core.vector(engine, "r")?,
