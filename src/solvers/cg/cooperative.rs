@@ -21,7 +21,7 @@
 //! must be `@coherent` (without it an H200 computed wrong iterates), which costs the product's
 //! gathers their per-core cache; on an H200 the variant is faster than fused CG only at ~1e3
 //! rows (where one-workgroup CG is faster still) and 6–18 % slower from 1e4 to 1e6, on an H100
-//! 8–23 % faster in 30-iteration loops up to 1e5. So it is opt-in; `auto` does not take it.
+//! 3–23 % faster in 30-iteration loops up to 1e5. So it is opt-in; `auto` does not take it.
 //!
 //! Setup (`device` mode): `cg_init` + `spmv_dot_cg` (pipelined CG's) and a first
 //! `cg_cooperative` launch of one iteration, so that each loop launch records exactly
@@ -168,9 +168,10 @@ impl<'a, T: Scalar> CooperativeCg<'a, T> {
             e.extend(sys.a.bindings(false));
             engine.bind_group_at(&kernel, &e)
         };
-        // A software adapter's workgroups are threads of the host (lavapipe: one per core)
-        // whose ordering of plain stores across the barrier is not what its tests could
-        // prove: there one workgroup runs the launch (the arithmetic is the same).
+        // A software adapter runs workgroups on the host's threads: on lavapipe launches of
+        // several workgroups passed the barrier's count yet computed wrong iterates now and
+        // then (its stores are not ordered by the barrier as a GPU's are), so there one
+        // workgroup runs the launch (the arithmetic is the same).
         let software = engine.context().summary.software;
         let forced = engine.tuning().cooperative_groups.is_some();
         let resident = if forced {
