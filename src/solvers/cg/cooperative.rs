@@ -31,7 +31,7 @@
 
 use std::cell::Cell;
 
-use crate::base::error::Result;
+use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;
 use crate::gpu::kernels::{Params, SolverBuffers, solver_kernel};
 use crate::gpu::{Batch, Engine, Kernel};
@@ -117,7 +117,7 @@ impl<'a, T: Scalar> CooperativeCg<'a, T> {
         max_iter: usize,
     ) -> Result<Self> {
         if !engine.context().has_coherent() {
-            return Err(crate::KrylovError::Unsupported(
+            return Err(KrylovError::Unsupported(
                 "the cooperative variant needs coherent storage buffers \
                  (wgpu's MEMORY_DECORATION_COHERENT), which this adapter lacks; use --variant \
                  fused"
