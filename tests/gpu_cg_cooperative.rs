@@ -31,6 +31,20 @@ fn one_group() -> Tuning {
     }
 }
 
+/// The same solve with fused CG.
+fn fused_solve<T: Scalar>(
+    engine: &krylov_wgpu::gpu::Engine,
+    a: &Csr<T>,
+    b: &[T],
+    o: &SolveOptions,
+) -> krylov_wgpu::solvers::Solution<T> {
+    let o = SolveOptions {
+        variant: Variant::Fused,
+        ..o.clone()
+    };
+    cg::solve(engine, a, b, None, &o, &mut ()).unwrap()
+}
+
 /// Cooperative and fused CG after each k of `ks` iterations (rtol 0, max_iter = k): the same
 /// iterations, stop, history and x, bit for bit (the same arithmetic in the same order).
 fn assert_equals_fused<T: Scalar>(a: &Csr<T>, b: &[T], ks: &[usize], what: &str) {
@@ -136,18 +150,7 @@ fn the_iteration_limit_stops_a_launch_and_counts_stay_exact() {
         r.loop_counts.reductions, 36,
         "16 + 16 + 4 iterates made in the loop"
     );
-    let f = cg::solve(
-        &engine,
-        &a,
-        &b,
-        None,
-        &SolveOptions {
-            variant: Variant::Fused,
-            ..o.clone()
-        },
-        &mut (),
-    )
-    .unwrap();
+    let f = fused_solve(&engine, &a, &b, &o);
     assert_eq!(r.history, f.report.history, "as fused CG's");
 }
 
@@ -178,18 +181,7 @@ fn a_barrier_that_cannot_hold_falls_back_to_fused_cg() {
         "{:?}",
         r.notes
     );
-    let fused = cg::solve(
-        &engine,
-        &a,
-        &b,
-        None,
-        &SolveOptions {
-            variant: Variant::Fused,
-            ..o.clone()
-        },
-        &mut (),
-    )
-    .unwrap();
+    let fused = fused_solve(&engine, &a, &b, &o);
     assert_eq!(r.history, fused.report.history);
 }
 

@@ -89,6 +89,8 @@ pub struct CooperativeCg<'a, T> {
     steps: PipelinedCg<'a, T>,
     bufs: &'a SolverBuffers,
     kernel: Kernel,
+    /// `kernel` counted for a whole launch's [`ITERATIONS_PER_LAUNCH`] reductions.
+    kernel_whole: Kernel,
     /// The launch's workgroups: all resident at once.
     groups: u32,
     /// Launches: [first (after the setup, one iteration), loop, one iteration from the
@@ -152,12 +154,8 @@ impl<'a, T: Scalar> CooperativeCg<'a, T> {
                 },
             );
             let mut e = bufs.common(&params);
+            e.extend(sys.iterate_bindings());
             e.extend([
-                (5, &sys.x),
-                (6, &sys.r),
-                (7, &sys.p),
-                (8, &sys.ap),
-                (9, sys.dinv()),
                 (10, &set_b[0]),
                 (11, &set_b[1]),
                 (12, &set_b[2]),
@@ -210,6 +208,7 @@ impl<'a, T: Scalar> CooperativeCg<'a, T> {
         Ok(CooperativeCg {
             steps,
             bufs,
+            kernel_whole: kernel.with_reductions(k as u32),
             kernel,
             groups,
             bg,
@@ -235,11 +234,13 @@ impl<'a, T: Scalar> CooperativeCg<'a, T> {
 
     /// Records one launch of `iters` iterations with bind group `bg`.
     fn launch(&self, batch: &mut Batch<'_>, bg: usize, iters: u32) {
-        batch.dispatch(
-            &self.kernel.with_reductions(iters),
-            &self.bg[bg],
-            self.groups,
-        );
+        // The loop's whole launches reuse one kernel handle counted for 16; only a launch cut
+        // by the iteration limit (and the one-iteration launches) needs another count.
+        let kernel = match iters as usize {
+            ITERATIONS_PER_LAUNCH => &self.kernel_whole,
+            _ => &self.kernel.with_reductions(iters),
+        };
+        batch.dispatch(kernel, &self.bg[bg], self.groups);
         self.launched.set(self.launched.get() + 1);
     }
 }

@@ -76,6 +76,17 @@ impl<T: Scalar> System<T> {
         }
     }
 
+    /// The iterate's bindings shared by the CG kernels: x at 5, r, p, Ap at 6–8, D⁻¹ at 9.
+    pub(crate) fn iterate_bindings(&self) -> [(u32, &wgpu::Buffer); 5] {
+        [
+            (5, &self.x),
+            (6, &self.r),
+            (7, &self.p),
+            (8, &self.ap),
+            (9, self.dinv()),
+        ]
+    }
+
     /// A second set of r, p and Ap, for the variants whose launches read one iterate while
     /// writing the next (fused and cooperative CG alternate the two sets).
     pub(crate) fn second_set(&self, engine: &Engine) -> Result<[wgpu::Buffer; 3]> {

@@ -39,13 +39,7 @@ impl<'a, T: Scalar> PipelinedCg<'a, T> {
         let params = engine.uniform_from("cg params", &sys.params(bufs));
         let bg_init = cg_init_bind_group(engine, &init, sys, bufs, &params);
         let mut e = bufs.common(&params);
-        e.extend([
-            (5, &sys.x),
-            (6, &sys.r),
-            (7, &sys.p),
-            (8, &sys.ap),
-            (9, sys.dinv()),
-        ]);
+        e.extend(sys.iterate_bindings());
         let bg_update = engine.bind_group_at(&update, &e);
         let mut e = bufs.common(&params);
         e.extend([(8, &sys.p), (9, &sys.ap), (10, sys.dinv())]);

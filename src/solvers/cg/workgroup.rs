@@ -210,14 +210,8 @@ impl<'a, T: Scalar> WorkgroupCg<'a, T> {
                 },
             );
             let mut e = bufs.common(&params);
-            e.extend([
-                (5, &sys.x),
-                (6, &sys.r),
-                (7, &sys.p),
-                (8, &sys.ap),
-                (9, sys.dinv()),
-                (10, &wg),
-            ]);
+            e.extend(sys.iterate_bindings());
+            e.push((10, &wg));
             e.extend(sys.a.bindings(false));
             engine.bind_group_at(&kernel, &e)
         };
