@@ -312,3 +312,44 @@ fn more_bindings_than_a_kernel_holds_is_a_clear_error() {
     assert!(matches!(e, KrylovError::BufferTooLarge { .. }), "{e}");
     assert!(e.to_string().contains("csr values (over "), "{e}");
 }
+
+/// p(1)-GMRES's pool (v_0 … v_m, the work vectors and u_1 … u_m: 2m + 5 vectors) over four
+/// and six bindings: the iterations and the solution of one binding, bit for bit.
+#[test]
+fn the_p1_gmres_pool_over_several_bindings_gives_the_results_of_one() {
+    let Some(one) = common::engine() else {
+        return;
+    };
+    let a = load("sherman4");
+    let b = rhs(&a);
+    let vector = 1104 * 8;
+    // 65 vectors of 1104 f64: 21 and 12 per binding (4 and 6 bindings).
+    for per in [21, 12] {
+        let split = split_engine(per * vector).unwrap();
+        let opts = SolveOptions {
+            method: Method::Gmres,
+            variant: Variant::P1,
+            precond: Precond::Jacobi,
+            rtol: 1e-9,
+            max_iter: 3000,
+            format: Format::Csr,
+            ..Default::default()
+        };
+        let whole = solve_gpu(&one, &a, &b, None, &opts, &mut ()).unwrap();
+        let pieces = solve_gpu(&split, &a, &b, None, &opts, &mut ()).unwrap();
+        let ctx = format!("p1, {per} vectors per binding");
+        assert!(
+            whole.report.converged,
+            "{ctx}: {}",
+            whole.report.reason_detail
+        );
+        let parts = 65usize.div_ceil(per as usize);
+        assert!(
+            held_in(&pieces.report, parts),
+            "{ctx}: {:?}",
+            pieces.report.notes
+        );
+        assert_eq!(whole.report.iterations, pieces.report.iterations, "{ctx}");
+        assert!(same_bits(&whole.x, &pieces.x), "{ctx}");
+    }
+}

@@ -85,6 +85,7 @@ fn cg_reductions_per_iteration_are_exact() {
                     Variant::Fused | Variant::Cooperative => 1,
                     // Every inner product a workgroup sum.
                     Variant::Workgroup => 0,
+                    Variant::P1 => unreachable!("GMRES's variant"),
                 };
                 assert_eq!(r.loop_counts.reductions, per * j, "{tag}");
                 assert_eq!(r.reductions_per_iteration, per as f64, "{tag}");
@@ -103,6 +104,7 @@ fn cg_reductions_per_iteration_are_exact() {
                         | Variant::Workgroup
                         | Variant::Cooperative => j,
                         Variant::Classical => 2 * j,
+                        Variant::P1 => unreachable!("GMRES's variant"),
                     },
                 };
                 assert_eq!(r.loop_counts.readbacks, syncs, "{tag}");
@@ -146,7 +148,10 @@ fn bicgstab_reductions_per_iteration_are_exact() {
                     // Half step: 4j − 2 readbacks, the last iteration's 4 last dots not run.
                     (Variant::Classical, CheckMode::Paper) if c.readbacks == 4 * j - 2 => 7 * j - 4,
                     (Variant::Classical, CheckMode::Paper) => 7 * j,
-                    (Variant::Fused | Variant::Workgroup | Variant::Cooperative, _) => {
+                    (
+                        Variant::Fused | Variant::Workgroup | Variant::Cooperative | Variant::P1,
+                        _,
+                    ) => {
                         unreachable!("BiCGStab has neither a fused nor a workgroup variant")
                     }
                 };
@@ -219,6 +224,9 @@ fn gmres_reductions_per_step(variant: Variant, gs: GramSchmidt, i: u64) -> u64 {
         // none).
         (Variant::Fused, GramSchmidt::Cgs2, 2..) => 3,
         (Variant::Fused, _, _) => 2,
+        // p(1)-GMRES: one per step, all its inner products (the closing launch only
+        // finishes).
+        (Variant::P1, _, _) => 1,
         (Variant::Workgroup | Variant::Cooperative, _, _) => unreachable!("CG's variant"),
     }
 }
@@ -230,7 +238,7 @@ fn gmres_reductions_per_cycle(variant: Variant, gs: GramSchmidt, m: u64) -> u64 
         .sum::<u64>()
 }
 
-const GMRES_FLAVOURS: [(Variant, GramSchmidt); 7] = [
+const GMRES_FLAVOURS: [(Variant, GramSchmidt); 8] = [
     (Variant::Classical, GramSchmidt::Mgs),
     (Variant::Classical, GramSchmidt::Cgs),
     (Variant::Classical, GramSchmidt::Cgs2),
@@ -238,6 +246,7 @@ const GMRES_FLAVOURS: [(Variant, GramSchmidt); 7] = [
     (Variant::Pipelined, GramSchmidt::Cgs2),
     (Variant::Fused, GramSchmidt::Cgs),
     (Variant::Fused, GramSchmidt::Cgs2),
+    (Variant::P1, GramSchmidt::Cgs),
 ];
 
 /// Whole cycles (rtol = 0, max_iter = 2m: no cycle ends early on this slowly converging
@@ -275,7 +284,7 @@ fn gmres_reductions_per_cycle_are_exact() {
                 let syncs = r.syncs_per_cycle.expect("GMRES has cycles");
                 match (mode, variant) {
                     (CheckMode::Device, _) => assert_eq!(syncs, 1.0, "{tag}"),
-                    (CheckMode::Paper, Variant::Pipelined | Variant::Fused) => {
+                    (CheckMode::Paper, Variant::Pipelined | Variant::Fused | Variant::P1) => {
                         assert_eq!(syncs, (m + 2) as f64, "{tag}")
                     }
                     (CheckMode::Paper, Variant::Classical) => assert!(syncs > m as f64, "{tag}"),

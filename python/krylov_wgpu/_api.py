@@ -184,7 +184,8 @@ _SCIPY_DOC = """
     Keyword extensions: ``variant`` (``pipelined``/``classical``; ``fused`` for CG — one
     launch per iteration — and GMRES — two launches per step; ``workgroup`` for CG on a
     system of up to a few thousand rows — 32 whole iterations per launch in one
-    workgroup; ``cooperative`` for CG — 16 iterations per launch across a grid barrier),
+    workgroup; ``cooperative`` for CG — 16 iterations per launch across a grid barrier;
+    ``p1`` for GMRES — p(1)-GMRES, one launch and one global reduction per step),
     ``precision``
     (``f64``/``f32``/``mixed``), ``device`` (``auto``/``gpu``/``cpu``), ``format``,
     ``precond`` and every option of :func:`solve`; ``full_output=True`` returns

@@ -112,3 +112,21 @@ def test_fused_gmres_converges_like_pipelined(name, device):
     p, f = runs["pipelined"][2].iterations, runs["fused"][2].iterations
     assert abs(f - p) <= 0.05 * p + 2, (f, p)
     assert runs["fused"][2].variant == "fused"
+
+
+# p(1)-GMRES (one launch per step) converges where pipelined GMRES does; its recurrences
+# (u_i = A v_{i-1}, R_ii by Pythagoras) cost it some steps on harder matrices.
+@pytest.mark.parametrize("name", ["add32", "jpwh_991"])
+def test_p1_gmres_converges_near_pipelined(name, device):
+    A, b = load(name)
+    n = A.shape[0]
+    runs = {
+        v: kw.gmres(A, b, rtol=RTOL, maxiter=n, device=device, variant=v, full_output=True)
+        for v in ("pipelined", "p1")
+    }
+    for v, (x, info, report) in runs.items():
+        assert info == 0, (v, report.reason_detail)
+        assert true_relres(A, b, x) <= SLACK * RTOL, v
+    p, q = runs["pipelined"][2].iterations, runs["p1"][2].iterations
+    assert q <= 1.25 * p + 2, (q, p)
+    assert runs["p1"][2].variant == "p1"

@@ -65,47 +65,6 @@ fn spmv_store(row: u32, sum: Real) -> vec4<Real> {
     return vec4<Real>(vp * w, w * w, Real(0.0), Real(0.0));
 }
 
-fn gm_basis_at(j: u32, end: u32, row: u32) -> Real {
-    if j < end {
-        return pool_get(j * params.n + row);
-    }
-    return Real(0.0);
-}
-
-// First stage of ⟨w_j, w⟩ for j = j0 … min(j0 + 8, end) − 1 over the rows this workgroup's
-// product wrote (chunks wid, wid + groups, …), into slots `slot` and `slot + 1`.
-fn gm_dots_own_rows(j0: u32, end: u32, slot: u32, ids: Ids) {
-    let n = params.n;
-    let w_off = params.comp_monitor * n;
-    var a0 = sum_zero();
-    var a1 = sum_zero();
-    let wide = j0 + 4u < end;
-    for (var chunk = ids.wid.x; chunk < spmv_passes(); chunk = chunk + params.groups) {
-        let row = spmv_row_of(chunk, ids.lid);
-        if row != SPMV_NO_ROW {
-            let t = pool_get(w_off + row);
-            a0 = sum_add(a0, t * vec4<Real>(
-                gm_basis_at(j0, end, row),
-                gm_basis_at(j0 + 1u, end, row),
-                gm_basis_at(j0 + 2u, end, row),
-                gm_basis_at(j0 + 3u, end, row),
-            ));
-            if wide {
-                a1 = sum_add(a1, t * vec4<Real>(
-                    gm_basis_at(j0 + 4u, end, row),
-                    gm_basis_at(j0 + 5u, end, row),
-                    gm_basis_at(j0 + 6u, end, row),
-                    gm_basis_at(j0 + 7u, end, row),
-                ));
-            }
-        }
-    }
-    store_sum(slot, a0, ids);
-    if wide {
-        store_sum(slot + 1u, a1, ids);
-    }
-}
-
 // Closes step p = i − 1: R_{p,p}, the breakdown test, ξ_p and (MONITOR) the estimate.
 // Returns R_{p,p}, or 0 when the cycle stopped here.
 // `pre`: this thread's share of the partial sums of ‖w_p‖² (x) and ⟨r, w_p⟩ (y).
@@ -224,7 +183,7 @@ fn main(ids: Ids) {
         storageBarrier();
         let end = i - 1u;
         for (var j0 = 1u; j0 < end; j0 = j0 + 8u) {
-            gm_dots_own_rows(j0, end, GM_SLOT_DOTS + (j0 - 1u) / 4u, ids);
+            gm_dots_own_rows(i * n, j0, end, GM_SLOT_DOTS + (j0 - 1u) / 4u, ids);
         }
     }
 }

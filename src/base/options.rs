@@ -68,6 +68,12 @@ cli_enum!(
         /// reduction per iteration instead of one launch); the launch's workgroups are
         /// probed on the adapter, and a barrier that cannot hold falls back to fused.
         Cooperative = "cooperative",
+        /// GMRES: p(1)-GMRES (Ghysels et al. 2013; paper 000 §3.3's shift-invariance
+        /// remark): one launch and one global reduction per step. A second basis
+        /// u_i = A v_{i−1} follows by a recurrence, so the product of a step reads a vector
+        /// the previous launch finished; R_{i,i} comes from ‖u_i‖² − Σ_j R_{j,i}² and a cycle
+        /// whose norm loses its accuracy restarts.
+        P1 = "p1",
     }
 );
 
@@ -314,19 +320,33 @@ impl RefineOptions {
 }
 
 impl Variant {
-    /// The variants `method` has: fused is CG's and GMRES's, workgroup and cooperative CG's.
+    /// The variants `method` has: fused is CG's and GMRES's, workgroup and cooperative CG's,
+    /// p1 GMRES's.
     ///
     /// ```
     /// use krylov_wgpu::solvers::{Method, Variant};
     /// assert_eq!(Variant::of(Method::Cg).len(), 5);
     /// assert!(Variant::of(Method::Gmres).contains(&Variant::Fused));
+    /// assert!(Variant::of(Method::Gmres).contains(&Variant::P1));
+    /// assert!(!Variant::of(Method::Cg).contains(&Variant::P1));
     /// assert!(!Variant::of(Method::Gmres).contains(&Variant::Workgroup));
     /// assert!(!Variant::of(Method::Bicgstab).contains(&Variant::Fused));
     /// ```
     pub fn of(method: Method) -> &'static [Variant] {
         match method {
-            Method::Cg => Variant::ALL,
-            Method::Gmres => &[Variant::Classical, Variant::Pipelined, Variant::Fused],
+            Method::Cg => &[
+                Variant::Classical,
+                Variant::Pipelined,
+                Variant::Fused,
+                Variant::Workgroup,
+                Variant::Cooperative,
+            ],
+            Method::Gmres => &[
+                Variant::Classical,
+                Variant::Pipelined,
+                Variant::Fused,
+                Variant::P1,
+            ],
             _ => &[Variant::Classical, Variant::Pipelined],
         }
     }
@@ -357,6 +377,7 @@ pub fn variant_refused(method: Method, variant: Variant) -> KrylovError {
         Variant::Cooperative => {
             "the cooperative variant (fused CG iterations across a grid barrier) is CG's"
         }
+        Variant::P1 => "the p1 variant (p(1)-GMRES, one launch per step) is GMRES's",
         _ => "every method has the classical and pipelined variants",
     };
     let has: Vec<String> = Variant::of(method).iter().map(|v| v.to_string()).collect();

@@ -44,7 +44,8 @@ pub fn bytes_per_iteration(
     let spmv = (4.0 + s) * nnz + 4.0 * (n + 1.0);
     let passes = |k: f64| k * s * n;
     match (method, variant) {
-        (Method::Cg, Variant::Pipelined) => spmv + passes(9.0),
+        // (CG has no p1 variant: the options refuse it.)
+        (Method::Cg, Variant::Pipelined | Variant::P1) => spmv + passes(9.0),
         (Method::Cg, Variant::Classical) => spmv + passes(14.0),
         // Fused: reads x, r, p, Ap, writes x, r, p, Ap (the product's three gathers of the
         // previous iterate are its reads of r, p, Ap).
@@ -55,7 +56,11 @@ pub fn bytes_per_iteration(
         // (BiCGStab has neither a fused nor a workgroup variant: the options refuse them.)
         (
             Method::Bicgstab,
-            Variant::Pipelined | Variant::Fused | Variant::Workgroup | Variant::Cooperative,
+            Variant::Pipelined
+            | Variant::Fused
+            | Variant::Workgroup
+            | Variant::Cooperative
+            | Variant::P1,
         ) => 2.0 * spmv + passes(18.0),
         (Method::Bicgstab, Variant::Classical) => 2.0 * spmv + passes(36.0),
         (Method::Bicg, _) => 2.0 * spmv + passes(16.0),

@@ -102,6 +102,49 @@ pub fn pipelined<T: Scalar>(
     Ok(with_cycle_counts(sol, opts, pipelined_gs(opts.gs)))
 }
 
+/// p(1)-GMRES (Ghysels et al. 2013, shift 0): pipelined GMRES with u_i = A v_{i−1} kept as a
+/// second basis and formed by the recurrence u_{i+1} = (A u_i − Σ_{j<i} R_{j,i} u_{j+1})/R_{i,i},
+/// R_{i,i} = √(‖u_i‖² − Σ_j R_{j,i}²) and ξ_i = (⟨r0, u_i⟩ − Σ_j R_{j,i} ξ_j)/R_{i,i} — the
+/// CPU twin of the GPU's one-launch step (`gmres_p1_step`), classical Gram–Schmidt. A step
+/// whose ‖u_i‖² − Σ R² is at most √ε‖u_i‖² ends the cycle with the i − 1 steps before it and
+/// GMRES restarts from the true residual (counted in the report's `restarts`). Reductions and
+/// syncs as [`classical`]'s with CGS (the distributed machine's count).
+///
+/// ```
+/// use krylov_wgpu::cpu::gmres;
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::{Method, SolveOptions, Variant};
+/// let a = poisson_2d_fd::<f64>(16);
+/// let b = vec![1.0; a.nrows()];
+/// let opts = SolveOptions { method: Method::Gmres, variant: Variant::P1, rtol: 1e-8, ..Default::default() };
+/// let sol = gmres::p1(&a, &b, None, &opts)?;
+/// assert!(sol.report.converged && sol.report.relative_residual <= 1e-8);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn p1<T: Scalar>(
+    a: &Csr<T>,
+    b: &[T],
+    x0: Option<&[T]>,
+    opts: &SolveOptions,
+) -> Result<Solution<T>> {
+    let sol = p1_run(a, b, x0, opts)?;
+    Ok(with_cycle_counts(sol, opts, GramSchmidt::Cgs))
+}
+
+/// p(1)-GMRES cycles that end early (R_{i,i} lost to cancellation) before the solve goes on
+/// with pipelined GMRES's steps (fused GMRES on the GPU): a matrix on which the recurrences
+/// keep losing R_{i,i} loses more steps to restarts than p(1)'s launches save.
+pub const P1_MAX_LOST_CYCLES: usize = 2;
+
+/// The note of a p(1)-GMRES solve whose cycles ended early `lost` times (GPU and CPU alike).
+pub fn p1_lost_note(lost: usize) -> String {
+    format!(
+        "p(1)-GMRES: {lost} cycle(s) ended early where R_ii from |u_i|^2 - sum R_ji^2 lost its \
+         accuracy (at most sqrt(eps)*|u_i|^2); each restarted from the true residual \
+         (counted in restarts)"
+    )
+}
+
 /// Pipelined GMRES's Gram–Schmidt: CGS2 if asked for, CGS otherwise.
 fn pipelined_gs(gs: GramSchmidt) -> GramSchmidt {
     match gs {
@@ -137,6 +180,107 @@ entry_point! {
         let gs = pipelined_gs(opts.gs);
         gmres_core(sys, x, h, Variant::Pipelined, gs, opts.side, opts.rtol, opts.atol)
     }
+}
+
+entry_point! {
+    fn p1_run(opts) => Gmres, P1, move |sys, x, h| {
+        gmres_core(sys, x, h, Variant::P1, GramSchmidt::Cgs, opts.side, opts.rtol, opts.atol)
+    }
+}
+
+/// How p(1)-GMRES's step i ended ([`p1_step`]).
+enum P1Step {
+    /// R's column i, v_i and ξ_i are made.
+    Made,
+    /// ‖u_i‖² − Σ_j R_{j,i}² ≤ √ε‖u_i‖² (R_{i,i} lost to cancellation, or an invariant Krylov
+    /// space): the cycle keeps i − 1 steps.
+    Lost,
+    /// u_i = 0 (R_{i,i}, ‖u_i‖).
+    Breakdown(f64, f64),
+    /// ‖u_i‖² is not finite.
+    NonFinite(f64),
+}
+
+/// p(1)-GMRES's step i: u_i by its recurrence (u_1 = A r/ρ0); for i ≥ 2 the lagged explicit
+/// norm s = ‖v_{i−1}‖ then corrects step i − 1 (v_{i−1} and u_i divided by s, R_{i−1,i−1}
+/// multiplied, ξ_{i−1} divided: `gmres_p1_step` does this in the launch that closes step i);
+/// then R_{j,i} = ⟨u_i, v_j⟩, R_{i,i} by Pythagoras, ξ_i and v_i. `u[j]` holds u_j,
+/// `rmat[i][j]` R_{j,i}, `w` and `tmp` are scratch.
+#[allow(clippy::too_many_arguments)]
+fn p1_step<T: Scalar>(
+    sys: &System<'_, T>,
+    target: &Target,
+    i: usize,
+    (r, rho0): (&[T], T),
+    v: &mut [Vec<T>],
+    u: &mut [Vec<T>],
+    rmat: &mut [Vec<T>],
+    xi: &mut [T],
+    (w, tmp): (&mut [T], &mut [T]),
+) -> P1Step {
+    // u_i = (A u_{i−1} − Σ_{j<i−1} R_{j,i−1} u_{j+1}) / R_{i−1,i−1}  (u_1 = A r / ρ0).
+    let (src, div) = if i == 1 {
+        (r, rho0)
+    } else {
+        (&u[i - 1][..], rmat[i - 1][i - 1])
+    };
+    target.operator(sys, src, w, tmp);
+    for (row, wr) in w.iter_mut().enumerate() {
+        let mut t = *wr;
+        if i >= 2 {
+            for j in 1..i - 1 {
+                t -= rmat[i - 1][j] * u[j + 1][row];
+            }
+        }
+        u[i][row] = t / div;
+    }
+    if i >= 2 {
+        let s = dot(&v[i - 1], &v[i - 1]).sqrt();
+        if !s.is_finite() {
+            return P1Step::NonFinite(s.as_f64());
+        }
+        v[i - 1].iter_mut().for_each(|e| *e /= s);
+        u[i].iter_mut().for_each(|e| *e /= s);
+        rmat[i - 1][i - 1] *= s;
+        xi[i - 1] /= s;
+    }
+    let uu = dot(&u[i], &u[i]);
+    if !uu.is_finite() {
+        return P1Step::NonFinite(uu.as_f64());
+    }
+    let ru = dot(r, &u[i]);
+    let (mut sq, mut sx) = (T::zero(), T::zero());
+    for j in 1..i {
+        let c = dot(&u[i], &v[j]);
+        rmat[i][j] = c;
+        sq += c * c;
+        sx += c * xi[j];
+    }
+    let arg = uu - sq;
+    let rii = if arg > T::zero() {
+        arg.sqrt()
+    } else {
+        T::zero()
+    };
+    let uu64 = uu.as_f64();
+    if uu64 == 0.0 {
+        return P1Step::Breakdown(rii.as_f64(), 0.0);
+    }
+    // R_{i,i} ≈ 0 (invariant Krylov space) and R_{i,i} lost to cancellation look the same:
+    // both restart from the true residual.
+    if arg.as_f64() <= T::PRECISION.epsilon().sqrt() * uu64 {
+        return P1Step::Lost;
+    }
+    rmat[i][i] = rii;
+    xi[i] = (ru - sx) / rii;
+    for row in 0..w.len() {
+        let mut t = u[i][row];
+        for j in 1..i {
+            t -= rmat[i][j] * v[j][row];
+        }
+        v[i][row] = t / rii;
+    }
+    P1Step::Made
 }
 
 /// l.8–13: orthogonalises `w` against `v[1..i]` (the basis vectors v_1..v_{i−1}), adding the
@@ -180,9 +324,17 @@ fn gmres_core<T: Scalar>(
 ) -> Stop {
     on_side(sys, x, hist, side, rtol, atol, |x, hist, target| {
         // Restarts after a cycle whose estimate converged but whose restart residual did not.
-        let mut gap_restarts = 0;
-        let mut stop = gmres_cycles(sys, x, hist, variant, gs, target, &mut gap_restarts);
-        stop.restarts = gap_restarts;
+        // p(1)-GMRES's cycles that ended early where R_ii lost its accuracy restart too.
+        let (mut gap_restarts, mut lost_cycles) = (0, 0);
+        let mut stop = gmres_cycles(
+            sys,
+            x,
+            hist,
+            (variant, gs),
+            target,
+            (&mut gap_restarts, &mut lost_cycles),
+        );
+        stop.restarts = gap_restarts + lost_cycles;
         stop.replacements = gap_restarts;
         stop
     })
@@ -194,10 +346,9 @@ fn gmres_cycles<T: Scalar>(
     sys: &System<'_, T>,
     x: &mut [T],
     hist: &mut Vec<f64>,
-    variant: Variant,
-    gs: GramSchmidt,
+    (variant, gs): (Variant, GramSchmidt),
     target: Target,
-    gap_restarts: &mut usize,
+    (gap_restarts, lost_cycles): (&mut usize, &mut usize),
 ) -> Stop {
     let n = sys.n();
     let m = sys.restart.min(n).max(1);
@@ -209,6 +360,11 @@ fn gmres_cycles<T: Scalar>(
     let mut r = vec![T::zero(); n];
     let mut tmp = vec![T::zero(); n];
     let mut w = vec![T::zero(); n];
+    // p(1)-GMRES's second basis u_1 … u_m (u[j] = u_j; empty otherwise).
+    let mut p1 = variant == Variant::P1;
+    let mut u: Vec<Vec<T>> = (0..=if p1 { m } else { 0 })
+        .map(|_| vec![T::zero(); if p1 { n } else { 0 }])
+        .collect();
     let mut total = target.first_iter;
     let mut gap_cycles = 0usize;
     let mut stagnation = StagnationWatch::default();
@@ -242,46 +398,79 @@ fn gmres_cycles<T: Scalar>(
         // by ε^(1/3), where the basis [v0, v1, …] is too ill-conditioned to go on.
         let truncate = T::PRECISION.epsilon().cbrt() * cycle_start;
         let mut est_t = rho0;
+        // The estimate before the last step's (p(1)-GMRES corrects the last one).
+        let mut est_before = rho0;
         let mut est = rho0.as_f64();
         let mut k = 0usize;
         let mut breakdown: Option<(usize, f64, f64)> = None;
         // l.6: for i = 1 to m.
+        let mut lost = false;
         for i in 1..=m {
-            // l.7: v_i = A v_{i−1} (A M⁻¹ v_{i−1} right-, M⁻¹A v_{i−1} left-preconditioned).
-            target.operator(sys, &v[i - 1], &mut w, &mut tmp);
-            let w_norm = dot(&w, &w).sqrt().as_f64();
-            if !w_norm.is_finite() {
-                return Stop::non_finite(total, "A v", w_norm);
+            if p1 {
+                // p(1)-GMRES: u_i by its recurrence, R's column i, v_i and ξ_i.
+                let step = p1_step(
+                    sys,
+                    &target,
+                    i,
+                    (&r, rho0),
+                    &mut v,
+                    &mut u,
+                    &mut rmat,
+                    &mut xi,
+                    (&mut w, &mut tmp),
+                );
+                match step {
+                    P1Step::Made if i >= 2 => {
+                        // Step i − 1's estimate again from its corrected ξ.
+                        est_t = wz(est_before, xi[i - 1]);
+                        if let Some(last) = hist.last_mut() {
+                            *last = est_t.as_f64();
+                        }
+                    }
+                    P1Step::Made => {}
+                    P1Step::Lost => {
+                        lost = true;
+                        break;
+                    }
+                    P1Step::Breakdown(rii, u_norm) => {
+                        breakdown = Some((i, rii, u_norm));
+                        break;
+                    }
+                    P1Step::NonFinite(uu) => return Stop::non_finite(total, "A v", uu),
+                }
+            } else {
+                // l.7: v_i = A v_{i−1} (A M⁻¹ v_{i−1} right-, M⁻¹A v_{i−1} left-preconditioned).
+                target.operator(sys, &v[i - 1], &mut w, &mut tmp);
+                let w_norm = dot(&w, &w).sqrt().as_f64();
+                if !w_norm.is_finite() {
+                    return Stop::non_finite(total, "A v", w_norm);
+                }
+                // l.8–13: Gram–Schmidt against v_1..v_{i−1}.
+                orthogonalize(gs, &v, i, &mut w, &mut rmat[i]);
+                // l.14: R_{i,i} = ‖v_i‖, v_i = v_i/‖v_i‖.
+                let rii = dot(&w, &w).sqrt();
+                if w_norm == 0.0 || is_breakdown::<T>(rii.as_f64(), w_norm) {
+                    breakdown = Some((i, rii.as_f64(), w_norm));
+                    break;
+                }
+                rmat[i][i] = rii;
+                for (vj, &wj) in v[i].iter_mut().zip(&w) {
+                    *vj = wj / rii;
+                }
+                // l.16 of the previous step (classical only), deferred to here so that
+                // r = r_{k−1} whenever the cycle ends, as the η̃ update of l.22 needs.
+                if classical && i > 1 {
+                    super::axpy(-xi[i - 1], &v[i - 1], &mut r);
+                }
+                // l.15: ξ_i = ⟨r, v_i⟩ (classical: r = r_{i−1}; pipelined: r = r0).
+                xi[i] = dot(&r, &v[i]);
             }
-            // l.8–13: Gram–Schmidt against v_1..v_{i−1}.
-            orthogonalize(gs, &v, i, &mut w, &mut rmat[i]);
-            // l.14: R_{i,i} = ‖v_i‖, v_i = v_i/‖v_i‖.
-            let rii = dot(&w, &w).sqrt();
-            if w_norm == 0.0 || is_breakdown::<T>(rii.as_f64(), w_norm) {
-                breakdown = Some((i, rii.as_f64(), w_norm));
-                break;
-            }
-            rmat[i][i] = rii;
-            for (vj, &wj) in v[i].iter_mut().zip(&w) {
-                *vj = wj / rii;
-            }
-            // l.16 of the previous step (classical only), deferred to here so that r = r_{k−1}
-            // whenever the cycle ends, as the η̃ update of l.22 needs: r = r − ξ_{i−1} v_{i−1}.
-            if classical && i > 1 {
-                super::axpy(-xi[i - 1], &v[i - 1], &mut r);
-            }
-            // l.15: ξ_i = ⟨r, v_i⟩ (classical: r = r_{i−1}; pipelined: r = r0).
-            xi[i] = dot(&r, &v[i]);
             // Walker–Zhou monitor: ‖r_i‖² = ‖r_{i−1}‖² − ξ_i², evaluated as
             // (‖r_{i−1}‖ − |ξ_i|)(‖r_{i−1}‖ + |ξ_i|): a running ρ0² − Σξ² would cancel down to
             // a floor of about √(iε)·ρ0 (1e-7·ρ0 in f64), this form keeps the error relative
             // to the current residual.
-            let a = xi[i].abs();
-            est_t = if a < est_t {
-                ((est_t - a) * (est_t + a)).sqrt()
-            } else {
-                T::zero()
-            };
+            est_before = est_t;
+            est_t = wz(est_t, xi[i]);
             est = est_t.as_f64();
             total += 1;
             k = i;
@@ -365,10 +554,16 @@ fn gmres_cycles<T: Scalar>(
             }
             *gap_restarts += 1;
         }
+        // p(1)-GMRES's early end is a restart (judged for stagnation like a full cycle).
+        if lost {
+            *lost_cycles += 1;
+            // After P1_MAX_LOST_CYCLES, pipelined GMRES's steps (the GPU: fused GMRES).
+            p1 = *lost_cycles < P1_MAX_LOST_CYCLES;
+        }
         // Stagnation: a full cycle that left the restart residual where it was.
         // (At the iteration limit the limit is the reason, as on the GPU.)
         if let Some(stop) = stagnation.after_cycle(
-            k == m && total < sys.max_iter,
+            (k == m || lost) && total < sys.max_iter,
             cycle_start,
             restart_res,
             total,
@@ -376,6 +571,17 @@ fn gmres_cycles<T: Scalar>(
         ) {
             return stop;
         }
+    }
+}
+
+/// The Walker–Zhou estimate ‖r_i‖ = √((‖r_{i−1}‖ − |ξ_i|)(‖r_{i−1}‖ + |ξ_i|)) from `prev` =
+/// ‖r_{i−1}‖, 0 once |ξ_i| ≥ ‖r_{i−1}‖.
+fn wz<T: Scalar>(prev: T, xi: T) -> T {
+    let a = xi.abs();
+    if a < prev {
+        ((prev - a) * (prev + a)).sqrt()
+    } else {
+        T::zero()
     }
 }
 

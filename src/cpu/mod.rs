@@ -267,6 +267,7 @@ fn solve_as_given<T: Scalar>(
             sol.report.variant = Variant::Fused;
             sol
         }),
+        (Method::Gmres, Variant::P1) => gmres::p1(a, b, x0, opts),
         // Single formulation: both variants run the same loop, the report records the variant.
         (Method::Bicg, variant) => run(a, b, x0, opts, Method::Bicg, variant, bicg::bicg_core),
         (Method::Jacobi, variant) => {
@@ -277,6 +278,10 @@ fn solve_as_given<T: Scalar>(
             Method::Bicgstab | Method::Gmres,
             variant @ (Variant::Fused | Variant::Workgroup | Variant::Cooperative),
         ) => Err(crate::base::options::variant_refused(opts.method, variant)),
+        (Method::Cg | Method::Bicgstab, Variant::P1) => Err(crate::base::options::variant_refused(
+            opts.method,
+            Variant::P1,
+        )),
     }
 }
 

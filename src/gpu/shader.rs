@@ -111,11 +111,14 @@ pub enum Piece {
     /// p' and a row's r', p', x and inner-product terms), for `update_spmv_dot_cg` and
     /// `cg_cooperative`; the kernel defines where iterate j's r, p, Ap are read.
     CgNextRow,
+    /// `gmres_own_dots.wgsl`: the first stage of ⟨v_j, w⟩ over the rows a workgroup's product
+    /// wrote (fused GMRES's `gmres_scale_spmv_dots`, p(1)-GMRES's `gmres_p1_step`).
+    GmresOwnDots,
 }
 
 impl Piece {
     /// Every piece.
-    pub const ALL: [Piece; 21] = [
+    pub const ALL: [Piece; 22] = [
         Piece::Residual,
         Piece::BlasUpdate,
         Piece::Probe,
@@ -137,6 +140,7 @@ impl Piece {
         Piece::DistPool,
         Piece::DistPoolRead,
         Piece::CgNextRow,
+        Piece::GmresOwnDots,
     ];
 
     /// The piece's WGSL source.
@@ -180,6 +184,7 @@ impl Piece {
             Piece::DistPool => lib_file!("dist_pool.wgsl"),
             Piece::DistPoolRead => lib_file!("dist_pool_read.wgsl"),
             Piece::CgNextRow => lib_file!("cg_next_row.wgsl"),
+            Piece::GmresOwnDots => lib_file!("gmres_own_dots.wgsl"),
         }
     }
 }
@@ -349,7 +354,14 @@ pub const KERNELS: &[KernelSource] = &[
         "gmres_scale_spmv_dots",
         true,
         1,
-        [Gmres, GmresOpen, SpmvPartials, GmresPool]
+        [Gmres, GmresOpen, SpmvPartials, GmresPool, GmresOwnDots]
+    ),
+    kernel!(
+        "gmres",
+        "gmres_p1_step",
+        true,
+        1,
+        [Gmres, GmresOpen, SpmvPartials, GmresPool, GmresOwnDots]
     ),
     kernel!("gmres", "gmres_basis_dots", true, 0, [GmresPool]),
     kernel!("gmres", "gmres_gs_update", true, 0, [Gmres, GmresPool]),

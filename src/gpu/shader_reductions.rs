@@ -102,6 +102,8 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     // Fused GMRES's product starts one for all its inner products (its CLOSE_ONLY launch,
     // which only finishes the previous step's sums, none).
     ("gmres_scale_spmv_dots", 1),
+    // p(1)-GMRES's step starts one for all its inner products (its CLOSE_ONLY launch none).
+    ("gmres_p1_step", 1),
     ("gmres_basis_dots", 1),
     ("gmres_gs_update", 1),
     ("gmres_normalize", 1),

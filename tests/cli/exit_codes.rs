@@ -78,4 +78,10 @@ fn the_fused_variant_is_cgs_and_gmress_only() {
         ))
         .assert_input_error(&["fused", "CG"]);
     }
+    for method in ["cg", "bicgstab"] {
+        krylov_line(&format!(
+            "solve --generate poisson2d:8 --device cpu --method {method} --variant p1"
+        ))
+        .assert_input_error(&["p1", "GMRES"]);
+    }
 }

@@ -49,6 +49,15 @@ fn nonsymmetric_methods_on_convection_diffusion() {
         let r = solve_ok_on(&[], &line, rtol);
         check_method(&r, "gmres", "fused", precision);
     }
+    // p(1)-GMRES (one GPU launch per step; the CPU runs its twin).
+    for (precision, rtol) in [("f64", 1e-8), ("f32", 1e-4)] {
+        let line = format!(
+            "--generate convdiff3d:6:x --method gmres --variant p1 --precision {precision} \
+             --restart 20"
+        );
+        let r = solve_ok_on(&[], &line, rtol);
+        check_method(&r, "gmres", "p1", precision);
+    }
 }
 
 #[test]

@@ -116,7 +116,7 @@ fn bicg_launch_and_transfer_counts_are_exact() {
                 assert_eq!(c.readbacks, j.div_ceil(batch as u64), "{tag}");
                 assert_eq!(c.uploads, 0, "{tag}");
             }
-            (Variant::Fused | Variant::Workgroup | Variant::Cooperative, _) => {
+            (Variant::Fused | Variant::Workgroup | Variant::Cooperative | Variant::P1, _) => {
                 unreachable!("BiCG has neither a fused nor a workgroup variant")
             }
         }

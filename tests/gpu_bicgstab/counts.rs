@@ -86,7 +86,7 @@ fn launch_and_transfer_counts_are_exact() {
                 assert_eq!(c.readbacks, rec.div_ceil(batch as u64), "{tag}");
                 assert_eq!(c.uploads, 0, "{tag}");
             }
-            (Variant::Fused | Variant::Workgroup | Variant::Cooperative, _) => {
+            (Variant::Fused | Variant::Workgroup | Variant::Cooperative | Variant::P1, _) => {
                 unreachable!("BiCGStab has neither a fused nor a workgroup variant")
             }
         }

@@ -76,7 +76,7 @@ fn matches_cpu_on_convection_diffusion_f64() {
 #[test]
 fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
     let Some(engine) = engine() else { return };
-    let [p_cgs, p_cgs2, c_mgs, c_cgs, c_cgs2, f_cgs, f_cgs2] = FLAVOURS;
+    let [p_cgs, p_cgs2, c_mgs, c_cgs, c_cgs2, f_cgs, f_cgs2, p1] = FLAVOURS;
     let (paper, device) = (CheckMode::Paper, CheckMode::Device);
     let (none, jac) = (Precond::None, Precond::Jacobi);
     type Run = ((Variant, GramSchmidt), CheckMode, Precond);
@@ -101,6 +101,7 @@ fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
                 (c_cgs, paper, none),
                 (c_cgs2, device, jac),
                 (f_cgs, device, none),
+                (p1, paper, none),
             ],
         ),
         (
@@ -109,6 +110,7 @@ fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
                 (p_cgs, device, jac),
                 (c_cgs, paper, jac),
                 (f_cgs, paper, jac),
+                (p1, device, jac),
             ],
         ),
         ("pde2961", &[(p_cgs, paper, jac), (c_cgs, device, jac)]),
@@ -162,8 +164,11 @@ fn matches_cpu_in_f32() {
             let pipelined_cgs = flavour.0 != Variant::Classical && flavour.1 == GramSchmidt::Cgs;
             let r = check_one(&engine, &a32, &b32, &o, name, !pipelined_cgs);
             if pipelined_cgs {
+                // p(1)-GMRES's cycle ends hang on the rounding of its recurrences too
+                // (check_all): a quarter more steps than the CPU's at most.
+                let slack = if flavour.0 == Variant::P1 { 0.25 } else { 0.02 };
                 let c = cpu::solve(&a32, &b32, None, &o).unwrap().report.iterations;
-                let most = c + (c as f64 * 0.02).ceil() as usize;
+                let most = c + (c as f64 * slack).ceil() as usize;
                 assert!(
                     r.iterations <= most,
                     "{name} {precond} {} CGS f32: GPU {} vs CPU {c}",

@@ -43,6 +43,8 @@ fn launches_per_step(o: &SolveOptions, i: usize) -> u64 {
             let cgs2 = 2 * (gs == GramSchmidt::Cgs2 && i >= 2) as u64;
             2 + cgs2 + (mode == CheckMode::Paper) as u64
         }
+        // p(1)-GMRES: one launch per step; in `paper` mode each step also closes itself.
+        (Variant::P1, _, mode) => 1 + (mode == CheckMode::Paper) as u64,
         (Variant::Workgroup | Variant::Cooperative, _, _) => unreachable!("CG's variant"),
     }
 }
@@ -52,7 +54,7 @@ fn launches_per_step(o: &SolveOptions, i: usize) -> u64 {
 fn paper_transfers_per_step(o: &SolveOptions, i: usize) -> (u64, u64) {
     let i = i as u64;
     match (o.variant, o.gs, i) {
-        (Variant::Pipelined | Variant::Fused, _, _) => (1, 0),
+        (Variant::Pipelined | Variant::Fused | Variant::P1, _, _) => (1, 0),
         (Variant::Classical, _, 1) => (3, 1),
         (Variant::Classical, GramSchmidt::Mgs, _) => (i + 2, i + 1),
         (Variant::Classical, GramSchmidt::Cgs, _) => (4, 3),
@@ -66,7 +68,8 @@ fn paper_transfers_per_step(o: &SolveOptions, i: usize) -> (u64, u64) {
 /// truncation), ending with the last update applied alone.
 fn expected_counts(o: &SolveOptions, cycle_steps: &[usize]) -> (u64, u64, u64, u64) {
     let classical = o.variant == Variant::Classical;
-    let fused = o.variant == Variant::Fused;
+    // Fused and p(1)-GMRES close a cycle's last step in one more launch.
+    let fused = matches!(o.variant, Variant::Fused | Variant::P1);
     let (mut d, mut s, mut rb, mut up) = (0u64, 0u64, 0u64, 0u64);
     for (c, &k) in cycle_steps.iter().enumerate() {
         let update = (c > 0) as u64;
@@ -185,6 +188,10 @@ fn launch_and_transfer_counts_are_exact() {
     let f = opts(FLAVOURS[5], CheckMode::Device, Precond::None, 0.0);
     let per: Vec<u64> = (1..=5).map(|i| launches_per_step(&f, i)).collect();
     assert_eq!(per, [2, 2, 2, 2, 2]);
+    // p(1)-GMRES: one per step (+ one per cycle).
+    let p1 = opts(FLAVOURS[7], CheckMode::Device, Precond::None, 0.0);
+    let per: Vec<u64> = (1..=5).map(|i| launches_per_step(&p1, i)).collect();
+    assert_eq!(per, [1, 1, 1, 1, 1]);
 }
 
 /// A solve that converges inside its first cycle, in `device` mode: that cycle (one submit,

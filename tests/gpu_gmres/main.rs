@@ -1,4 +1,4 @@
-//! GPU GMRES(m), classical (MGS, CGS, CGS2), pipelined and fused (CGS, CGS2), against the CPU
+//! GPU GMRES(m), classical (MGS, CGS, CGS2), pipelined and fused (CGS, CGS2) and p(1) (CGS), against the CPU
 //! reference of the same variant; exact launch and transfer counts per step and per cycle;
 //! orthogonality loss; failures reported by name; and paper 000's Table II (classical vs
 //! pipelined residuals after 30 iterations) reproduced on our matrices.
@@ -26,8 +26,8 @@ use krylov_wgpu::{Precision, Scalar, cpu};
 use common::solve::{MODES, PRECONDS};
 
 /// Every GPU GMRES flavour: the pipelined and fused variants run CGS (what `Mgs` also selects
-/// there) or CGS2, the classical one any of the three.
-const FLAVOURS: [(Variant, GramSchmidt); 7] = [
+/// there) or CGS2, the classical one any of the three, p(1)-GMRES CGS only.
+const FLAVOURS: [(Variant, GramSchmidt); 8] = [
     (Variant::Pipelined, GramSchmidt::Cgs),
     (Variant::Pipelined, GramSchmidt::Cgs2),
     (Variant::Classical, GramSchmidt::Mgs),
@@ -35,6 +35,7 @@ const FLAVOURS: [(Variant, GramSchmidt); 7] = [
     (Variant::Classical, GramSchmidt::Cgs2),
     (Variant::Fused, GramSchmidt::Cgs),
     (Variant::Fused, GramSchmidt::Cgs2),
+    (Variant::P1, GramSchmidt::Cgs),
 ];
 
 fn opts(
@@ -139,9 +140,13 @@ fn check_one<T: Scalar>(
     sol.report
 }
 
-/// Every flavour × mode × preconditioner on one system.
+/// Every flavour × mode × preconditioner on one system. p(1)-GMRES in f32 is checked for
+/// its outcome and residual, not its iteration count: where its cycles end is decided by the
+/// rounding of its recurrences (ξ_i and R_{i,i} from sums that cancel), which the GPU and the
+/// CPU reference sum in different orders.
 fn check_all<T: Scalar>(engine: &Engine, a: &Csr<T>, b: &[T], rtol: f64, what: &str) {
     for flavour in FLAVOURS {
+        let strict = !(flavour.0 == Variant::P1 && T::PRECISION == Precision::F32);
         for precond in PRECONDS {
             for mode in MODES {
                 check_one(
@@ -150,7 +155,7 @@ fn check_all<T: Scalar>(engine: &Engine, a: &Csr<T>, b: &[T], rtol: f64, what: &
                     b,
                     &opts(flavour, mode, precond, rtol),
                     what,
-                    true,
+                    strict,
                 );
             }
         }

@@ -331,7 +331,10 @@ fn counts<T: Scalar>(a: &Csr<T>, b: &[T], rtol: f64, name: &str) {
                     (Variant::Classical, CheckMode::Device) => 16 + d + dt,
                     // bicg_update, stacked apply (ds), bicg_rho, bicg_direction_spmv
                     (Variant::Pipelined, _) => 3 + ds,
-                    (Variant::Fused | Variant::Workgroup | Variant::Cooperative, _) => {
+                    (
+                        Variant::Fused | Variant::Workgroup | Variant::Cooperative | Variant::P1,
+                        _,
+                    ) => {
                         unreachable!("BiCG has neither a fused nor a workgroup variant")
                     }
                 };
@@ -346,7 +349,8 @@ fn counts<T: Scalar>(a: &Csr<T>, b: &[T], rtol: f64, name: &str) {
                         Variant::Pipelined
                         | Variant::Fused
                         | Variant::Workgroup
-                        | Variant::Cooperative,
+                        | Variant::Cooperative
+                        | Variant::P1,
                         CheckMode::Paper,
                     ) => {
                         assert_eq!(c.dispatches, per * j, "{tag}");

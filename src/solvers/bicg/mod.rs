@@ -461,7 +461,7 @@ pub fn solve<T: Scalar>(
     let slots = match opts.variant {
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
-        v @ (Variant::Fused | Variant::Workgroup | Variant::Cooperative) => {
+        v @ (Variant::Fused | Variant::Workgroup | Variant::Cooperative | Variant::P1) => {
             return Err(crate::base::options::variant_refused(Method::Bicg, v));
         }
     };
@@ -492,9 +492,11 @@ pub fn solve<T: Scalar>(
             stacked.as_ref(),
         )?),
         // (Fused and workgroup were refused with the slots above.)
-        Variant::Classical | Variant::Fused | Variant::Workgroup | Variant::Cooperative => {
-            Box::new(Classical::new(engine, &common)?)
-        }
+        Variant::Classical
+        | Variant::Fused
+        | Variant::Workgroup
+        | Variant::Cooperative
+        | Variant::P1 => Box::new(Classical::new(engine, &common)?),
     };
     drive(
         engine,

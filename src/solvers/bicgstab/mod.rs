@@ -406,7 +406,7 @@ pub fn solve<T: Scalar>(
     let slots = match opts.variant {
         Variant::Pipelined => PIPELINED_SLOTS,
         Variant::Classical => CLASSICAL_SLOTS,
-        v @ (Variant::Fused | Variant::Workgroup | Variant::Cooperative) => {
+        v @ (Variant::Fused | Variant::Workgroup | Variant::Cooperative | Variant::P1) => {
             return Err(crate::base::options::variant_refused(Method::Bicgstab, v));
         }
     };
@@ -432,7 +432,11 @@ pub fn solve<T: Scalar>(
             None,
         ),
         // (Fused and workgroup were refused with the slots above.)
-        Variant::Classical | Variant::Fused | Variant::Workgroup | Variant::Cooperative => {
+        Variant::Classical
+        | Variant::Fused
+        | Variant::Workgroup
+        | Variant::Cooperative
+        | Variant::P1 => {
             let classical = ClassicalBicgstab::new(&common)?;
             // Left: τ_L = max(rtol·‖M⁻¹b‖, atol) (one submit and readback).
             let left = classical

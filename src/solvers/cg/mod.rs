@@ -304,6 +304,12 @@ fn plain_solver<'a, T: Scalar>(
             opts.max_iter.min(bufs.history_len - 2),
         )?),
         Variant::Cooperative => unreachable!("cg::solve makes the cooperative solver itself"),
+        Variant::P1 => {
+            return Err(crate::base::options::variant_refused(
+                crate::solvers::Method::Cg,
+                Variant::P1,
+            ));
+        }
     })
 }
 

@@ -288,6 +288,13 @@ fn check_supported(devices: &[Arc<GpuContext>], opts: &SolveOptions) -> Result<(
                     .into(),
             ));
         }
+        (Method::Gmres, Variant::P1) => {
+            return Err(KrylovError::Unsupported(
+                "GMRES on several devices runs the pipelined or classical variant (p(1)-GMRES's \
+                 inner products over its own rows are a one-device scheme)"
+                    .into(),
+            ));
+        }
         (Method::Cg | Method::Bicgstab | Method::Gmres, _) => {}
         (Method::CaGmres, _) => {
             opts.ca().validate()?;

@@ -35,6 +35,8 @@ pub(super) const STOP_BREAKDOWN: u32 = 3;
 pub(super) const STOP_NONFINITE_AV: u32 = 4;
 pub(super) const STOP_NONFINITE_XI: u32 = 5;
 pub(super) const STOP_NONFINITE_RR: u32 = 6;
+/// p(1)-GMRES: R_{s,s}² = ‖u_s‖² − Σ R_{j,s}² lost its accuracy; the cycle keeps s − 1 steps.
+pub(super) const STOP_LOST: u32 = 7;
 
 /// `gmres_update_x` writes pool[dst] = u instead of adding (`GM_FLAG_STORE`).
 pub(super) const UPDATE_STORE: u32 = 1;
@@ -46,11 +48,16 @@ pub(super) const SLOT_DOT: u32 = 1;
 pub(super) const SLOT_DOTS: u32 = 3;
 
 /// Where the vectors are in the pool (vector k at offset k·n): v_0 … v_m are 0 … m, then r
-/// (the residual), z (D⁻¹v with Jacobi), x, b and, for the classical variant, w.
+/// (the residual), z (D⁻¹v with Jacobi), x, b and, for the classical variant, w; p(1)-GMRES
+/// keeps u_1 … u_m (u_j = A v_{j−1}) after b instead.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Pool {
     m: usize,
 }
+
+/// The most steps p(1)-GMRES's cycle takes (`P1_MAX` of `gmres_p1_step.wgsl`: a step's
+/// coefficients live in workgroup memory).
+pub(super) const P1_MAX_RESTART: usize = 128;
 
 impl Pool {
     pub(super) fn r(self) -> u32 {
@@ -68,9 +75,18 @@ impl Pool {
     pub(super) fn w(self) -> u32 {
         (self.m + 5) as u32
     }
-    /// Vectors in the pool: m + 5 (pipelined) or m + 6 (classical, with w).
-    fn len(self, classical: bool) -> usize {
-        self.m + if classical { 6 } else { 5 }
+    /// u_1 (p(1)-GMRES; u_j at u1 + j − 1).
+    pub(super) fn u1(self) -> u32 {
+        (self.m + 5) as u32
+    }
+    /// Vectors in the pool: m + 5 (pipelined, fused), m + 6 (classical, with w) or 2m + 5
+    /// (p1, with u_1 … u_m).
+    fn len(self, variant: Variant) -> usize {
+        match variant {
+            Variant::Classical => self.m + 6,
+            Variant::P1 => 2 * self.m + 5,
+            _ => self.m + 5,
+        }
     }
 }
 
@@ -162,6 +178,7 @@ pub(super) struct GmresSystem<'e, T> {
     pub(super) at: Pool,
     pub(super) mode: CheckMode,
     pub(super) gs: GramSchmidt,
+    variant: Variant,
     a: GpuMatrix<T>,
     precond: SolverPrecond<T>,
     /// The apply of a factored M (`None` for M = I and Jacobi, which the kernels fuse).
@@ -192,8 +209,14 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         let gpu_a = crate::solvers::reuse::upload_matrix(engine, a, opts, report)?;
         let n = a.nrows();
         let m = opts.restart.min(n).max(1);
+        if opts.variant == Variant::P1 && m > P1_MAX_RESTART {
+            return Err(crate::base::error::KrylovError::InvalidOption(format!(
+                "p(1)-GMRES keeps a step's Gram-Schmidt coefficients in workgroup memory: \
+                 restart at most {P1_MAX_RESTART} (got {m}; use --variant fused)"
+            )));
+        }
         let at = Pool { m };
-        let vectors = at.len(opts.variant == Variant::Classical);
+        let vectors = at.len(opts.variant);
         let pool_what = format!(
             "GMRES({m}) Krylov basis and work vectors ({vectors} vectors of {n} entries; use \
              a smaller restart length)"
@@ -208,7 +231,11 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
         init[H_TRUNC] = T::from_f64(T::PRECISION.epsilon().cbrt());
         init[H_EPS] = T::from_f64(T::PRECISION.epsilon());
         init[lay.add + 1] = T::one();
-        let slots = SLOT_DOTS as usize + m.div_ceil(4) + 1;
+        // p(1)-GMRES alternates two sets of slots between launches (gmres_p1_step.wgsl).
+        let slots = match opts.variant {
+            Variant::P1 => SLOT_DOTS as usize + 4 * (m.div_ceil(8) + 1),
+            _ => SLOT_DOTS as usize + m.div_ceil(4) + 1,
+        };
         let precond = crate::solvers::reuse::precond(engine, a, opts)?;
         crate::solvers::system::record_precond(report, &precond);
         let dots = solver_kernel::<T>(
@@ -247,6 +274,7 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             at,
             mode: opts.check_mode,
             gs: opts.gs,
+            variant: opts.variant,
             a: gpu_a,
             precond,
             factored,
@@ -296,6 +324,11 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
             ));
         }
         Ok(sys)
+    }
+
+    /// The variant the system was laid out for.
+    pub(super) fn variant(&self) -> Variant {
+        self.variant
     }
 
     /// Whether the kernels apply D⁻¹ (Jacobi right preconditioning, `Params.jacobi`).

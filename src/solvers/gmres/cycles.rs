@@ -5,16 +5,17 @@
 //! restart residual and lets the variant drive its steps from the host.
 
 use super::basis::{
-    GmresSystem, H_RHO, H_RR, H_STOP, SLOT_RESIDUAL, STOP_BREAKDOWN, STOP_CONVERGED, STOP_NONE,
-    STOP_NONFINITE_RR, UPDATE_STORE,
+    GmresSystem, H_RHO, H_RR, H_STOP, SLOT_RESIDUAL, STOP_BREAKDOWN, STOP_CONVERGED, STOP_LOST,
+    STOP_NONE, STOP_NONFINITE_RR, UPDATE_STORE,
 };
 use super::least_squares::{Breakdown, CycleData, StepEnd, read_r, solve_upper};
 use crate::base::error::Result;
 use crate::base::scalar::Scalar;
+use crate::cpu::gmres::P1_MAX_LOST_CYCLES;
 use crate::gpu::kernels::Params;
 use crate::gpu::{Batch, Kernel};
 use crate::solvers::driver::Run;
-use crate::solvers::{CheckMode, SolveOptions};
+use crate::solvers::{CheckMode, SolveOptions, Variant};
 
 use super::MAX_GAP_RESTARTS;
 
@@ -29,8 +30,14 @@ pub(super) trait GmresVariant<T: Scalar> {
     /// `paper` mode: up to `mc` steps of the cycle `data` starts, the host deciding after each.
     fn paper_steps(&self, run: &mut Run<'_>, mc: usize, data: &mut CycleData<T>) -> Result<()>;
     /// l.22: the coefficients of x += D⁻¹(c_r r + Σ_i c_i v_{i−1}) from η (η_1 … η_k at
-    /// 1 … k) into `coef` (c_r at 0, c_i at i).
-    fn update_coefficients(&self, eta: &[f64], data: &CycleData<T>, coef: &mut [T]);
+    /// 1 … k) into `coef` (c_r at 0, c_i at i). By default Alg. 6's x_k = x0 + D⁻¹ Σ_{i=1..k}
+    /// η_i v_{i−1} with the pool's v_j normalised (r = r0 = ρ0 v0 was never updated, so r's
+    /// coefficient stays 0).
+    fn update_coefficients(&self, eta: &[f64], _data: &CycleData<T>, coef: &mut [T]) {
+        for i in 1..eta.len() {
+            coef[i] = T::from_f64(eta[i]);
+        }
+    }
     /// Whether the kernels leave the last step's ξ to the host (`device` mode).
     fn last_xi_on_host(&self) -> bool;
     /// `device` mode: what a cycle of `k` steps records after its last step.
@@ -45,13 +52,14 @@ pub(super) trait GmresVariant<T: Scalar> {
 /// `paper` mode's steps for the pipelined and fused variants: each step one submit —
 /// `record(batch, i)` records it — and one readback of the cycle buffer up to `read_len(i)`
 /// (header and step i's record: a stop code, R_{i,i} and ‖A v_{i−1}‖²), from which `xi`
-/// takes ξ_i for the host's estimate (paper 000's monitoring transfer); then R once.
+/// takes ξ_i for the host's estimate (paper 000's monitoring transfer) and, for p(1)-GMRES,
+/// ξ_{i−1} as step i's closing corrected it; then R once.
 pub(super) fn paper_steps_with<T: Scalar>(
     sys: &GmresSystem<'_, T>,
     (run, mc, data): (&mut Run<'_>, usize, &mut CycleData<T>),
     record: impl Fn(&mut Batch<'_>, usize),
     read_len: impl Fn(usize) -> usize,
-    xi: impl Fn(&[T], usize) -> f64,
+    xi: impl Fn(&[T], usize) -> (f64, Option<f64>),
 ) -> Result<()> {
     let lay = &sys.lay;
     for i in 1..=mc {
@@ -64,6 +72,10 @@ pub(super) fn paper_steps_with<T: Scalar>(
         let rec = lay.rec(i);
         let c: Vec<T> = batch.submit_and_read(&sys.cyc, 0, read_len(i))?;
         run.recorded += 1;
+        let (xi_i, corrected) = xi(&c, i);
+        if let Some(prev) = corrected {
+            data.xi[i - 1] = prev;
+        }
         match c[H_STOP].as_f64() as u32 {
             STOP_NONE => {}
             STOP_BREAKDOWN => {
@@ -74,12 +86,16 @@ pub(super) fn paper_steps_with<T: Scalar>(
                 });
                 break;
             }
+            STOP_LOST => {
+                data.end = StepEnd::Lost;
+                break;
+            }
             _ => {
                 data.end = StepEnd::NonFinite("A v");
                 break;
             }
         }
-        if !data.push_step(run, i, xi(&c, i)) {
+        if !data.push_step(run, i, xi_i) {
             break;
         }
     }
@@ -118,6 +134,10 @@ pub(super) enum Fin {
 pub(super) struct Outcome {
     pub(super) fin: Fin,
     pub(super) gap_restarts: usize,
+    /// Cycles p(1)-GMRES ended early because R_{i,i} lost its accuracy ([`StepEnd::Lost`]).
+    pub(super) lost_cycles: usize,
+    /// The step after which p(1)-GMRES went on as fused GMRES ([`P1_MAX_LOST_CYCLES`]).
+    pub(super) fell_back: Option<usize>,
     pub(super) basis_k: usize,
     /// The norms the pool's basis vectors still carry ([`GmresVariant::basis_norms`]).
     pub(super) basis_norms: Option<Vec<f64>>,
@@ -127,6 +147,9 @@ pub(super) struct Outcome {
 pub(super) struct Gmres<'a, T> {
     sys: &'a GmresSystem<'a, T>,
     variant: Box<dyn GmresVariant<T> + 'a>,
+    /// p(1)-GMRES only: fused GMRES on the same system (whose pool and cycle buffer hold all
+    /// fused GMRES needs), made when [`P1_MAX_LOST_CYCLES`] cycles ended early.
+    fallback: Option<std::cell::OnceCell<Box<dyn GmresVariant<T> + 'a>>>,
     /// l.2: `gmres_residual`, r = b − Ax (z = D⁻¹r for the pipelined variant), first stage of
     /// ‖r‖²; it also reopens the cycle.
     residual: Kernel,
@@ -183,6 +206,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         });
         Ok(Gmres {
             sys,
+            fallback: (sys.variant() == Variant::P1).then(std::cell::OnceCell::new),
             variant,
             residual,
             bg_residual,
@@ -190,6 +214,28 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             bg_update,
             bg_factored_update,
         })
+    }
+
+    /// The steps the cycles run: the variant's, or fused GMRES's once p(1)-GMRES fell back.
+    fn steps(&self) -> &dyn GmresVariant<T> {
+        match self.fallback.as_ref().and_then(|f| f.get()) {
+            Some(fused) => fused.as_ref(),
+            None => self.variant.as_ref(),
+        }
+    }
+
+    /// p(1)-GMRES after [`P1_MAX_LOST_CYCLES`] cycles that ended early: fused GMRES from the
+    /// next cycle on. Returns whether it switched now.
+    fn fall_back(&self) -> Result<bool> {
+        let Some(cell) = &self.fallback else {
+            return Ok(false);
+        };
+        if cell.get().is_some() {
+            return Ok(false);
+        }
+        let fused: Box<dyn GmresVariant<T> + 'a> = Box::new(super::fused::Fused::new(self.sys)?);
+        let _ = cell.set(fused);
+        Ok(true)
     }
 
     /// x += M⁻¹(…) with the coefficients `eta` uploaded first: one launch with M = I or
@@ -252,11 +298,11 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             self.record_update(&mut batch, &eta);
         }
         self.record_residual(&mut batch);
-        self.variant.record_restart(&mut batch);
+        self.steps().record_restart(&mut batch);
         for i in 1..=mc {
-            self.variant.record_step(&mut batch, i);
+            self.steps().record_step(&mut batch, i);
         }
-        self.variant.record_cycle_end(&mut batch, mc);
+        self.steps().record_cycle_end(&mut batch, mc);
         batch.submit_and_read(&sys.cyc, 0, sys.lay.tmp)
     }
 
@@ -267,7 +313,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             let eta = solve_upper(&data.r, &data.xi, k);
             let mut up = vec![T::zero(); k + 2];
             up[0] = T::from_f64(k as f64);
-            self.variant.update_coefficients(&eta, data, &mut up[1..]);
+            self.steps().update_coefficients(&eta, data, &mut up[1..]);
             up
         })
     }
@@ -296,6 +342,8 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         // residual before them, and whether the last cycle ran all m steps.
         let (mut stagnant, mut stagnant_from, mut prev_full) = (0usize, 0.0f64, false);
         let (mut gap_restarts, mut basis_k, mut basis_norms) = (0, 0, None);
+        let mut lost_cycles = 0usize;
+        let mut fell_back = None;
         let fin = loop {
             if run.monitor.cancelled() {
                 self.flush(&mut pending)?;
@@ -392,7 +440,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
                         mc,
                         rho,
                         threshold,
-                        self.variant.last_xi_on_host(),
+                        self.steps().last_xi_on_host(),
                     );
                     for e in &d.est {
                         run.push(e.as_f64());
@@ -403,21 +451,30 @@ impl<'a, T: Scalar> Gmres<'a, T> {
                     run.batch_size = 1;
                     let mut d = CycleData::new(rho, threshold, mc);
                     run.cycles = run.cycles.map(|n| n + 1);
-                    self.variant.paper_steps(run, mc, &mut d)?;
+                    self.steps().paper_steps(run, mc, &mut d)?;
                     d.r.truncate(d.k + 1);
                     d
                 }
             };
             basis_k = data.basis;
-            basis_norms = self.variant.basis_norms(&data);
+            basis_norms = self.steps().basis_norms(&data);
             total += data.counted;
-            prev_full = data.end == StepEnd::Full && data.k == self.sys.m;
+            // A cycle p(1)-GMRES cut short is judged for stagnation like a full one: it
+            // restarts where it is, and one that keeps making no progress must stop.
+            let lost = data.end == StepEnd::Lost;
+            lost_cycles += lost as usize;
+            prev_full = (data.end == StepEnd::Full && data.k == self.sys.m) || lost;
             if let StepEnd::NonFinite(q) = data.end {
                 break Fin::NonFinite(q);
             }
             // l.21–22, applied with the next submit.
             if let Some(up) = self.update_for(&data) {
                 pending = Some(up);
+            }
+            // p(1)-GMRES that keeps losing R_{i,i}: fused GMRES from the next cycle on (the
+            // update above is p(1)'s own).
+            if lost && lost_cycles >= P1_MAX_LOST_CYCLES && self.fall_back()? {
+                fell_back = Some(total);
             }
             let est_last = data.est.last().map_or(rho.as_f64(), |e| e.as_f64());
             match data.end {
@@ -444,6 +501,8 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         Ok(Outcome {
             fin,
             gap_restarts,
+            lost_cycles,
+            fell_back,
             basis_k,
             basis_norms,
         })

@@ -197,7 +197,7 @@ impl<T: Scalar> GmresVariant<T> for Fused<'_, T> {
             (run, mc, data),
             record,
             |i| lay.rec(i) + 3,
-            |c, i| c[lay.rec(i) + 2].as_f64(),
+            |c, i| (c[lay.rec(i) + 2].as_f64(), None),
         )
     }
 

@@ -7,8 +7,8 @@
 //! cycle, and [`solve_upper`].
 
 use super::basis::{
-    CycleLayout, H_STEP, H_STOP, STOP_BREAKDOWN, STOP_CONVERGED, STOP_ESTIMATE, STOP_NONE,
-    STOP_NONFINITE_AV, STOP_NONFINITE_RR, STOP_NONFINITE_XI,
+    CycleLayout, H_STEP, H_STOP, STOP_BREAKDOWN, STOP_CONVERGED, STOP_ESTIMATE, STOP_LOST,
+    STOP_NONE, STOP_NONFINITE_AV, STOP_NONFINITE_RR, STOP_NONFINITE_XI,
 };
 use crate::base::scalar::Scalar;
 use crate::solvers::driver::Run;
@@ -33,6 +33,9 @@ pub(super) enum StepEnd {
     /// The estimate met the threshold or the truncation.
     Estimate,
     Breakdown(Breakdown),
+    /// p(1)-GMRES: R_{s,s} from ‖u_s‖² − Σ R_{j,s}² lost its accuracy at step s; the cycle
+    /// keeps its first s − 1 steps and GMRES restarts.
+    Lost,
     /// A NaN/∞ in the named quantity.
     NonFinite(&'static str),
     Cancelled,
@@ -165,6 +168,7 @@ impl<T: Scalar> CycleData<T> {
                     w_norm: c[lay.step(s) + 2].as_f64().sqrt(),
                 }),
             ),
+            STOP_LOST => (s - 1, s - 1, StepEnd::Lost),
             STOP_NONFINITE_AV => (s - 1, s - 1, StepEnd::NonFinite("A v")),
             STOP_NONFINITE_XI => (s - 1, s, StepEnd::NonFinite("xi")),
             _ => (mc, mc, StepEnd::Full),

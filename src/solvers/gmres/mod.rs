@@ -1,6 +1,7 @@
 //! Restarted GMRES(m) on the GPU — the "simpler GMRES" of Walker & Zhou as in paper 000
 //! §3.3 — classical ([`Variant::Classical`], Alg. 5), pipelined ([`Variant::Pipelined`],
-//! Alg. 6) and fused ([`Variant::Fused`]: Alg. 6's step in two launches), in f32 and f64,
+//! Alg. 6), fused ([`Variant::Fused`]: Alg. 6's step in two launches) and p(1)
+//! ([`Variant::P1`]: one launch per step, `p1.rs`), in f32 and f64,
 //! with or without right preconditioning (Jacobi fused into the kernels; ILU(0)/IC(0)
 //! applied between launches by the classical variant). It mirrors the CPU
 //! reference [`crate::cpu::gmres`] step by step (same basis, same R and ξ, same Walker–Zhou
@@ -86,6 +87,17 @@
 //! R_{i−1,i−1}; `orthogonality_loss` divides the Gram matrix by the norms. Same cycles, stop
 //! tests and reports as pipelined GMRES, whose CPU reference it shares.
 //!
+//! # p(1)-GMRES (one launch per step)
+//!
+//! A second basis u_j = A v_{j−1} by recurrence lets the product of step i read u_{i−1},
+//! which the previous launch finished; R_{i,i} comes from Pythagoras and is corrected one
+//! launch later by the explicit norm of v_i (`p1.rs` tables the kernel). Launches: **1 per
+//! step** and 1 per cycle that closes its last step; 1 global reduction per step (+ 1 per
+//! cycle); `paper` mode closes each step in its own launch. A step whose R_{i,i} is lost to
+//! cancellation ends the cycle early (a restart, counted and noted); after
+//! [`P1_MAX_LOST_CYCLES`](crate::cpu::gmres::P1_MAX_LOST_CYCLES) such cycles the solve goes
+//! on as fused GMRES. Its CPU twin is [`crate::cpu::gmres::p1`].
+//!
 //! # Classical GMRES (Alg. 5) as a conventional GPU library runs it
 //!
 //! One BLAS-like launch per operation on pool vectors, the inner products as a first stage
@@ -161,6 +173,7 @@ mod classical;
 mod cycles;
 mod fused;
 mod least_squares;
+mod p1;
 mod pipelined;
 
 use std::time::Instant;
@@ -170,6 +183,7 @@ use classical::Classical;
 use cycles::{Fin, Gmres, GmresVariant};
 use fused::Fused;
 use least_squares::Breakdown;
+use p1::P1;
 use pipelined::Pipelined;
 
 use super::driver::{LeftTarget, Run, kernel_times_since};
@@ -184,8 +198,8 @@ pub use crate::cpu::gmres::MAX_GAP_RESTARTS;
 
 /// Solves A x = b by restarted GMRES(m) on the GPU (m = `opts.restart`, default 30):
 /// `opts.variant` picks classical (Alg. 5, Gram–Schmidt `opts.gs`: MGS, CGS or CGS2),
-/// pipelined GMRES (Alg. 6, CGS or — with `opts.gs == Cgs2` — CGS2) or fused (Alg. 6 in two
-/// launches per step), `opts.check_mode` the
+/// pipelined GMRES (Alg. 6, CGS or — with `opts.gs == Cgs2` — CGS2), fused (Alg. 6 in two
+/// launches per step) or p(1)-GMRES (one launch per step), `opts.check_mode` the
 /// convergence checking, `opts.precond` Jacobi right preconditioning or none. See the module
 /// docs for the kernels and transfers per step and per cycle.
 ///
@@ -238,6 +252,16 @@ pub fn solve<T: Scalar>(
         Variant::Classical => Box::new(Classical::new(&sys)?),
         Variant::Pipelined => Box::new(Pipelined::new(&sys)?),
         Variant::Fused => Box::new(Fused::new(&sys)?),
+        Variant::P1 => {
+            if opts.gs == crate::solvers::GramSchmidt::Cgs2 {
+                report.notes.push(
+                    "p(1)-GMRES orthogonalises each step once (classical Gram-Schmidt): \
+                     --gs cgs2 runs one pass"
+                        .into(),
+                );
+            }
+            Box::new(P1::new(&sys)?)
+        }
         v @ (Variant::Workgroup | Variant::Cooperative) => {
             return Err(crate::base::options::variant_refused(Method::Gmres, v));
         }
@@ -319,6 +343,18 @@ pub fn solve<T: Scalar>(
         detail = left.detail(&detail);
     }
     report.orthogonality_loss = sys.orthogonality_loss(out.basis_k, out.basis_norms.as_deref())?;
+    if out.lost_cycles > 0 {
+        report
+            .notes
+            .push(crate::cpu::gmres::p1_lost_note(out.lost_cycles));
+    }
+    if let Some(step) = out.fell_back {
+        report.notes.push(format!(
+            "p(1)-GMRES: after {} cycles that ended early it went on as fused GMRES from \
+             step {step} (its recurrences kept losing R_ii on this matrix)",
+            crate::cpu::gmres::P1_MAX_LOST_CYCLES
+        ));
+    }
     report.seconds = start.elapsed().as_secs_f64();
     report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
     run.close(
@@ -326,7 +362,7 @@ pub fn solve<T: Scalar>(
         reason,
         detail,
         true_rel,
-        out.gap_restarts + guards,
+        out.gap_restarts + guards + out.lost_cycles,
     );
     report.replacements = out.gap_restarts;
     report.counts = engine.counters().snapshot().since(&counts0);

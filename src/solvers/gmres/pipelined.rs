@@ -175,16 +175,8 @@ impl<T: Scalar> GmresVariant<T> for Pipelined<'_, T> {
             (run, mc, data),
             |batch, i| self.record_step(batch, i),
             |i| lay.rec(i) + lay.stride,
-            |c, i| lay.record_xi(c, i),
+            |c, i| (lay.record_xi(c, i), None),
         )
-    }
-
-    /// l.22 of Alg. 6: x_k = x0 + D⁻¹ Σ_{i=1..k} η_i v_{i−1} (r = r0 = ρ0 v0 was never updated,
-    /// so r's coefficient stays 0).
-    fn update_coefficients(&self, eta: &[f64], _: &CycleData<T>, coef: &mut [T]) {
-        for i in 1..eta.len() {
-            coef[i] = T::from_f64(eta[i]);
-        }
     }
 
     fn last_xi_on_host(&self) -> bool {

@@ -1,0 +1,256 @@
+//! p(1)-GMRES (`--variant p1`, `gmres_p1_step`): one launch and one global reduction per step,
+//! u_i = A v_{i−1} by recurrence, R_{i,i} by Pythagoras corrected by the lagged norm of
+//! v_{i−1}. Checked against its CPU twin (`cpu::gmres::p1`) and against fused GMRES (the
+//! same iterates in exact arithmetic) on fresh random nonsymmetric matrices, in every storage
+//! format, through its restart when R_{i,i} is lost, and its refusals. (Exact launch,
+//! transfer and reduction counts: `gpu_gmres/counts.rs`, `reduction_counts.rs`; agreement
+//! with the CPU twin across flavours: `gpu_gmres/agreement.rs`; several bindings:
+//! `gpu_split.rs`.)
+
+mod common;
+
+use common::engine;
+use common::problems::{load, with_ones_rhs};
+use common::solve::rel_diff_inf;
+use krylov_wgpu::matrix::{Coo, Csr, generators};
+use krylov_wgpu::solvers::{
+    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant, gmres, solve_gpu,
+};
+use krylov_wgpu::{KrylovError, cpu};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn opts(variant: Variant, mode: CheckMode, precond: Precond) -> SolveOptions {
+    SolveOptions {
+        method: Method::Gmres,
+        variant,
+        check_mode: mode,
+        precond,
+        rtol: 0.0,
+        restart: 12,
+        max_iter: 5000,
+        ..Default::default()
+    }
+}
+
+/// A random nonsymmetric matrix with a diagonal that dominates each row by a random margin.
+fn random_nonsymmetric(rng: &mut ChaCha8Rng, n: usize) -> Csr<f64> {
+    let mut coo = Coo::new(n, n);
+    for i in 0..n {
+        let mut sum = 0.0;
+        for _ in 0..rng.random_range(0..7) {
+            let j = rng.random_range(0..n);
+            if j != i {
+                let v: f64 = rng.random_range(-1.0..1.0);
+                coo.push(i, j, v).unwrap();
+                sum += v.abs();
+            }
+        }
+        coo.push(i, i, sum + rng.random_range(0.05..1.0)).unwrap();
+    }
+    coo.to_csr().unwrap()
+}
+
+/// After k steps (rtol 0, max_iter = k, cycles of 12): p(1)-GMRES's iterate equals fused
+/// GMRES's and its CPU twin's to 1e-8 relative, its estimates the twin's to 1e-7 (f64: the
+/// recurrence's error grows with the steps of a cycle, by about ‖A‖/R_{i,i} a step, and
+/// restarts from the true residual), and its basis is as orthonormal as fused GMRES's.
+#[test]
+fn p1_follows_fused_gmres_and_its_cpu_twin_on_random_matrices() {
+    let Some(engine) = engine() else { return };
+    let seed: u64 = rand::random();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for n in [50, 300, 1234] {
+        let a = random_nonsymmetric(&mut rng, n);
+        let b: Vec<f64> = (0..n).map(|_| rng.random_range(-1.0..1.0)).collect();
+        for precond in [Precond::None, Precond::Jacobi] {
+            for mode in [CheckMode::Device, CheckMode::Paper] {
+                for k in [1, 2, 3, 12, 13, 40] {
+                    let tag = format!("n={n} {precond} {mode} k={k} (seed {seed})");
+                    let o = |variant| SolveOptions {
+                        max_iter: k,
+                        ..opts(variant, mode, precond)
+                    };
+                    let p1 = gmres::solve(&engine, &a, &b, None, &o(Variant::P1), &mut ()).unwrap();
+                    let fused =
+                        gmres::solve(&engine, &a, &b, None, &o(Variant::Fused), &mut ()).unwrap();
+                    let twin = cpu::solve(&a, &b, None, &o(Variant::P1)).unwrap();
+                    let r = &p1.report;
+                    assert_eq!(r.variant, Variant::P1, "{tag}");
+                    assert_eq!(twin.report.variant, Variant::P1, "{tag}");
+                    assert_eq!(r.iterations, k, "{tag}: {}", r.reason_detail);
+                    assert_eq!(r.iterations, twin.report.iterations, "{tag}");
+                    assert_eq!(r.restarts, 0, "{tag}: {:?}", r.notes);
+                    for (what, x) in [("fused", &fused.x), ("CPU twin", &twin.x)] {
+                        let d = rel_diff_inf(&p1.x, x);
+                        assert!(d <= 1e-8, "{tag}: x differs from {what}'s by {d:e}");
+                    }
+                    for (i, (h, t)) in r.history.iter().zip(&twin.report.history).enumerate() {
+                        assert!(
+                            (h - t).abs() <= 1e-7 * t.abs() + 1e-7 * r.history[0],
+                            "{tag}: estimate {i}: GPU {h:e}, CPU twin {t:e}"
+                        );
+                    }
+                    // The lagged norm keeps the basis as orthonormal as fused GMRES's CGS.
+                    let (lp, lf) = (
+                        r.orthogonality_loss.unwrap_or(0.0),
+                        fused.report.orthogonality_loss.unwrap_or(0.0),
+                    );
+                    assert!(
+                        lp.is_finite() && lp <= 100.0 * lf.max(1e-14),
+                        "{tag}: orthogonality loss p1 {lp:e}, fused {lf:e}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Every storage format (the product hands its rows back through each format's loop):
+/// converged, iterations as in CSR ± 2, the true residual within the tolerance, one launch and
+/// one global reduction per step (+ the closing launch and the restart per cycle of 40).
+#[test]
+fn p1_converges_in_every_format_with_one_launch_per_step() {
+    let Some(engine) = engine() else { return };
+    let (a, b) = with_ones_rhs::<f64>(generators::from_spec("convdiff3d:8:x").unwrap());
+    let base = SolveOptions {
+        rtol: 1e-10,
+        max_padding: 1e9,
+        restart: 40,
+        format: Format::Csr,
+        ..opts(Variant::P1, CheckMode::Device, Precond::Jacobi)
+    };
+    let reference = gmres::solve(&engine, &a, &b, None, &base, &mut ())
+        .unwrap()
+        .report;
+    assert!(reference.converged, "{}", reference.reason_detail);
+    for &format in Format::ALL.iter().filter(|&&f| f != Format::Auto) {
+        let o = SolveOptions {
+            format,
+            ..base.clone()
+        };
+        let sol = solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
+        let r = &sol.report;
+        assert!(r.converged, "{format}: {}", r.reason_detail);
+        assert_eq!(r.format, format.as_str());
+        assert!(
+            r.iterations.abs_diff(reference.iterations) <= 2,
+            "{format}: {} iterations, csr {}",
+            r.iterations,
+            reference.iterations
+        );
+        let rel = cpu::true_relative_residual(&a, &b, &sol.x);
+        assert!(rel <= 1e-10 * 1.001, "{format}: true residual {rel:e}");
+        let d = r.dispatches_per_iteration;
+        assert!((1.0..1.5).contains(&d), "{format}: {d} launches per step");
+        let red = r.reductions_per_iteration;
+        assert!(
+            (1.0..1.1).contains(&red),
+            "{format}: {red} reductions per step"
+        );
+    }
+}
+
+/// pores_1 (κ ≈ 1e8): some steps' ‖u_i‖² − Σ R² cancels below √ε‖u_i‖². The cycle keeps the
+/// steps before and GMRES restarts from the true residual — counted in `restarts`, said in
+/// `notes` —, after two such cycles goes on as fused GMRES, and converges, on the GPU and on
+/// its CPU twin alike, in both check modes.
+#[test]
+fn a_lost_r_ii_restarts_the_cycle_and_the_solve_converges() {
+    let Some(engine) = engine() else { return };
+    let a = load("pores_1");
+    let (a, b) = with_ones_rhs(a);
+    for mode in [CheckMode::Device, CheckMode::Paper] {
+        let o = SolveOptions {
+            rtol: 1e-10,
+            restart: 30,
+            ..opts(Variant::P1, mode, Precond::None)
+        };
+        let sol = gmres::solve(&engine, &a, &b, None, &o, &mut ()).unwrap();
+        let r = &sol.report;
+        assert!(r.converged, "{mode}: {}", r.reason_detail);
+        assert!(
+            r.restarts >= 1,
+            "{mode}: no restart ({} steps)",
+            r.iterations
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("p(1)-GMRES") && n.contains("ended early")),
+            "{mode}: {:?}",
+            r.notes
+        );
+        // Two such cycles, and the solve goes on as fused GMRES (and says so).
+        assert!(
+            r.notes.iter().any(|n| n.contains("went on as fused GMRES")),
+            "{mode}: {:?}",
+            r.notes
+        );
+        let rel = cpu::true_relative_residual(&a, &b, &sol.x);
+        assert!(rel <= 1e-10 * 1.001, "{mode}: true residual {rel:e}");
+        let twin = cpu::solve(&a, &b, None, &o).unwrap().report;
+        assert!(
+            twin.converged && twin.restarts >= 1,
+            "{mode}: twin {twin:?}"
+        );
+    }
+}
+
+#[test]
+fn p1_is_refused_where_it_does_not_run_and_says_what_it_ignores() {
+    let Some(engine) = engine() else { return };
+    let (a, b) = with_ones_rhs::<f64>(generators::from_spec("poisson2d:12").unwrap());
+    // Not CG's or BiCGStab's.
+    for method in [Method::Cg, Method::Bicgstab] {
+        let o = SolveOptions {
+            method,
+            variant: Variant::P1,
+            ..Default::default()
+        };
+        for e in [
+            solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap_err(),
+            cpu::solve(&a, &b, None, &o).unwrap_err(),
+        ] {
+            assert!(
+                matches!(&e, KrylovError::InvalidOption(m) if m.contains("GMRES's")),
+                "{method}: {e}"
+            );
+        }
+    }
+    // A restart longer than its workgroup memory holds.
+    let o = SolveOptions {
+        restart: 129,
+        ..opts(Variant::P1, CheckMode::Device, Precond::None)
+    };
+    let e = gmres::solve(&engine, &a, &b, None, &o, &mut ()).unwrap_err();
+    assert!(
+        matches!(&e, KrylovError::InvalidOption(m) if m.contains("at most 128")),
+        "{e}"
+    );
+    // CGS2 runs one pass, and says so.
+    let o = SolveOptions {
+        gs: GramSchmidt::Cgs2,
+        rtol: 1e-8,
+        ..opts(Variant::P1, CheckMode::Device, Precond::None)
+    };
+    let r = gmres::solve(&engine, &a, &b, None, &o, &mut ())
+        .unwrap()
+        .report;
+    assert!(r.converged, "{}", r.reason_detail);
+    assert!(r.notes.iter().any(|n| n.contains("cgs2")), "{:?}", r.notes);
+    // An ILU(0) preconditioner runs the classical variant (the kernel fuses only D⁻¹).
+    let o = SolveOptions {
+        precond: Precond::Ilu0,
+        rtol: 1e-8,
+        ..opts(Variant::P1, CheckMode::Device, Precond::None)
+    };
+    let r = solve_gpu(&engine, &a, &b, None, &o, &mut ())
+        .unwrap()
+        .report;
+    assert!(
+        r.converged && r.variant == Variant::Classical,
+        "{:?}",
+        r.notes
+    );
+}
