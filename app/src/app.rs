@@ -45,8 +45,8 @@ use crate::problem::{Family, Loaded, Source};
 use crate::worker::Worker;
 
 /// One run of a solve: the classical or the pipelined variant of the method, (CG and GMRES)
-/// the fused one, or (GMRES only) CA-GMRES(s, m), the communication-avoiding GMRES run beside
-/// them. Runs are keyed by it.
+/// the fused one, or (GMRES only) p(1)-GMRES or CA-GMRES(s, m), the communication-avoiding
+/// GMRES run beside them. Runs are keyed by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunKind {
     Classical,
@@ -60,6 +60,8 @@ pub enum RunKind {
     /// Cooperative CG (fused CG's iteration 16 times per launch by workgroups that meet at a
     /// grid barrier; one global reduction per iteration; CG only).
     Cooperative,
+    /// p(1)-GMRES: one launch and one global reduction per step (GMRES only).
+    P1,
     /// CA-GMRES(s, m) (`Method::CaGmres`) on the GMRES settings, plus s, TSQR and basis.
     Ca,
 }
@@ -73,6 +75,7 @@ impl RunKind {
             RunKind::Fused => "fused",
             RunKind::Workgroup => "workgroup",
             RunKind::Cooperative => "cooperative",
+            RunKind::P1 => "p1",
             RunKind::Ca => "ca",
         }
     }
@@ -85,6 +88,7 @@ impl RunKind {
             RunKind::Fused => "fused",
             RunKind::Workgroup => "workgroup",
             RunKind::Cooperative => "cooperative",
+            RunKind::P1 => "p1",
             RunKind::Ca => "CA-GMRES",
         }
     }
@@ -98,6 +102,7 @@ impl RunKind {
             RunKind::Fused => Some(Variant::Fused),
             RunKind::Workgroup => Some(Variant::Workgroup),
             RunKind::Cooperative => Some(Variant::Cooperative),
+            RunKind::P1 => Some(Variant::P1),
             RunKind::Ca => None,
         }
     }
@@ -143,6 +148,8 @@ pub enum RunMode {
     Workgroup,
     /// Cooperative CG alone (CG only).
     Cooperative,
+    /// p(1)-GMRES alone: one launch and one global reduction per step (GMRES only).
+    P1,
     /// CA-GMRES alone (GMRES only).
     Ca,
     /// Classical then pipelined, plotted side by side.
@@ -161,6 +168,7 @@ impl RunMode {
             RunMode::Fused => vec![RunKind::Fused],
             RunMode::Workgroup => vec![RunKind::Workgroup],
             RunMode::Cooperative => vec![RunKind::Cooperative],
+            RunMode::P1 => vec![RunKind::P1],
             RunMode::Ca => vec![RunKind::Ca],
             RunMode::Both => vec![RunKind::Classical, RunKind::Pipelined],
             RunMode::All if method == Method::Cg => {
@@ -175,12 +183,13 @@ impl RunMode {
         self.kinds(method).contains(&RunKind::Ca)
     }
 
-    /// The mode for `method`: CA-GMRES is a run of GMRES only, fused one of CG and GMRES only
-    /// and workgroup and cooperative ones of CG only, so for other methods `Ca`, `Fused`,
-    /// `Workgroup` and `Cooperative` become `Pipelined` and `All` becomes `Both`.
+    /// The mode for `method`: CA-GMRES and p1 are runs of GMRES only, fused one of CG and
+    /// GMRES only and workgroup and cooperative ones of CG only, so for other methods `Ca`,
+    /// `P1`, `Fused`, `Workgroup` and `Cooperative` become `Pipelined` and `All` becomes
+    /// `Both`.
     pub fn for_method(self, method: Method) -> RunMode {
         match self {
-            RunMode::Ca if method != Method::Gmres => RunMode::Pipelined,
+            RunMode::Ca | RunMode::P1 if method != Method::Gmres => RunMode::Pipelined,
             RunMode::Fused if !matches!(method, Method::Cg | Method::Gmres) => RunMode::Pipelined,
             RunMode::Workgroup | RunMode::Cooperative if method != Method::Cg => RunMode::Pipelined,
             RunMode::All if !matches!(method, Method::Gmres | Method::Cg) => RunMode::Both,
@@ -346,6 +355,7 @@ const CA_COLOR: Color32 = Color32::from_rgb(30, 160, 80);
 const FUSED_COLOR: Color32 = Color32::from_rgb(150, 60, 200);
 const WORKGROUP_COLOR: Color32 = Color32::from_rgb(200, 50, 90);
 const COOPERATIVE_COLOR: Color32 = Color32::from_rgb(20, 150, 190);
+const P1_COLOR: Color32 = Color32::from_rgb(190, 160, 20);
 
 /// A run's colour in the plot and in the tables' headers.
 fn kind_color(k: RunKind) -> Color32 {
@@ -355,6 +365,7 @@ fn kind_color(k: RunKind) -> Color32 {
         RunKind::Fused => FUSED_COLOR,
         RunKind::Workgroup => WORKGROUP_COLOR,
         RunKind::Cooperative => COOPERATIVE_COLOR,
+        RunKind::P1 => P1_COLOR,
         RunKind::Ca => CA_COLOR,
     }
 }

@@ -23,14 +23,16 @@ Options:
                         `--sample help` lists them)
   --run                 solve as soon as the matrix is ready (the selected variant)
   --run-both            solve with the classical and the pipelined variant, side by side
-  --variant V           classical | pipelined | fused | workgroup | cooperative | both | ca |
-                        all (with --run; fused is CG in one launch per iteration or GMRES in
-                        two per step, --method cg is implied unless --method gmres; workgroup
-                        is CG in one workgroup, 32 iterations per launch (small systems), and
-                        cooperative fused CG, 16 iterations per launch across a grid barrier:
-                        CG only, --method cg is implied; ca is CA-GMRES and all is classical,
-                        pipelined and CA-GMRES side by side: GMRES only, --method gmres is
-                        implied — with --method cg, all is classical, pipelined and fused)
+  --variant V           classical | pipelined | fused | workgroup | cooperative | p1 | both |
+                        ca | all (with --run; fused is CG in one launch per iteration or GMRES
+                        in two per step, --method cg is implied unless --method gmres;
+                        workgroup is CG in one workgroup, 32 iterations per launch (small
+                        systems), and cooperative fused CG, 16 iterations per launch across a
+                        grid barrier: CG only, --method cg is implied; p1 is p(1)-GMRES, one
+                        launch and one global reduction per step, ca is CA-GMRES and all is
+                        classical, pipelined and CA-GMRES side by side: GMRES only, --method
+                        gmres is implied — with --method cg, all is classical, pipelined and
+                        fused)
   --method M            cg | bicgstab | gmres | bicg | jacobi | cagmres (= gmres --variant ca)
   --restart M           GMRES restart length m (CA-GMRES: a multiple of --s-step)
   --s-step S            CA-GMRES basis vectors per block s (1..16; default 5)
@@ -100,13 +102,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                     "fused" => RunMode::Fused,
                     "workgroup" => RunMode::Workgroup,
                     "cooperative" => RunMode::Cooperative,
+                    "p1" => RunMode::P1,
                     "both" => RunMode::Both,
                     "ca" => RunMode::Ca,
                     "all" => RunMode::All,
                     v => {
                         return Err(format!(
                             "unknown variant `{v}` (classical, pipelined, fused, workgroup, \
-                             cooperative, both, ca, all)"
+                             cooperative, p1, both, ca, all)"
                         ));
                     }
                 })
@@ -189,21 +192,32 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     if variant == Some(RunMode::Fused) && out.method.is_none() {
         out.method = Some(Method::Cg);
     }
-    // Workgroup and cooperative are CG's only (implied).
-    let cg_only = match variant {
-        Some(RunMode::Workgroup) => Some(("workgroup", "whole iterations in one workgroup")),
-        Some(RunMode::Cooperative) => {
-            Some(("cooperative", "fused CG iterations across a grid barrier"))
+    // Workgroup and cooperative are CG's only (implied), p1 GMRES's only (implied).
+    let one_method = match variant {
+        Some(RunMode::Workgroup) => {
+            Some(("workgroup", "whole iterations in one workgroup", Method::Cg))
         }
+        Some(RunMode::Cooperative) => Some((
+            "cooperative",
+            "fused CG iterations across a grid barrier",
+            Method::Cg,
+        )),
+        Some(RunMode::P1) => Some((
+            "p1",
+            "p(1)-GMRES, one launch and one global reduction per step",
+            Method::Gmres,
+        )),
         _ => None,
     };
-    if let Some((v, what)) = cg_only {
+    if let Some((v, what, only)) = one_method {
         match out.method {
-            None => out.method = Some(Method::Cg),
-            Some(Method::Cg) => {}
+            None => out.method = Some(only),
+            Some(m) if m == only => {}
             Some(m) => {
+                let name = only.as_str();
                 return Err(format!(
-                    "{v} is CG's variant ({what}): --variant {v} needs --method cg, not {m}"
+                    "{v} is {}'s variant ({what}): --variant {v} needs --method {name}, not {m}",
+                    name.to_uppercase()
                 ));
             }
         }
@@ -406,6 +420,29 @@ mod tests {
                 .contains("--variant ca or all")
         );
         assert!(p("--variant nope").unwrap_err().contains("cooperative"));
+        // P1 is GMRES's only (implied).
+        let Parsed::Run(a) = p("--variant p1 --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!((a.run, a.method), (Some(RunMode::P1), Some(Method::Gmres)));
+        let Parsed::Run(a) = p("--method gmres --variant p1").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (a.run, a.preselect, a.method),
+            (None, Some(RunMode::P1), Some(Method::Gmres))
+        );
+        assert!(
+            p("--method cg --variant p1")
+                .unwrap_err()
+                .contains("--variant p1 needs --method gmres, not cg")
+        );
+        assert!(
+            p("--method cagmres --variant p1")
+                .unwrap_err()
+                .contains("--variant ca or all")
+        );
+        assert!(p("--variant nope").unwrap_err().contains("p1"));
         // The help text's count is the library's.
         assert!(USAGE.contains(&format!(
             "cooperative fused CG, {} iterations per launch",

@@ -357,6 +357,16 @@ mod tests {
             RunKind::Cooperative.options(&opts).variant,
             Variant::Cooperative
         );
+        // P1 is GMRES's only, run alone with its own variant.
+        assert_eq!(RunMode::P1.for_method(Method::Gmres), RunMode::P1);
+        for m in [Method::Cg, Method::Bicgstab, Method::Bicg, Method::Jacobi] {
+            assert_eq!(RunMode::P1.for_method(m), RunMode::Pipelined);
+        }
+        assert_eq!(RunMode::P1.kinds(Method::Gmres), vec![RunKind::P1]);
+        assert_eq!(RunMode::P1.kinds(Method::Cg), vec![RunKind::Pipelined]);
+        assert!(!RunMode::P1.has_ca(Method::Gmres));
+        assert_eq!(RunKind::P1.options(&opts).variant, Variant::P1);
+        assert_eq!(RunKind::P1.options(&opts).method, Method::Gmres);
         assert_eq!(
             RunMode::Fused.for_method(Method::Bicgstab),
             RunMode::Pipelined
@@ -386,6 +396,13 @@ mod tests {
             ..Default::default()
         });
         assert_eq!((a.method, a.run_mode), (Method::Gmres, RunMode::Pipelined));
+        // And a GMRES-only one with CG.
+        let a = app(StartupArgs {
+            method: Some(Method::Cg),
+            preselect: Some(RunMode::P1),
+            ..Default::default()
+        });
+        assert_eq!((a.method, a.run_mode), (Method::Cg, RunMode::Pipelined));
     }
 
     #[test]

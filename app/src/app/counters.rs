@@ -16,7 +16,7 @@ impl StudioApp {
                 RichText::new(
                     "Solve to see the counts: kernel launches (dispatches), host transfers, \
                      global reductions and host syncs per iteration, classical vs pipelined \
-                     (vs fused for CG and GMRES, CA-GMRES for GMRES).",
+                     (vs fused for CG and GMRES, p1 and CA-GMRES for GMRES).",
                 )
                 .weak(),
             );
@@ -71,9 +71,15 @@ impl StudioApp {
                 .strong(),
             );
         }
-        // And the fused (CG, GMRES), workgroup and cooperative (CG) variants' launches and
-        // reductions beside pipelined's.
-        for kind in [RunKind::Fused, RunKind::Workgroup, RunKind::Cooperative] {
+        // And the fused (CG, GMRES), workgroup and cooperative (CG) and p1 (GMRES: 1 launch
+        // and 1 global reduction per step) variants' launches and reductions beside
+        // pipelined's.
+        for kind in [
+            RunKind::Fused,
+            RunKind::Workgroup,
+            RunKind::Cooperative,
+            RunKind::P1,
+        ] {
             let Some(f) = report(kind).filter(|f| f.device.is_gpu()) else {
                 continue;
             };

@@ -74,8 +74,8 @@ impl StudioApp {
 }
 
 /// The width of a run's line: classical widest, CA-GMRES in between, pipelined thinner and
-/// fused (the same iterates as pipelined) and cooperative (fused's iterates) thinnest, so
-/// overlapping curves stay visible.
+/// fused (the same iterates as pipelined), cooperative (fused's iterates) and p1 (GMRES's
+/// iterates by another recurrence) thinnest, so overlapping curves stay visible.
 fn line_width(kind: RunKind) -> f32 {
     match kind {
         RunKind::Classical => 5.0,
@@ -84,6 +84,7 @@ fn line_width(kind: RunKind) -> f32 {
         RunKind::Fused => 1.0,
         RunKind::Workgroup => 1.5,
         RunKind::Cooperative => 1.0,
+        RunKind::P1 => 1.0,
     }
 }
 

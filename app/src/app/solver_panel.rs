@@ -1,5 +1,6 @@
 //! The Solver panel (bottom of the left side): Solve and Stop, the runs to make (classical,
-//! pipelined, both; for GMRES also CA-GMRES and all three), and the settings of the solve.
+//! pipelined, both; for GMRES also fused, p1, CA-GMRES and all three; for CG fused, workgroup,
+//! cooperative and all three), and the settings of the solve.
 
 use egui::{RichText, Ui};
 use krylov_wgpu::Precision;
@@ -59,13 +60,20 @@ impl StudioApp {
             });
             let gmres = self.method == Method::Gmres;
             if gmres {
-                // CA-GMRES beside GMRES's two variants; it preconditions on the right only.
+                // Fused, p1 and CA-GMRES beside GMRES's two variants; CA-GMRES preconditions
+                // on the right only.
                 let plain = self.precond == Precond::None || self.side == Side::Right;
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut self.run_mode, RunMode::Fused, "fused")
                         .on_hover_text(
                             "pipelined GMRES's step in two launches instead of four (the basis \
                              kept unnormalised, each vector divided by its norm where it is read)",
+                        );
+                    ui.radio_value(&mut self.run_mode, RunMode::P1, "p1")
+                        .on_hover_text(
+                            "p(1)-GMRES: one launch and one global reduction per step (a second \
+                             basis u = A·v by a recurrence; a cycle whose norm loses its accuracy \
+                             restarts)",
                         );
                     ui.add_enabled_ui(plain, |ui| {
                         ui.radio_value(&mut self.run_mode, RunMode::Ca, "CA-GMRES")

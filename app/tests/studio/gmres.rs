@@ -1,6 +1,6 @@
 //! GMRES in krylov-studio: classical, pipelined and CA-GMRES side by side with their
-//! reductions and host round trips, CA-GMRES started from the command line, and fused GMRES
-//! with its two launches per step.
+//! reductions and host round trips, CA-GMRES started from the command line, fused GMRES
+//! with its two launches per step and p(1)-GMRES with its one.
 
 use super::*;
 
@@ -245,4 +245,48 @@ fn gmres_runs_fused_with_two_launches_per_step() {
             "{headline}"
         );
     }
+}
+
+#[test]
+fn gmres_runs_p1_with_one_launch_per_step() {
+    let mut h = harness();
+    check_device(&h);
+    generate(&mut h, "poisson2d:16");
+    // p1 is offered for GMRES only.
+    let p1_radio = || by().role(Role::RadioButton).label("p1");
+    assert!(h.query(p1_radio()).is_none(), "no p1 run for CG");
+    choose(&mut h, "Method", "gmres");
+    h.run();
+    h.get(p1_radio()).click();
+    h.run();
+    solve(&mut h);
+    let runs = h.state().runs();
+    assert_eq!(
+        runs.iter().map(|r| r.kind).collect::<Vec<_>>(),
+        vec![RunKind::P1]
+    );
+    let r = runs[0].report().expect("the run reports").clone();
+    assert!(r.converged, "{}", r.reason_detail);
+    assert!(r.relative_residual <= 1e-6);
+    assert_eq!(
+        (r.method, r.variant),
+        (Method::Gmres, krylov_wgpu::solvers::Variant::P1)
+    );
+    if r.device.is_gpu() {
+        // One launch and one global reduction per step, plus a cycle's own.
+        assert!((1.0..1.5).contains(&r.dispatches_per_iteration), "{r:?}");
+        assert!((1.0..1.2).contains(&r.reductions_per_iteration), "{r:?}");
+        let headline = format!(
+            "p1 gmres: {:.2} launches and {:.2} global reductions per iteration",
+            r.dispatches_per_iteration, r.reductions_per_iteration
+        );
+        assert!(
+            h.query(by().label(headline.as_str())).is_some(),
+            "{headline}"
+        );
+    }
+    // Back to CG: the p1 radio is gone (the mode falls back to pipelined).
+    choose(&mut h, "Method", "cg");
+    h.run();
+    assert!(h.query(p1_radio()).is_none());
 }

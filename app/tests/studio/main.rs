@@ -6,9 +6,9 @@
 //! with `--device gpu` (any adapter, lavapipe included), so the snapshots show the same device
 //! with or without CI's variables.
 //!
-//! This file: the harness, the helpers and the CG runs; `gmres.rs`: GMRES's three variants
-//! and CA-GMRES from the command line; `panels.rs`: files, the device and sample menus, the
-//! solver and predict panels.
+//! This file: the harness, the helpers and the CG runs; `gmres.rs`: GMRES's three variants,
+//! CA-GMRES from the command line, fused and p1 GMRES; `panels.rs`: files, the device and
+//! sample menus, the solver and predict panels.
 
 use std::path::Path;
 use std::sync::Arc;
