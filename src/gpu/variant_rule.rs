@@ -14,7 +14,13 @@
 //! to n = 1e5 (2D and 3D stencils, f32 and f64, CGS and CGS2, with Jacobi) and 1.6× faster on
 //! a scattered matrix at 1e5, but 4–10 % slower at 1e6 and up to 30 % slower at 1e7 in f32:
 //! its product and every inner product share one launch, whose occupancy the bandwidth-bound
-//! sizes need. So it takes fused up to [`FUSED_MAX_ROWS`] in every format.
+//! sizes need. p(1)-GMRES (`gmres_p1_step`) runs a step in ONE launch; on an H100
+//! (BENCHMARKS.md, 2026-12-07) it was 24–35 % faster per step than fused GMRES up to n = 1e5
+//! (f32 and f64, 600-step loops) and faster to the solution on every shared and generated
+//! nonsymmetric matrix tried but pores_1 in f32 (more restarts: its R_{i,i} from Pythagoras
+//! lost), and slower at 1e6 (its row update reads u_1 … u_i as well as the v_j). So `auto`
+//! takes p1 up to [`FUSED_MAX_ROWS`] — a solve whose cycles keep losing R_{i,i} goes on as
+//! fused GMRES by itself — and pipelined GMRES above.
 
 //!
 //! One-workgroup CG (`cg_workgroup`) runs 32 whole iterations per launch in one workgroup
@@ -54,7 +60,7 @@ pub struct VariantChoice {
 /// assert_eq!(choose_variant_for(Method::Cg, 10_000, Format::Csr).variant, Variant::Fused);
 /// assert_eq!(choose_variant_for(Method::Cg, 10_000_000, Format::Dia).variant, Variant::Fused);
 /// assert_eq!(choose_variant_for(Method::Cg, 1_000_000, Format::Sell).variant, Variant::Pipelined);
-/// assert_eq!(choose_variant_for(Method::Gmres, 1000, Format::Csr).variant, Variant::Fused);
+/// assert_eq!(choose_variant_for(Method::Gmres, 1000, Format::Csr).variant, Variant::P1);
 /// assert_eq!(choose_variant_for(Method::Gmres, 10_000_000, Format::Dia).variant, Variant::Pipelined);
 /// assert_eq!(choose_variant_for(Method::Bicgstab, 1000, Format::Csr).variant, Variant::Pipelined);
 /// ```
@@ -63,9 +69,10 @@ pub fn choose_variant_for(method: Method, n: usize, format: Format) -> VariantCh
     if method == Method::Gmres {
         return if n <= FUSED_MAX_ROWS {
             choice(
-                Variant::Fused,
+                Variant::P1,
                 format!(
-                    "n = {n} ≤ {FUSED_MAX_ROWS}: launch-bound, two launches per step instead of four"
+                    "n = {n} ≤ {FUSED_MAX_ROWS}: launch-bound, one launch per step (p(1)-GMRES) \
+                     instead of four"
                 ),
             )
         } else {
@@ -73,7 +80,8 @@ pub fn choose_variant_for(method: Method, n: usize, format: Format) -> VariantCh
                 Variant::Pipelined,
                 format!(
                     "n = {n} > {FUSED_MAX_ROWS}: bandwidth-bound, where pipelined GMRES's separate \
-                     product and inner-product launches run faster than fused GMRES's one"
+                     product and inner-product launches run faster than fused or p(1)-GMRES's \
+                     one"
                 ),
             )
         };

@@ -35,11 +35,14 @@ pub struct SolveArgs {
     /// (CG: classical CG in one workgroup, 32 iterations per launch, for systems of up to a
     /// few thousand rows), cooperative (CG: fused CG's iteration 16 times per launch by
     /// workgroups that meet at a grid barrier, as many as the GPU holds at once; falls back
-    /// to fused where a barrier cannot hold), or auto: for CG on a GPU, workgroup up to 2048 rows where they fit
+    /// to fused where a barrier cannot hold), p1 (GMRES: p(1)-GMRES, one launch and one
+    /// global reduction per step — a second basis u_i = A v_{i−1} by recurrence, R_ii by
+    /// Pythagoras corrected by v's norm one step later; a step whose R_ii loses its accuracy
+    /// ends the cycle early and GMRES restarts), or auto: for CG on a GPU, workgroup up to 2048 rows where they fit
     /// the adapter's workgroup memory; else with a device profile from `krylov calibrate` the
     /// variant the model predicts fastest, else pipelined; then, for CG and GMRES on a GPU,
-    /// fused where it was measured faster (CG: n ≤ 2e5 or a banded matrix in DIA; GMRES:
-    /// n ≤ 2e5; `gpu::choose_variant_for`).
+    /// fused where it was measured faster (CG: n ≤ 2e5 or a banded matrix in DIA), for GMRES
+    /// p1 where n ≤ 2e5 (`gpu::choose_variant_for`).
     /// Several devices (`--devices`, `--mpi`) run auto as pipelined.
     #[arg(long, default_value = "auto", value_parser = parse_variant_arg)]
     variant: VariantArg,

@@ -1,5 +1,5 @@
 //! `krylov solve --variant auto` after the model, for CG and GMRES on a GPU: one-workgroup CG
-//! for a small system (`gpu::choose_workgroup_for`), else the fused variant where
+//! for a small system (`gpu::choose_workgroup_for`), else the fused variant (GMRES: p1) where
 //! `gpu::choose_variant_for` finds it measured faster than pipelined — unless the model chose
 //! the variant with a profile that predicts fused CG.
 
