@@ -153,13 +153,14 @@ fn p1_converges_in_every_format_with_one_launch_per_step() {
 
 /// pores_1 (κ ≈ 1e8): some steps' ‖u_i‖² − Σ R² cancels below √ε‖u_i‖². The cycle keeps the
 /// steps before and GMRES restarts from the true residual — counted in `restarts`, said in
-/// `notes` —, after two such cycles goes on as fused GMRES, and converges, on the GPU and on
-/// its CPU twin alike, in both check modes.
+/// `notes` — and converges in f64, on the GPU and on its CPU twin alike, in both check modes.
+/// In f32 to 1e-6 (beyond what f32 reaches on it: fused GMRES ends with a residual gap) the
+/// cycles keep losing R_{i,i}: after P1_MAX_LOST_CYCLES of them the solve goes on as fused
+/// GMRES, says so, and ends with a named outcome whose residual is x's.
 #[test]
-fn a_lost_r_ii_restarts_the_cycle_and_the_solve_converges() {
+fn a_lost_r_ii_restarts_the_cycle_and_repeated_losses_fall_back_to_fused() {
     let Some(engine) = engine() else { return };
-    let a = load("pores_1");
-    let (a, b) = with_ones_rhs(a);
+    let (a, b) = with_ones_rhs(load("pores_1"));
     for mode in [CheckMode::Device, CheckMode::Paper] {
         let o = SolveOptions {
             rtol: 1e-10,
@@ -181,12 +182,6 @@ fn a_lost_r_ii_restarts_the_cycle_and_the_solve_converges() {
             "{mode}: {:?}",
             r.notes
         );
-        // Two such cycles, and the solve goes on as fused GMRES (and says so).
-        assert!(
-            r.notes.iter().any(|n| n.contains("went on as fused GMRES")),
-            "{mode}: {:?}",
-            r.notes
-        );
         let rel = cpu::true_relative_residual(&a, &b, &sol.x);
         assert!(rel <= 1e-10 * 1.001, "{mode}: true residual {rel:e}");
         let twin = cpu::solve(&a, &b, None, &o).unwrap().report;
@@ -195,6 +190,35 @@ fn a_lost_r_ii_restarts_the_cycle_and_the_solve_converges() {
             "{mode}: twin {twin:?}"
         );
     }
+    let (a32, b32) = (
+        a.cast::<f32>().unwrap(),
+        b.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+    );
+    let o = SolveOptions {
+        rtol: 1e-6,
+        restart: 30,
+        ..opts(Variant::P1, CheckMode::Device, Precond::None)
+    };
+    let sol = gmres::solve(&engine, &a32, &b32, None, &o, &mut ()).unwrap();
+    let r = &sol.report;
+    assert!(
+        r.notes.iter().any(|n| n.contains("went on as fused GMRES")),
+        "{}: {:?}",
+        r.reason_detail,
+        r.notes
+    );
+    assert!(
+        r.restarts >= cpu::gmres::P1_MAX_LOST_CYCLES,
+        "{}",
+        r.restarts
+    );
+    let rel = cpu::true_relative_residual(&a32, &b32, &sol.x);
+    assert!(
+        rel.is_finite() && (rel - r.relative_residual).abs() <= 1e-6 * rel,
+        "{}: reported {:e}, x's {rel:e}",
+        r.reason_detail,
+        r.relative_residual
+    );
 }
 
 #[test]

@@ -133,8 +133,10 @@ pub fn p1<T: Scalar>(
 
 /// p(1)-GMRES cycles that end early (R_{i,i} lost to cancellation) before the solve goes on
 /// with pipelined GMRES's steps (fused GMRES on the GPU): a matrix on which the recurrences
-/// keep losing R_{i,i} loses more steps to restarts than p(1)'s launches save.
-pub const P1_MAX_LOST_CYCLES: usize = 2;
+/// keep losing R_{i,i} loses more steps to restarts than p(1)'s launches save. Not fewer: a
+/// few such restarts cost less than the switch (on an H100 fused GMRES's kernels took about
+/// 15 ms to build mid-solve, where pores_1's three or four lost cycles cost nothing).
+pub const P1_MAX_LOST_CYCLES: usize = 8;
 
 /// The note of a p(1)-GMRES solve whose cycles ended early `lost` times (GPU and CPU alike).
 pub fn p1_lost_note(lost: usize) -> String {
