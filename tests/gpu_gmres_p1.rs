@@ -10,9 +10,9 @@
 mod common;
 
 use common::engine;
-use common::problems::{load, with_ones_rhs};
+use common::problems::{cast, load, random_nonsymmetric, with_ones_rhs};
 use common::solve::rel_diff_inf;
-use krylov_wgpu::matrix::{Coo, Csr, generators};
+use krylov_wgpu::matrix::{Csr, generators};
 use krylov_wgpu::solvers::{
     CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant, gmres, solve_gpu,
 };
@@ -31,24 +31,6 @@ fn opts(variant: Variant, mode: CheckMode, precond: Precond) -> SolveOptions {
         max_iter: 5000,
         ..Default::default()
     }
-}
-
-/// A random nonsymmetric matrix with a diagonal that dominates each row by a random margin.
-fn random_nonsymmetric(rng: &mut ChaCha8Rng, n: usize) -> Csr<f64> {
-    let mut coo = Coo::new(n, n);
-    for i in 0..n {
-        let mut sum = 0.0;
-        for _ in 0..rng.random_range(0..7) {
-            let j = rng.random_range(0..n);
-            if j != i {
-                let v: f64 = rng.random_range(-1.0..1.0);
-                coo.push(i, j, v).unwrap();
-                sum += v.abs();
-            }
-        }
-        coo.push(i, i, sum + rng.random_range(0.05..1.0)).unwrap();
-    }
-    coo.to_csr().unwrap()
 }
 
 /// After k steps (rtol 0, max_iter = k, cycles of 12): p(1)-GMRES's iterate equals fused

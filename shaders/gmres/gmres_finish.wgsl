@@ -88,11 +88,7 @@ fn main(ids: Ids) {
         }
     } else if mode == GM_MODE_XI {
         let prev = scalars[params.den - 3u];
-        let a = abs(v);
-        var est = Real(0.0);
-        if a < prev {
-            est = sqrt((prev - a) * (prev + a));
-        }
+        let est = gm_wz_estimate(prev, v);
         scalars[params.den] = v;
         scalars[params.den + 1u] = est;
         if !is_finite(est) {

@@ -260,9 +260,9 @@ fn p1_close(p: u32, monitor: bool, pre: vec4<Real>, ids: Ids) -> Real {
         // The estimate of step p − 1 again from ξ̂_{p−1}, then step p's.
         var prev = est_before;
         if p >= 2u {
-            prev = wz_estimate(est_before, xi_prev);
+            prev = gm_wz_estimate(est_before, xi_prev);
         }
-        let est = wz_estimate(prev, xi);
+        let est = gm_wz_estimate(prev, xi);
         if is_leader(ids) {
             if p >= 2u {
                 scalars[prev_at + 1u] = prev;
@@ -288,15 +288,6 @@ fn p1_close(p: u32, monitor: bool, pre: vec4<Real>, ids: Ids) -> Real {
         scalars[at] = xi;
     }
     return rpp;
-}
-
-// The Walker–Zhou estimate ‖r_i‖ from ‖r_{i−1}‖ and ξ_i (0 once |ξ_i| ≥ ‖r_{i−1}‖).
-fn wz_estimate(prev: Real, xi: Real) -> Real {
-    let a = abs(xi);
-    if a < prev {
-        return sqrt((prev - a) * (prev + a));
-    }
-    return Real(0.0);
 }
 
 @compute @workgroup_size(WG)

@@ -106,11 +106,7 @@ fn gm_close(p: u32, monitor: bool, pre: Sum, ids: Ids) -> Real {
         }
         let thr = workgroupUniformLoad(&gm_a);
         let trunc = workgroupUniformLoad(&gm_b);
-        let a = abs(xi);
-        var est = Real(0.0);
-        if a < prev {
-            est = sqrt((prev - a) * (prev + a));
-        }
+        let est = gm_wz_estimate(prev, xi);
         if is_leader(ids) {
             scalars[at] = xi;
             scalars[at + 1u] = est;

@@ -84,11 +84,7 @@ fn main(ids: Ids) {
         let prev = workgroupUniformLoad(&gm_a);
         let thr = workgroupUniformLoad(&gm_b);
         let trunc = workgroupUniformLoad(&gm_c);
-        let a = abs(xi);
-        var est = Real(0.0);
-        if a < prev {
-            est = sqrt((prev - a) * (prev + a));
-        }
+        let est = gm_wz_estimate(prev, xi);
         if is_leader(ids) {
             scalars[params.comp + 4u * (i - 1u)] = xi;
             scalars[params.comp + 4u * (i - 1u) + 1u] = est;

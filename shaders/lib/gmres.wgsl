@@ -38,3 +38,13 @@ fn gm_leader_stop(ids: Ids, code: u32, step: u32, status: u32) {
         gm_stop(code, step, status);
     }
 }
+
+// The Walker–Zhou estimate ‖r_i‖ = √((‖r_{i−1}‖ − |ξ_i|)(‖r_{i−1}‖ + |ξ_i|)) from `prev` =
+// ‖r_{i−1}‖ and ξ_i, 0 once |ξ_i| ≥ ‖r_{i−1}‖ (as the CPU reference evaluates it).
+fn gm_wz_estimate(prev: Real, xi: Real) -> Real {
+    let a = abs(xi);
+    if a < prev {
+        return sqrt((prev - a) * (prev + a));
+    }
+    return Real(0.0);
+}

@@ -145,3 +145,24 @@ pub fn block_with_cond(n: usize, s: usize, kappa: f64) -> nalgebra::DMatrix<f64>
     });
     u * sigma * v.transpose()
 }
+
+/// A random nonsymmetric matrix of order `n`: a random pattern (up to six entries a row) with
+/// |entries| < 1 and a diagonal that dominates each row by a random margin in (0.05, 1), so
+/// that GMRES takes tens of steps, over several short cycles.
+pub fn random_nonsymmetric(rng: &mut rand_chacha::ChaCha8Rng, n: usize) -> Csr<f64> {
+    use rand::Rng;
+    let mut coo = Coo::new(n, n);
+    for i in 0..n {
+        let mut sum = 0.0;
+        for _ in 0..rng.random_range(0..7) {
+            let j = rng.random_range(0..n);
+            if j != i {
+                let v: f64 = rng.random_range(-1.0..1.0);
+                coo.push(i, j, v).unwrap();
+                sum += v.abs();
+            }
+        }
+        coo.push(i, i, sum + rng.random_range(0.05..1.0)).unwrap();
+    }
+    coo.to_csr().unwrap()
+}
