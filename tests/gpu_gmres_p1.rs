@@ -12,7 +12,7 @@ mod common;
 use common::engine;
 use common::problems::{cast, load, random_nonsymmetric, with_ones_rhs};
 use common::solve::rel_diff_inf;
-use krylov_wgpu::matrix::{Csr, generators};
+use krylov_wgpu::matrix::generators;
 use krylov_wgpu::solvers::{
     CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant, gmres, solve_gpu,
 };
@@ -172,10 +172,7 @@ fn a_lost_r_ii_restarts_the_cycle_and_repeated_losses_fall_back_to_fused() {
             "{mode}: twin {twin:?}"
         );
     }
-    let (a32, b32) = (
-        a.cast::<f32>().unwrap(),
-        b.iter().map(|&v| v as f32).collect::<Vec<_>>(),
-    );
+    let (a32, b32) = cast::<f32>(&a, &b);
     let o = SolveOptions {
         rtol: 1e-6,
         restart: 30,
