@@ -10,16 +10,23 @@
 //   1. closes step p = i − 1 from the partial sums launch p left: R_{j,p} = ⟨u_p, v_j⟩
 //      (j < p), R_{p,p} = √(‖u_p‖² − Σ_j R_{j,p}²), ξ_p = (⟨r, u_p⟩ − Σ_j R_{j,p} ξ_j)/R_{p,p},
 //      the Walker–Zhou estimate and the stop tests (every workgroup redundantly);
-//   2. per row of its product: v_p = (u_p − Σ_j R_{j,p} v_j)/R_{p,p} and u_i as above;
+//   2. per row of its product: v_p = (u_p − Σ_j R_{j,p} v_j)/R_{p,p} and u_i as above
+//      (u_p and v_{p−1} divided by the lagged norm s_{p−1}, below);
 //   3. the first stage of ⟨u_i, v_p⟩, ‖u_i‖², ⟨r, u_i⟩ (slot SPMV of its half) and of
 //      ⟨u_i, v_j⟩ for j < p over the rows it wrote (the dots slots of its half).
 // One global reduction per step. Launch i reads the slots of half (i − 1) mod 2 and writes
 // those of half i mod 2 (a workgroup still reading must not see another's new partials):
 // SPMV slot 1 + half; dots chunk q (four inner products) at slot 3 + 4⌊q/2⌋ + 2·half + q mod 2.
 //
-// R_{p,p} from Pythagoras loses accuracy as it shrinks against ‖u_p‖ (its relative error is
-// about p·ε‖u_p‖²/R_{p,p}²): when ‖u_p‖² − Σ R² ≤ √ε‖u_p‖² the cycle keeps its first p − 1
-// steps and stops with GM_STOP_LOST (the host restarts from the true residual and counts it).
+// R_{p,p} from Pythagoras is provisional. Launch p + 1 also sums ‖v_p‖² (the SPMV slot's
+// fourth term), and launch p + 2 divides v_p (in place, row by row) and u_{p+1} (where it
+// reads it) by s_p = ‖v_p‖ and corrects R_{p,p} ·= s_p, ξ_p /= s_p and step p's estimate
+// (PETSc's PGMRES corrects its lagged norm the same way), so the basis stays normalised and
+// V's loss of orthogonality is CGS's. A cycle's last step k keeps its provisional R_{k,k} and
+// ξ_k (they go together; v_k is not in the update of x). Pythagoras loses accuracy as R_{p,p}
+// shrinks against ‖u_p‖ (relative error about p·ε‖u_p‖²/R_{p,p}²): when ‖u_p‖² − Σ R² ≤
+// √ε‖u_p‖² the cycle keeps its first p − 1 steps and stops with GM_STOP_LOST (the host
+// restarts from the true residual and counts it).
 //
 // Step 1 (flag FIRST) finishes ρ0 = ‖r‖ (slot 0), tests it (MONITOR) and writes v_0 = r/ρ0
 // (`gm_open_cycle`), then u_1 = A r/ρ0. Flag CLOSE_ONLY closes step p and writes v_p over a
@@ -29,10 +36,11 @@
 // (v̂_{p−1}, v_p); the launches after it find the stop there.
 //
 // Parameters: comp_monitor = i, num = pool vector u_1 (u_j at num + j − 1), den = pool
-// vector r, slot = step p's record ([‖u_p‖², R_{p,p}, ξ_p]), comp = cycle-buffer index of
-// the per-step scalars (step j at comp + 4j: ξ_j, estimate_j, ‖u_j‖², R_{j,j}), dst =
-// cycle-buffer index of R_{0,p} (R_{j,p} at dst + j). The restart length is at most
-// P1_MAX (the coefficients of a step live in workgroup memory).
+// vector r, slot = step p's record ([‖u_p‖², R_{p,p}, ξ_p, ξ_{p−1} corrected]), comp =
+// cycle-buffer index of the per-step scalars (step j at comp + 4j: ξ_j, estimate_j, ‖u_j‖²,
+// s_j), dst = cycle-buffer index of R_{0,p} (R_{j,p} at dst + j), flags' bits 8… = m + 1
+// (R's column stride). The restart length is at most P1_MAX (the coefficients of a step live
+// in workgroup memory).
 
 @group(0) @binding(11) var<storage, read> dinv: array<Real>;
 

@@ -105,10 +105,13 @@ pub fn pipelined<T: Scalar>(
 /// p(1)-GMRES (Ghysels et al. 2013, shift 0): pipelined GMRES with u_i = A v_{i−1} kept as a
 /// second basis and formed by the recurrence u_{i+1} = (A u_i − Σ_{j<i} R_{j,i} u_{j+1})/R_{i,i},
 /// R_{i,i} = √(‖u_i‖² − Σ_j R_{j,i}²) and ξ_i = (⟨r0, u_i⟩ − Σ_j R_{j,i} ξ_j)/R_{i,i} — the
-/// CPU twin of the GPU's one-launch step (`gmres_p1_step`), classical Gram–Schmidt. A step
+/// CPU twin of the GPU's one-launch step (`gmres_p1_step`), classical Gram–Schmidt, with its
+/// lagged norm: step i first rescales v_{i−1} and u_i by ‖v_{i−1}‖ and corrects R_{i−1,i−1},
+/// ξ_{i−1} and that step's estimate, as the GPU's launch that closes step i does. A step
 /// whose ‖u_i‖² − Σ R² is at most √ε‖u_i‖² ends the cycle with the i − 1 steps before it and
-/// GMRES restarts from the true residual (counted in the report's `restarts`). Reductions and
-/// syncs as [`classical`]'s with CGS (the distributed machine's count).
+/// GMRES restarts from the true residual (counted in the report's `restarts`); after
+/// [`P1_MAX_LOST_CYCLES`] such cycles the steps are pipelined GMRES's. Reductions and syncs
+/// as [`classical`]'s with CGS (the distributed machine's count).
 ///
 /// ```
 /// use krylov_wgpu::cpu::gmres;

@@ -19,14 +19,19 @@
 //! A cycle of k steps is k + 1 launches (fused GMRES: 2k + 1, pipelined: 4k − 2) and k
 //! global reductions (+ the restart's ‖r‖²). The price: a second basis (2m + 5 pool vectors
 //! instead of m + 5), R_{i,i} from Pythagoras, and u_i a recurrence rather than a product.
+//! R_{i,i} is provisional: launch i + 1 also sums ‖v_i‖², and launch i + 2 rescales v_i and
+//! u_{i+1} by it and corrects R_{i,i}, ξ_i and the estimate (the lagged norm of PETSc's
+//! PGMRES), so the basis stays normalised; a cycle's last step keeps its provisional pair.
 //! When ‖u_i‖² − Σ R² ≤ √ε‖u_i‖² (R_{i,i} too small to be known to about a percent) the
 //! cycle keeps its first i − 1 steps and GMRES restarts from the true residual
-//! (`STOP_LOST`, counted in the report's `restarts` with a note); an optimistic estimate is
-//! caught by the true residual at the restart, as for every variant. Classical
-//! Gram–Schmidt only (one pass: `--gs cgs2` runs one, with a note).
+//! (`STOP_LOST`, counted in the report's `restarts` with a note); after
+//! [`P1_MAX_LOST_CYCLES`](crate::cpu::gmres::P1_MAX_LOST_CYCLES) such cycles the solve goes on
+//! as fused GMRES (`cycles.rs`). An optimistic estimate is caught by the true residual at the
+//! restart, as for every variant. Classical Gram–Schmidt only (one pass: `--gs cgs2` runs
+//! one, with a note).
 //!
 //! `paper` mode closes every step in its own launch (2 per step) and reads its record —
-//! [‖u_i‖², R_{i,i}, ξ_i] finished on the device — once per step.
+//! [‖u_i‖², R_{i,i}, ξ_i, ξ_{i−1} corrected] finished on the device — once per step.
 //!
 //! The CPU twin is [`crate::cpu::gmres::p1`] (the same recurrences in the same order).
 
