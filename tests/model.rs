@@ -642,7 +642,16 @@ fn calibrate_quick_writes_a_profile_that_loads_and_predicts() {
         assert!(fit.curve.is_valid(), "{key}: {fit:?}");
         assert!(fit.samples.len() >= 3, "{key}: {fit:?}");
     }
-    assert!(profile.dispatch_seconds >= 0.0 && profile.round_trip_seconds > 0.0);
+    // Both are differences of medians of wall times (a launch in a chain of 100 against a
+    // lone launch and its read-back), clamped at zero: on a loaded 2-core lavapipe machine a
+    // lone launch has measured no slower than a chained one, so zero is a valid outcome
+    // (one CI run failed on `round_trip_seconds > 0`); NaN and negatives are not.
+    for (what, c) in [
+        ("dispatch", profile.dispatch_seconds),
+        ("round trip", profile.round_trip_seconds),
+    ] {
+        assert!(c.is_finite() && c >= 0.0, "{what}: {c}");
+    }
     // The stencils' rows of 5 and 7 and the hub rows give CSR's chain step (≥ 0;
     // `Profile::load` rejects a negative one).
     assert!(

@@ -134,11 +134,21 @@ pub fn calibrate(
     );
     let dispatch = with_heater_paused(heater, || dependent_dispatch_us(&untimed, 100))? * 1e-6;
     let single = with_heater_paused(heater, || dependent_dispatch_us(&untimed, 1))? * 1e-6;
+    // A lone launch and its read-back, less a chained launch: at least zero (on a loaded CPU
+    // device the lone launch has measured faster than a chained one; the log says so).
     let round_trip = (single - dispatch).max(0.0);
     log(&format!(
-        "dependent dispatch {:.2} µs, round trip {:.2} µs",
+        "dependent dispatch {:.2} µs, round trip {:.2} µs{}",
         dispatch * 1e6,
-        round_trip * 1e6
+        round_trip * 1e6,
+        if single <= dispatch {
+            format!(
+                " (a lone launch measured {:.2} µs, no slower than a chained one: taken as 0)",
+                single * 1e6
+            )
+        } else {
+            String::new()
+        }
     ));
     let params = LayoutParams {
         workgroup_size: wg,
