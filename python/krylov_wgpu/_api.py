@@ -182,9 +182,9 @@ _SCIPY_DOC = """
     the residual norm after each iteration (x itself stays on the GPU){callback_note}.
 
     Keyword extensions: ``variant`` (``pipelined``/``classical``; ``fused`` for CG — one
-    launch per iteration — and GMRES — two launches per step; ``workgroup`` for CG on a
-    system of up to a few thousand rows — 32 whole iterations per launch in one
-    workgroup; ``cooperative`` for CG — 16 iterations per launch across a grid barrier;
+    launch per iteration — and GMRES — two launches per step; ``workgroup`` for CG and
+    GMRES on a system of up to a few thousand rows — one workgroup, CG 32 whole iterations
+    per launch, GMRES a whole restart cycle per launch; ``cooperative`` for CG — 16 iterations per launch across a grid barrier;
     ``p1`` for GMRES — p(1)-GMRES, one launch and one global reduction per step),
     ``precision``
     (``f64``/``f32``/``mixed``), ``device`` (``auto``/``gpu``/``cpu``), ``format``,

@@ -130,3 +130,21 @@ def test_p1_gmres_converges_near_pipelined(name, device):
     p, q = runs["pipelined"][2].iterations, runs["p1"][2].iterations
     assert q <= 1.25 * p + 2, (q, p)
     assert runs["p1"][2].variant == "p1"
+
+
+# One-workgroup GMRES (a whole cycle per launch) runs pipelined GMRES's steps: the same
+# iteration count up to rounding, where the system fits one workgroup's memory.
+@pytest.mark.parametrize("name", ["jpwh_991", "sherman4"])
+def test_workgroup_gmres_matches_pipelined(name, device):
+    A, b = load(name)
+    n = A.shape[0]
+    runs = {
+        v: kw.gmres(A, b, rtol=RTOL, maxiter=n, device=device, variant=v, full_output=True)
+        for v in ("pipelined", "workgroup")
+    }
+    for v, (x, info, report) in runs.items():
+        assert info == 0, (v, report.reason_detail)
+        assert true_relres(A, b, x) <= SLACK * RTOL, v
+    p, q = runs["pipelined"][2].iterations, runs["workgroup"][2].iterations
+    assert abs(q - p) <= max(2, 0.02 * p), (q, p)
+    assert runs["workgroup"][2].variant == "workgroup"

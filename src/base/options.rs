@@ -320,7 +320,7 @@ impl RefineOptions {
 }
 
 impl Variant {
-    /// The variants `method` has: fused is CG's and GMRES's, workgroup and cooperative CG's,
+    /// The variants `method` has: fused and workgroup are CG's and GMRES's, cooperative CG's,
     /// p1 GMRES's.
     ///
     /// ```
@@ -329,7 +329,8 @@ impl Variant {
     /// assert!(Variant::of(Method::Gmres).contains(&Variant::Fused));
     /// assert!(Variant::of(Method::Gmres).contains(&Variant::P1));
     /// assert!(!Variant::of(Method::Cg).contains(&Variant::P1));
-    /// assert!(!Variant::of(Method::Gmres).contains(&Variant::Workgroup));
+    /// assert!(Variant::of(Method::Gmres).contains(&Variant::Workgroup));
+    /// assert!(!Variant::of(Method::Gmres).contains(&Variant::Cooperative));
     /// assert!(!Variant::of(Method::Bicgstab).contains(&Variant::Fused));
     /// ```
     pub fn of(method: Method) -> &'static [Variant] {
@@ -346,6 +347,7 @@ impl Variant {
                 Variant::Pipelined,
                 Variant::Fused,
                 Variant::P1,
+                Variant::Workgroup,
             ],
             _ => &[Variant::Classical, Variant::Pipelined],
         }
@@ -362,7 +364,7 @@ pub fn fused_refused(method: Method) -> KrylovError {
 /// ```
 /// use krylov_wgpu::base::options::variant_refused;
 /// use krylov_wgpu::solvers::{Method, Variant};
-/// let e = variant_refused(Method::Gmres, Variant::Workgroup).to_string();
+/// let e = variant_refused(Method::Gmres, Variant::Cooperative).to_string();
 /// assert!(e.contains("CG's") && e.contains("classical, pipelined, fused"), "{e}");
 /// ```
 pub fn variant_refused(method: Method, variant: Variant) -> KrylovError {
@@ -371,8 +373,8 @@ pub fn variant_refused(method: Method, variant: Variant) -> KrylovError {
             "the fused variant (pipelined recurrences in fewer launches) is CG's and GMRES's"
         }
         Variant::Workgroup => {
-            "the workgroup variant (whole CG iterations in one workgroup, for small systems) \
-             is CG's"
+            "the workgroup variant (whole iterations in one workgroup, for small systems) is \
+             CG's and GMRES's"
         }
         Variant::Cooperative => {
             "the cooperative variant (fused CG iterations across a grid barrier) is CG's"

@@ -262,11 +262,14 @@ fn solve_as_given<T: Scalar>(
         (Method::Bicgstab, Variant::Pipelined) => bicgstab::pipelined(a, b, x0, opts),
         (Method::Gmres, Variant::Classical) => gmres::classical(a, b, x0, opts),
         (Method::Gmres, Variant::Pipelined) => gmres::pipelined(a, b, x0, opts),
-        // Fused GMRES runs pipelined GMRES's step (two GPU launches instead of four).
-        (Method::Gmres, Variant::Fused) => gmres::pipelined(a, b, x0, opts).map(|mut sol| {
-            sol.report.variant = Variant::Fused;
-            sol
-        }),
+        // Fused GMRES runs pipelined GMRES's step (two GPU launches instead of four),
+        // one-workgroup GMRES its steps in one workgroup (a cycle a launch).
+        (Method::Gmres, v @ (Variant::Fused | Variant::Workgroup)) => {
+            gmres::pipelined(a, b, x0, opts).map(|mut sol| {
+                sol.report.variant = v;
+                sol
+            })
+        }
         (Method::Gmres, Variant::P1) => gmres::p1(a, b, x0, opts),
         // Single formulation: both variants run the same loop, the report records the variant.
         (Method::Bicg, variant) => run(a, b, x0, opts, Method::Bicg, variant, bicg::bicg_core),
@@ -275,9 +278,12 @@ fn solve_as_given<T: Scalar>(
         }
         (Method::CaGmres, _) => cagmres::solve_as(a, b, x0, opts),
         (
-            Method::Bicgstab | Method::Gmres,
+            Method::Bicgstab,
             variant @ (Variant::Fused | Variant::Workgroup | Variant::Cooperative),
-        ) => Err(crate::base::options::variant_refused(opts.method, variant)),
+        )
+        | (Method::Gmres, variant @ Variant::Cooperative) => {
+            Err(crate::base::options::variant_refused(opts.method, variant))
+        }
         (Method::Cg | Method::Bicgstab, Variant::P1) => Err(crate::base::options::variant_refused(
             opts.method,
             Variant::P1,

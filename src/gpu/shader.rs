@@ -363,6 +363,13 @@ pub const KERNELS: &[KernelSource] = &[
         1,
         [Gmres, GmresOpen, SpmvPartials, GmresPool, GmresOwnDots]
     ),
+    kernel!(
+        "gmres",
+        "gmres_workgroup",
+        true,
+        1,
+        [Gmres, GmresOpen, GmresPool]
+    ),
     kernel!("gmres", "gmres_basis_dots", true, 0, [GmresPool]),
     kernel!("gmres", "gmres_gs_update", true, 0, [Gmres, GmresPool]),
     kernel!("gmres", "gmres_normalize", true, 0, [Gmres, GmresPool]),

@@ -104,6 +104,8 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("gmres_scale_spmv_dots", 1),
     // p(1)-GMRES's step starts one for all its inner products (its CLOSE_ONLY launch none).
     ("gmres_p1_step", 1),
+    // One workgroup's steps (whole cycles): every inner product is a workgroup sum.
+    ("gmres_workgroup", 0),
     ("gmres_basis_dots", 1),
     ("gmres_gs_update", 1),
     ("gmres_normalize", 1),

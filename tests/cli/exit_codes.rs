@@ -84,4 +84,6 @@ fn the_fused_variant_is_cgs_and_gmress_only() {
         ))
         .assert_input_error(&["p1", "GMRES"]);
     }
+    krylov_line("solve --generate poisson2d:8 --device cpu --method bicgstab --variant workgroup")
+        .assert_input_error(&["workgroup", "CG's and GMRES's"]);
 }

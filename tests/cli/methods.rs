@@ -58,6 +58,15 @@ fn nonsymmetric_methods_on_convection_diffusion() {
         let r = solve_ok_on(&[], &line, rtol);
         check_method(&r, "gmres", "p1", precision);
     }
+    // One-workgroup GMRES (a whole cycle per GPU launch; the CPU runs pipelined GMRES).
+    for (precision, rtol) in [("f64", 1e-8), ("f32", 1e-4)] {
+        let line = format!(
+            "--generate convdiff3d:6:x --method gmres --variant workgroup --precision \
+             {precision} --restart 20"
+        );
+        let r = solve_ok_on(&[], &line, rtol);
+        check_method(&r, "gmres", "workgroup", precision);
+    }
 }
 
 #[test]

@@ -76,7 +76,18 @@ fn matches_cpu_on_convection_diffusion_f64() {
 #[test]
 fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
     let Some(engine) = engine() else { return };
-    let [p_cgs, p_cgs2, c_mgs, c_cgs, c_cgs2, f_cgs, f_cgs2, p1] = FLAVOURS;
+    let [
+        p_cgs,
+        p_cgs2,
+        c_mgs,
+        c_cgs,
+        c_cgs2,
+        f_cgs,
+        f_cgs2,
+        p1,
+        w_cgs,
+        w_cgs2,
+    ] = FLAVOURS;
     let (paper, device) = (CheckMode::Paper, CheckMode::Device);
     let (none, jac) = (Precond::None, Precond::Jacobi);
     type Run = ((Variant, GramSchmidt), CheckMode, Precond);
@@ -91,6 +102,7 @@ fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
                 (c_cgs2, paper, none),
                 (c_cgs2, device, jac),
                 (f_cgs2, device, none),
+                (w_cgs2, device, none),
             ],
         ),
         (
@@ -111,9 +123,17 @@ fn matches_cpu_on_shared_nonsymmetric_matrices_f64() {
                 (c_cgs, paper, jac),
                 (f_cgs, paper, jac),
                 (p1, device, jac),
+                (w_cgs, paper, none),
             ],
         ),
-        ("pde2961", &[(p_cgs, paper, jac), (c_cgs, device, jac)]),
+        (
+            "pde2961",
+            &[
+                (p_cgs, paper, jac),
+                (c_cgs, device, jac),
+                (w_cgs, device, jac),
+            ],
+        ),
     ];
     for &(name, runs) in cases {
         let (a, b) = system(name);

@@ -45,7 +45,10 @@ fn launches_per_step(o: &SolveOptions, i: usize) -> u64 {
         }
         // p(1)-GMRES: one launch per step; in `paper` mode each step also closes itself.
         (Variant::P1, _, mode) => 1 + (mode == CheckMode::Paper) as u64,
-        (Variant::Workgroup | Variant::Cooperative, _, _) => unreachable!("CG's variant"),
+        // One workgroup: a cycle is one launch in `device` mode (counted per cycle), a step
+        // one launch in `paper` mode.
+        (Variant::Workgroup, _, mode) => (mode == CheckMode::Paper) as u64,
+        (Variant::Cooperative, _, _) => unreachable!("CG's variant"),
     }
 }
 
@@ -54,12 +57,12 @@ fn launches_per_step(o: &SolveOptions, i: usize) -> u64 {
 fn paper_transfers_per_step(o: &SolveOptions, i: usize) -> (u64, u64) {
     let i = i as u64;
     match (o.variant, o.gs, i) {
-        (Variant::Pipelined | Variant::Fused | Variant::P1, _, _) => (1, 0),
+        (Variant::Pipelined | Variant::Fused | Variant::P1 | Variant::Workgroup, _, _) => (1, 0),
         (Variant::Classical, _, 1) => (3, 1),
         (Variant::Classical, GramSchmidt::Mgs, _) => (i + 2, i + 1),
         (Variant::Classical, GramSchmidt::Cgs, _) => (4, 3),
         (Variant::Classical, GramSchmidt::Cgs2, _) => (5, 4),
-        (Variant::Workgroup | Variant::Cooperative, _, _) => unreachable!("CG's variant"),
+        (Variant::Cooperative, _, _) => unreachable!("CG's variant"),
     }
 }
 
@@ -68,8 +71,10 @@ fn paper_transfers_per_step(o: &SolveOptions, i: usize) -> (u64, u64) {
 /// truncation), ending with the last update applied alone.
 fn expected_counts(o: &SolveOptions, cycle_steps: &[usize]) -> (u64, u64, u64, u64) {
     let classical = o.variant == Variant::Classical;
-    // Fused and p(1)-GMRES close a cycle's last step in one more launch.
-    let fused = matches!(o.variant, Variant::Fused | Variant::P1);
+    // Fused and p(1)-GMRES close a cycle's last step in one more launch; one-workgroup
+    // GMRES's `device` cycle is one launch.
+    let fused = matches!(o.variant, Variant::Fused | Variant::P1)
+        || (o.variant == Variant::Workgroup && o.check_mode == CheckMode::Device);
     let (mut d, mut s, mut rb, mut up) = (0u64, 0u64, 0u64, 0u64);
     for (c, &k) in cycle_steps.iter().enumerate() {
         let update = (c > 0) as u64;
@@ -192,6 +197,10 @@ fn launch_and_transfer_counts_are_exact() {
     let p1 = opts(FLAVOURS[7], CheckMode::Device, Precond::None, 0.0);
     let per: Vec<u64> = (1..=5).map(|i| launches_per_step(&p1, i)).collect();
     assert_eq!(per, [1, 1, 1, 1, 1]);
+    // One-workgroup GMRES: none per step, one per cycle.
+    let w = opts(FLAVOURS[8], CheckMode::Device, Precond::None, 0.0);
+    let per: Vec<u64> = (1..=5).map(|i| launches_per_step(&w, i)).collect();
+    assert_eq!(per, [0, 0, 0, 0, 0]);
 }
 
 /// A solve that converges inside its first cycle, in `device` mode: that cycle (one submit,

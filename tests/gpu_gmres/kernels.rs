@@ -113,5 +113,5 @@ fn gmres_kernels_fit_the_default_storage_buffer_limit() {
         }
         seen += 1;
     }
-    assert_eq!(seen, 13, "GMRES kernels registered");
+    assert_eq!(seen, 14, "GMRES kernels registered");
 }

@@ -27,7 +27,7 @@ use common::solve::{MODES, PRECONDS};
 
 /// Every GPU GMRES flavour: the pipelined and fused variants run CGS (what `Mgs` also selects
 /// there) or CGS2, the classical one any of the three, p(1)-GMRES CGS only.
-const FLAVOURS: [(Variant, GramSchmidt); 8] = [
+const FLAVOURS: [(Variant, GramSchmidt); 10] = [
     (Variant::Pipelined, GramSchmidt::Cgs),
     (Variant::Pipelined, GramSchmidt::Cgs2),
     (Variant::Classical, GramSchmidt::Mgs),
@@ -36,6 +36,8 @@ const FLAVOURS: [(Variant, GramSchmidt); 8] = [
     (Variant::Fused, GramSchmidt::Cgs),
     (Variant::Fused, GramSchmidt::Cgs2),
     (Variant::P1, GramSchmidt::Cgs),
+    (Variant::Workgroup, GramSchmidt::Cgs),
+    (Variant::Workgroup, GramSchmidt::Cgs2),
 ];
 
 fn opts(

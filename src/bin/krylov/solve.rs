@@ -32,8 +32,9 @@ pub struct SolveArgs {
     method: Method,
     /// classical, pipelined, fused (CG: pipelined CG in one launch and one global reduction per
     /// iteration; GMRES: pipelined GMRES's step in two launches instead of four), workgroup
-    /// (CG: classical CG in one workgroup, 32 iterations per launch, for systems of up to a
-    /// few thousand rows), cooperative (CG: fused CG's iteration 16 times per launch by
+    /// (for systems of up to a few thousand rows, in one workgroup: CG classical CG, 32
+    /// iterations per launch; GMRES pipelined GMRES's steps, a whole cycle per launch),
+    /// cooperative (CG: fused CG's iteration 16 times per launch by
     /// workgroups that meet at a grid barrier, as many as the GPU holds at once; falls back
     /// to fused where a barrier cannot hold), p1 (GMRES: p(1)-GMRES, one launch and one
     /// global reduction per step — a second basis u_i = A v_{i−1} by recurrence, R_ii by

@@ -429,11 +429,15 @@ impl<'e, T: Scalar> GmresSystem<'e, T> {
 
     /// Compiles GMRES kernel `name` for A's storage format.
     pub(super) fn kernel(&self, name: &str) -> Result<Kernel> {
-        let config = crate::gpu::ShaderConfig {
+        solver_kernel::<T>(self.engine, name, self.shader_config())
+    }
+
+    /// The configuration GMRES's kernels are compiled with: A's, over the pool's bindings.
+    pub(super) fn shader_config(&self) -> crate::gpu::ShaderConfig {
+        crate::gpu::ShaderConfig {
             pool_parts: self.pool.parts(),
             ..self.a.shader_config(self.engine)
-        };
-        solver_kernel::<T>(self.engine, name, config)
+        }
     }
 
     /// The launch parameters every GMRES kernel reads (n, groups, jacobi).

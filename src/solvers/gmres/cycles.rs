@@ -27,6 +27,13 @@ pub(super) trait GmresVariant<T: Scalar> {
     fn record_restart(&self, batch: &mut Batch<'_>);
     /// `device` mode: every launch of step i (l.7–16).
     fn record_step(&self, batch: &mut Batch<'_>, i: usize);
+    /// `device` mode: every launch of steps 1 … `k` (by default step by step; one-workgroup
+    /// GMRES runs them in one launch).
+    fn record_steps(&self, batch: &mut Batch<'_>, k: usize) {
+        for i in 1..=k {
+            self.record_step(batch, i);
+        }
+    }
     /// `paper` mode: up to `mc` steps of the cycle `data` starts, the host deciding after each.
     fn paper_steps(&self, run: &mut Run<'_>, mc: usize, data: &mut CycleData<T>) -> Result<()>;
     /// l.22: the coefficients of x += D⁻¹(c_r r + Σ_i c_i v_{i−1}) from η (η_1 … η_k at
@@ -299,9 +306,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         }
         self.record_residual(&mut batch);
         self.steps().record_restart(&mut batch);
-        for i in 1..=mc {
-            self.steps().record_step(&mut batch, i);
-        }
+        self.steps().record_steps(&mut batch, mc);
         self.steps().record_cycle_end(&mut batch, mc);
         batch.submit_and_read(&sys.cyc, 0, sys.lay.tmp)
     }

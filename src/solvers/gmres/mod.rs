@@ -175,6 +175,7 @@ mod fused;
 mod least_squares;
 mod p1;
 mod pipelined;
+pub mod workgroup;
 
 use std::time::Instant;
 
@@ -185,6 +186,7 @@ use fused::Fused;
 use least_squares::Breakdown;
 use p1::P1;
 use pipelined::Pipelined;
+use workgroup::Workgroup;
 
 use super::driver::{LeftTarget, Run, kernel_times_since};
 use super::system::{Start, start_gpu_solve, zero_rhs};
@@ -247,6 +249,22 @@ pub fn solve<T: Scalar>(
         // A x = 0 is solved by x = 0 exactly (as the CPU reference does).
         return Ok(zero_rhs(report, a.nrows()));
     }
+    if opts.variant == Variant::Workgroup && report.reduction == crate::base::Reduction::Compensated
+    {
+        // Its sums run over at most a few thousand terms in one workgroup, plain.
+        let plain = SolveOptions {
+            reduction: crate::base::Reduction::Plain,
+            ..opts.clone()
+        };
+        let mut sol = solve(engine, a, b, x0, &plain, monitor)?;
+        sol.report.notes.insert(
+            0,
+            "reduction: the workgroup variant sums in one workgroup in plain arithmetic \
+             (--reduction compensated applies to the global reductions of the other variants)"
+                .into(),
+        );
+        return Ok(sol);
+    }
     let sys = GmresSystem::upload(engine, a, b, x0, opts, threshold, &mut report)?;
     let variant: Box<dyn GmresVariant<T> + '_> = match opts.variant {
         Variant::Classical => Box::new(Classical::new(&sys)?),
@@ -262,7 +280,8 @@ pub fn solve<T: Scalar>(
             }
             Box::new(P1::new(&sys)?)
         }
-        v @ (Variant::Workgroup | Variant::Cooperative) => {
+        Variant::Workgroup => Box::new(Workgroup::new(&sys)?),
+        v @ Variant::Cooperative => {
             return Err(crate::base::options::variant_refused(Method::Gmres, v));
         }
     };
