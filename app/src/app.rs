@@ -45,8 +45,9 @@ use crate::problem::{Family, Loaded, Source};
 use crate::worker::Worker;
 
 /// One run of a solve: the classical or the pipelined variant of the method, (CG and GMRES)
-/// the fused one, or (GMRES only) p(1)-GMRES or CA-GMRES(s, m), the communication-avoiding
-/// GMRES run beside them. Runs are keyed by it.
+/// the fused or the one-workgroup one, (CG only) the cooperative one, or (GMRES only)
+/// p(1)-GMRES or CA-GMRES(s, m), the communication-avoiding GMRES run beside them. Runs are
+/// keyed by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunKind {
     Classical,
@@ -54,8 +55,9 @@ pub enum RunKind {
     /// Fused CG (pipelined CG's recurrences in one launch per iteration) or fused GMRES
     /// (pipelined GMRES's step in two launches).
     Fused,
-    /// One-workgroup CG (classical CG, 32 whole iterations per launch in one workgroup; CG
-    /// on small systems only).
+    /// One workgroup, on small systems only: one-workgroup CG (classical CG, 32 whole
+    /// iterations per launch) or one-workgroup GMRES (pipelined GMRES's steps, a whole restart
+    /// cycle per launch).
     Workgroup,
     /// Cooperative CG (fused CG's iteration 16 times per launch by workgroups that meet at a
     /// grid barrier; one global reduction per iteration; CG only).
@@ -144,7 +146,7 @@ pub enum RunMode {
     Pipelined,
     /// Fused CG or GMRES alone (CG and GMRES only).
     Fused,
-    /// One-workgroup CG alone (CG only).
+    /// One-workgroup CG or GMRES alone (CG and GMRES only).
     Workgroup,
     /// Cooperative CG alone (CG only).
     Cooperative,
@@ -183,15 +185,18 @@ impl RunMode {
         self.kinds(method).contains(&RunKind::Ca)
     }
 
-    /// The mode for `method`: CA-GMRES and p1 are runs of GMRES only, fused one of CG and
-    /// GMRES only and workgroup and cooperative ones of CG only, so for other methods `Ca`,
-    /// `P1`, `Fused`, `Workgroup` and `Cooperative` become `Pipelined` and `All` becomes
-    /// `Both`.
+    /// The mode for `method`: CA-GMRES and p1 are runs of GMRES only, fused and workgroup ones
+    /// of CG and GMRES only and cooperative ones of CG only, so for other methods `Ca`, `P1`,
+    /// `Fused`, `Workgroup` and `Cooperative` become `Pipelined` and `All` becomes `Both`.
     pub fn for_method(self, method: Method) -> RunMode {
         match self {
             RunMode::Ca | RunMode::P1 if method != Method::Gmres => RunMode::Pipelined,
-            RunMode::Fused if !matches!(method, Method::Cg | Method::Gmres) => RunMode::Pipelined,
-            RunMode::Workgroup | RunMode::Cooperative if method != Method::Cg => RunMode::Pipelined,
+            RunMode::Fused | RunMode::Workgroup
+                if !matches!(method, Method::Cg | Method::Gmres) =>
+            {
+                RunMode::Pipelined
+            }
+            RunMode::Cooperative if method != Method::Cg => RunMode::Pipelined,
             RunMode::All if !matches!(method, Method::Gmres | Method::Cg) => RunMode::Both,
             mode => mode,
         }
@@ -469,6 +474,11 @@ impl StudioApp {
     /// are refused.
     pub fn next_options(&self) -> Result<SolveOptions, String> {
         self.options()
+    }
+
+    /// The runs the next solve would make (the Solver panel's run mode for its method).
+    pub fn next_kinds(&self) -> Vec<RunKind> {
+        self.run_mode.kinds(self.method)
     }
 
     /// The runs of the last solve.

@@ -25,14 +25,14 @@ Options:
   --run-both            solve with the classical and the pipelined variant, side by side
   --variant V           classical | pipelined | fused | workgroup | cooperative | p1 | both |
                         ca | all (with --run; fused is CG in one launch per iteration or GMRES
-                        in two per step, --method cg is implied unless --method gmres;
-                        workgroup is CG in one workgroup, 32 iterations per launch (small
-                        systems), and cooperative fused CG, 16 iterations per launch across a
-                        grid barrier: CG only, --method cg is implied; p1 is p(1)-GMRES, one
-                        launch and one global reduction per step, ca is CA-GMRES and all is
-                        classical, pipelined and CA-GMRES side by side: GMRES only, --method
-                        gmres is implied — with --method cg, all is classical, pipelined and
-                        fused)
+                        in two per step, and workgroup (small systems) CG in one workgroup, 32
+                        iterations per launch, or GMRES's pipelined steps in one workgroup, a
+                        whole cycle per launch: --method cg is implied unless --method gmres;
+                        cooperative fused CG, 16 iterations per launch across a grid barrier:
+                        CG only, --method cg is implied; p1 is p(1)-GMRES, one launch and one
+                        global reduction per step, ca is CA-GMRES and all is classical,
+                        pipelined and CA-GMRES side by side: GMRES only, --method gmres is
+                        implied — with --method cg, all is classical, pipelined and fused)
   --method M            cg | bicgstab | gmres | bicg | jacobi | cagmres (= gmres --variant ca)
   --restart M           GMRES restart length m (CA-GMRES: a multiple of --s-step)
   --s-step S            CA-GMRES basis vectors per block s (1..16; default 5)
@@ -178,25 +178,29 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     }
     // `--variant all` without a method is GMRES's three (with CA-GMRES); with `--method cg`
     // CG's (with fused CG).
-    if variant == Some(RunMode::Fused)
-        && out
-            .method
-            .is_some_and(|m| !matches!(m, Method::Cg | Method::Gmres))
-    {
-        return Err(format!(
-            "fused is CG's and GMRES's variant (fewer launches per iteration): --variant fused \
-             needs --method cg or gmres, not {}",
-            out.method.expect("checked")
-        ));
-    }
-    if variant == Some(RunMode::Fused) && out.method.is_none() {
-        out.method = Some(Method::Cg);
-    }
-    // Workgroup and cooperative are CG's only (implied), p1 GMRES's only (implied).
-    let one_method = match variant {
-        Some(RunMode::Workgroup) => {
-            Some(("workgroup", "whole iterations in one workgroup", Method::Cg))
+    // Fused and workgroup are CG's (implied) and GMRES's.
+    let cg_or_gmres = match variant {
+        Some(RunMode::Fused) => Some(("fused", "fewer launches per iteration")),
+        Some(RunMode::Workgroup) => Some((
+            "workgroup",
+            "whole iterations or cycles in one workgroup, for small systems",
+        )),
+        _ => None,
+    };
+    if let Some((v, what)) = cg_or_gmres {
+        match out.method {
+            None => out.method = Some(Method::Cg),
+            Some(Method::Cg | Method::Gmres) => {}
+            Some(m) => {
+                return Err(format!(
+                    "{v} is CG's and GMRES's variant ({what}): --variant {v} needs --method cg \
+                     or gmres, not {m}"
+                ));
+            }
         }
+    }
+    // Cooperative is CG's only (implied), p1 GMRES's only (implied).
+    let one_method = match variant {
         Some(RunMode::Cooperative) => Some((
             "cooperative",
             "fused CG iterations across a grid barrier",
@@ -381,7 +385,7 @@ mod tests {
                 .unwrap_err()
                 .contains("--method cg or gmres")
         );
-        // Workgroup is CG's only (implied).
+        // Workgroup is CG's (implied) and GMRES's, refused for another method.
         let Parsed::Run(a) = p("--variant workgroup --run").unwrap() else {
             panic!()
         };
@@ -389,10 +393,37 @@ mod tests {
             (a.run, a.method),
             (Some(RunMode::Workgroup), Some(Method::Cg))
         );
+        let Parsed::Run(a) = p("--method gmres --variant workgroup --run").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (a.run, a.method),
+            (Some(RunMode::Workgroup), Some(Method::Gmres))
+        );
+        let Parsed::Run(a) = p("--variant workgroup --method gmres").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (a.run, a.preselect, a.method),
+            (None, Some(RunMode::Workgroup), Some(Method::Gmres))
+        );
+        assert_eq!(
+            RunMode::Workgroup.kinds(Method::Gmres),
+            vec![crate::app::RunKind::Workgroup]
+        );
+        for m in ["bicgstab", "bicg", "jacobi"] {
+            assert!(
+                p(&format!("--method {m} --variant workgroup"))
+                    .unwrap_err()
+                    .contains(&format!(
+                        "--variant workgroup needs --method cg or gmres, not {m}"
+                    ))
+            );
+        }
         assert!(
-            p("--method gmres --variant workgroup")
+            p("--method cagmres --variant workgroup")
                 .unwrap_err()
-                .contains("--variant workgroup needs --method cg")
+                .contains("--variant ca or all")
         );
         // Cooperative too.
         let Parsed::Run(a) = p("--variant cooperative --run").unwrap() else {
@@ -443,7 +474,8 @@ mod tests {
                 .contains("--variant ca or all")
         );
         assert!(p("--variant nope").unwrap_err().contains("p1"));
-        // The help text's count is the library's.
+        // The help text's count is the library's, and names GMRES's workgroup variant.
+        assert!(USAGE.contains("GMRES's pipelined steps in one workgroup, a"));
         assert!(USAGE.contains(&format!(
             "cooperative fused CG, {} iterations per launch",
             krylov_wgpu::solvers::cg::cooperative::ITERATIONS_PER_LAUNCH

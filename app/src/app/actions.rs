@@ -332,10 +332,29 @@ mod tests {
             RunMode::Workgroup.for_method(Method::Cg),
             RunMode::Workgroup
         );
+        // Workgroup is CG's and GMRES's (alone, not among GMRES's "all three").
         assert_eq!(
             RunMode::Workgroup.for_method(Method::Gmres),
-            RunMode::Pipelined
+            RunMode::Workgroup
         );
+        for m in [Method::Bicgstab, Method::Bicg, Method::Jacobi] {
+            assert_eq!(RunMode::Workgroup.for_method(m), RunMode::Pipelined);
+        }
+        assert_eq!(
+            RunMode::Workgroup.kinds(Method::Gmres),
+            vec![RunKind::Workgroup]
+        );
+        assert!(!RunMode::Workgroup.has_ca(Method::Gmres));
+        assert!(
+            !RunMode::All
+                .kinds(Method::Gmres)
+                .contains(&RunKind::Workgroup)
+        );
+        assert_eq!(
+            RunKind::Workgroup.options(&opts).variant,
+            Variant::Workgroup
+        );
+        assert_eq!(RunKind::Workgroup.options(&opts).method, Method::Gmres);
         // Cooperative is CG's only, run alone with its own variant.
         assert_eq!(
             RunMode::Cooperative.for_method(Method::Cg),
@@ -396,6 +415,13 @@ mod tests {
             ..Default::default()
         });
         assert_eq!((a.method, a.run_mode), (Method::Gmres, RunMode::Pipelined));
+        // Workgroup handed over with GMRES stays GMRES's workgroup run.
+        let a = app(StartupArgs {
+            method: Some(Method::Gmres),
+            preselect: Some(RunMode::Workgroup),
+            ..Default::default()
+        });
+        assert_eq!((a.method, a.run_mode), (Method::Gmres, RunMode::Workgroup));
         // And a GMRES-only one with CG.
         let a = app(StartupArgs {
             method: Some(Method::Cg),

@@ -16,7 +16,7 @@ impl StudioApp {
                 RichText::new(
                     "Solve to see the counts: kernel launches (dispatches), host transfers, \
                      global reductions and host syncs per iteration, classical vs pipelined \
-                     (vs fused for CG and GMRES, p1 and CA-GMRES for GMRES).",
+                     (vs fused and workgroup for CG and GMRES, p1 and CA-GMRES for GMRES).",
                 )
                 .weak(),
             );
@@ -71,9 +71,9 @@ impl StudioApp {
                 .strong(),
             );
         }
-        // And the fused (CG, GMRES), workgroup and cooperative (CG) and p1 (GMRES: 1 launch
-        // and 1 global reduction per step) variants' launches and reductions beside
-        // pipelined's.
+        // And the fused (CG, GMRES), workgroup (CG, GMRES), cooperative (CG) and p1 (GMRES: 1
+        // launch and 1 global reduction per step) variants' launches and reductions beside
+        // pipelined's; one-workgroup GMRES's per restart cycle (a cycle is its launch).
         for kind in [
             RunKind::Fused,
             RunKind::Workgroup,
@@ -91,13 +91,21 @@ impl StudioApp {
                     )
                 })
                 .unwrap_or_default();
-            ui.label(
-                RichText::new(format!(
+            let text = match per_cycle(f) {
+                Some((launches, reductions, cycles)) if kind == RunKind::Workgroup => format!(
+                    "{kind} {}: {launches:.2} launches and {reductions:.2} global reductions per \
+                     restart cycle ({cycles} cycle{}), {:.2} and {:.2} per iteration{vs}",
+                    f.method,
+                    if cycles == 1 { "" } else { "s" },
+                    f.dispatches_per_iteration,
+                    f.reductions_per_iteration
+                ),
+                _ => format!(
                     "{kind} {}: {:.2} launches and {:.2} global reductions per iteration{vs}",
                     f.method, f.dispatches_per_iteration, f.reductions_per_iteration
-                ))
-                .strong(),
-            );
+                ),
+            };
+            ui.label(RichText::new(text).strong());
         }
         // Three runs leave no room beside their columns: the side tables go below them.
         if self.runs.len() <= 2 {
@@ -465,6 +473,18 @@ fn syncs_per_cycle(r: &SolveReport) -> String {
         (Some(s), Some(c)) => format!("{s:.2} ({c} cycle{})", if c == 1 { "" } else { "s" }),
         _ => "–".into(),
     }
+}
+
+/// The iteration loop's launches and global reductions per restart cycle, and the cycles, of
+/// a run with restart cycles (GMRES); `None` for methods without them.
+fn per_cycle(r: &SolveReport) -> Option<(f64, f64, usize)> {
+    let cycles = r.cycles.filter(|&c| c > 0)?;
+    let c = cycles as f64;
+    Some((
+        r.loop_counts.dispatches as f64 / c,
+        r.loop_counts.reductions as f64 / c,
+        cycles,
+    ))
 }
 
 /// The rows of CA-GMRES's table: (name, value).

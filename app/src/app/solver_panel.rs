@@ -1,10 +1,11 @@
 //! The Solver panel (bottom of the left side): Solve and Stop, the runs to make (classical,
-//! pipelined, both; for GMRES also fused, p1, CA-GMRES and all three; for CG fused, workgroup,
-//! cooperative and all three), and the settings of the solve.
+//! pipelined, both; for GMRES also fused, p1, workgroup, CA-GMRES and all three; for CG fused,
+//! workgroup, cooperative and all three), and the settings of the solve.
 
 use egui::{RichText, Ui};
 use krylov_wgpu::Precision;
 use krylov_wgpu::solvers::cg::cooperative;
+use krylov_wgpu::solvers::gmres::workgroup as gmres_workgroup;
 use krylov_wgpu::solvers::{
     Basis, CheckMode, Format, GramSchmidt, Method, Precond, Side, Trisolve, Tsqr,
 };
@@ -60,8 +61,9 @@ impl StudioApp {
             });
             let gmres = self.method == Method::Gmres;
             if gmres {
-                // Fused, p1 and CA-GMRES beside GMRES's two variants; CA-GMRES preconditions
-                // on the right only.
+                // Fused, p1 and workgroup (pipelined GMRES's steps in fewer launches) beside
+                // GMRES's two variants, CA-GMRES and all three on a row of their own (one row
+                // is wider than the panel); CA-GMRES preconditions on the right only.
                 let plain = self.precond == Precond::None || self.side == Side::Right;
                 ui.horizontal(|ui| {
                     ui.radio_value(&mut self.run_mode, RunMode::Fused, "fused")
@@ -75,6 +77,15 @@ impl StudioApp {
                              basis u = A·v by a recurrence; a cycle whose norm loses its accuracy \
                              restarts)",
                         );
+                    ui.radio_value(&mut self.run_mode, RunMode::Workgroup, "workgroup")
+                        .on_hover_text(format!(
+                            "pipelined GMRES's steps in one workgroup, a whole cycle per launch \
+                             and no global reduction in its steps: for systems of up to a few \
+                             thousand rows (restart m at most {})",
+                            gmres_workgroup::MAX_RESTART
+                        ));
+                });
+                ui.horizontal(|ui| {
                     ui.add_enabled_ui(plain, |ui| {
                         ui.radio_value(&mut self.run_mode, RunMode::Ca, "CA-GMRES")
                             .on_hover_text(

@@ -1,6 +1,7 @@
 //! GMRES in krylov-studio: classical, pipelined and CA-GMRES side by side with their
 //! reductions and host round trips, CA-GMRES started from the command line, fused GMRES
-//! with its two launches per step and p(1)-GMRES with its one.
+//! with its two launches per step, p(1)-GMRES with its one and one-workgroup GMRES with one
+//! per restart cycle.
 
 use super::*;
 
@@ -289,4 +290,82 @@ fn gmres_runs_p1_with_one_launch_per_step() {
     choose(&mut h, "Method", "cg");
     h.run();
     assert!(h.query(p1_radio()).is_none());
+}
+
+#[test]
+fn gmres_runs_in_one_workgroup_with_a_launch_per_cycle() {
+    let mut h = harness();
+    check_device(&h);
+    generate(&mut h, "poisson2d:32");
+    let workgroup_radio = || by().role(Role::RadioButton).label("workgroup");
+    choose(&mut h, "Method", "gmres");
+    h.run();
+    // Offered beside GMRES's other variants (CG has one of its own), not among "all three".
+    h.get(workgroup_radio()).click();
+    h.run();
+    let opts = h.state().next_options().unwrap();
+    assert_eq!(opts.method, Method::Gmres);
+    solve(&mut h);
+    let runs = h.state().runs();
+    assert_eq!(
+        runs.iter().map(|r| r.kind).collect::<Vec<_>>(),
+        vec![RunKind::Workgroup]
+    );
+    let r = runs[0].report().expect("the run reports").clone();
+    assert!(r.converged, "{}", r.reason_detail);
+    assert!(r.relative_residual <= 1e-6);
+    assert_eq!(
+        (r.method, r.variant),
+        (Method::Gmres, krylov_wgpu::solvers::Variant::Workgroup)
+    );
+    // GMRES(30) on 1024 rows: several cycles, each one launch of its steps.
+    let cycles = r.cycles.expect("GMRES reports its cycles");
+    assert!(cycles >= 2, "{r:?}");
+    if r.device.is_gpu() {
+        // A cycle is [the update of x] + the residual + one launch of its steps, and its one
+        // global reduction is the restart's norm (the final check adds one of each): far
+        // below pipelined GMRES's launches and reductions per step.
+        let c = cycles as f64;
+        let launches = r.loop_counts.dispatches as f64 / c;
+        let reductions = r.loop_counts.reductions as f64 / c;
+        assert!(
+            (2.0..=4.0).contains(&launches),
+            "{launches} launches per cycle: {r:?}"
+        );
+        assert!(
+            (1.0..=2.0).contains(&reductions),
+            "{reductions} reductions per cycle: {r:?}"
+        );
+        assert!(r.dispatches_per_iteration < 0.5, "{r:?}");
+        assert!(r.reductions_per_iteration < 0.2, "{r:?}");
+        let headline = format!(
+            "workgroup gmres: {launches:.2} launches and {reductions:.2} global reductions per \
+             restart cycle ({cycles} cycle{}), {:.2} and {:.2} per iteration",
+            if cycles == 1 { "" } else { "s" },
+            r.dispatches_per_iteration,
+            r.reductions_per_iteration
+        );
+        assert!(
+            h.query(by().label(headline.as_str())).is_some(),
+            "{headline}"
+        );
+        assert_eq!(
+            row_texts(&h, "dispatches / iteration")[0],
+            format!("{:.2}", r.dispatches_per_iteration)
+        );
+    }
+    // Another method without it: the workgroup radio is gone and the mode falls back; back
+    // to GMRES, "all three" is classical, pipelined and CA-GMRES.
+    choose(&mut h, "Method", "bicgstab");
+    h.run();
+    assert!(h.query(workgroup_radio()).is_none());
+    choose(&mut h, "Method", "gmres");
+    h.run();
+    h.get(by().role(Role::RadioButton).label("all three"))
+        .click();
+    h.run();
+    assert_eq!(
+        h.state().next_kinds(),
+        vec![RunKind::Classical, RunKind::Pipelined, RunKind::Ca]
+    );
 }

@@ -7,7 +7,7 @@
 //! with or without CI's variables.
 //!
 //! This file: the harness, the helpers and the CG runs; `gmres.rs`: GMRES's three variants,
-//! CA-GMRES from the command line, fused and p1 GMRES; `panels.rs`: files, the device and
+//! CA-GMRES from the command line, fused, p1 and workgroup GMRES; `panels.rs`: files, the device and
 //! sample menus, the solver and predict panels.
 
 use std::path::Path;
