@@ -200,6 +200,57 @@ fn a_lost_r_ii_restarts_the_cycle_and_repeated_losses_fall_back_to_fused() {
     );
 }
 
+/// west0479 in f32 without a preconditioner: p(1)-GMRES's cycles end early (R_{i,i} lost)
+/// after a few steps and leave the restart residual where it was. Such a cycle is p(1)'s
+/// recurrences stalling, not GMRES: the solve goes on as fused GMRES at once (a note says
+/// so) instead of counting it towards the stagnation stop — before, p(1) stopped with
+/// "stagnation" after 18 steps where fused GMRES ran 90 — on the GPU in both modes and on
+/// the CPU twin (pipelined steps).
+#[test]
+fn a_lost_cycle_without_progress_falls_back_to_fused_at_once() {
+    let Some(engine) = engine() else { return };
+    let (a, b) = with_ones_rhs(load("west0479"));
+    let (a32, b32) = cast::<f32>(&a, &b);
+    for mode in [CheckMode::Device, CheckMode::Paper] {
+        let o = SolveOptions {
+            rtol: 1e-6,
+            restart: 30,
+            max_iter: 3000,
+            ..opts(Variant::P1, mode, Precond::None)
+        };
+        let sol = gmres::solve(&engine, &a32, &b32, None, &o, &mut ()).unwrap();
+        let r = &sol.report;
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("left the restart residual where it was")),
+            "{mode}: {}: {:?}",
+            r.reason_detail,
+            r.notes
+        );
+        assert!(r.restarts >= 1, "{mode}: {}", r.restarts);
+        assert!(
+            r.iterations > 60,
+            "{mode}: stopped after {} steps",
+            r.iterations
+        );
+        let rel = cpu::true_relative_residual(&a32, &b32, &sol.x);
+        assert!(
+            rel.is_finite() && (rel - r.relative_residual).abs() <= 1e-6 * rel,
+            "{mode}: reported {:e}, x's {rel:e}",
+            r.relative_residual
+        );
+        let twin = cpu::solve(&a32, &b32, None, &o).unwrap().report;
+        assert!(
+            twin.restarts >= 1 && twin.iterations > 60,
+            "{mode}: twin {} steps, {} restarts: {}",
+            twin.iterations,
+            twin.restarts,
+            twin.reason_detail
+        );
+    }
+}
+
 #[test]
 fn p1_is_refused_where_it_does_not_run_and_says_what_it_ignores() {
     let Some(engine) = engine() else { return };

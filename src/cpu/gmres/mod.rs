@@ -415,16 +415,21 @@ fn gmres_cycles<T: Scalar>(
             }
             *gap_restarts += 1;
         }
-        // p(1)-GMRES's early end is a restart (judged for stagnation like a full cycle).
+        // p(1)-GMRES's early end is a restart (judged for stagnation like a full cycle) —
+        // unless it left the restart residual where it was: then p(1)'s recurrences stall,
+        // not GMRES, and the solve goes on with pipelined GMRES's steps at once (the GPU:
+        // fused GMRES) instead of counting it towards the stagnation stop.
+        let mut stalled_p1 = false;
         if lost {
             *lost_cycles += 1;
-            // After P1_MAX_LOST_CYCLES, pipelined GMRES's steps (the GPU: fused GMRES).
-            p1 = *lost_cycles < P1_MAX_LOST_CYCLES;
+            stalled_p1 = is_stagnant(cycle_start, restart_res);
+            // After P1_MAX_LOST_CYCLES, pipelined GMRES's steps too.
+            p1 = *lost_cycles < P1_MAX_LOST_CYCLES && !stalled_p1;
         }
         // Stagnation: a full cycle that left the restart residual where it was.
         // (At the iteration limit the limit is the reason, as on the GPU.)
         if let Some(stop) = stagnation.after_cycle(
-            (k == m || lost) && total < sys.max_iter,
+            (k == m || lost) && !stalled_p1 && total < sys.max_iter,
             cycle_start,
             restart_res,
             total,

@@ -17,7 +17,8 @@ use crate::matrix::Csr;
 /// ξ_{i−1} and that step's estimate, as the GPU's launch that closes step i does. A step
 /// whose ‖u_i‖² − Σ R² is at most √ε‖u_i‖² ends the cycle with the i − 1 steps before it and
 /// GMRES restarts from the true residual (counted in the report's `restarts`); after
-/// [`P1_MAX_LOST_CYCLES`] such cycles the steps are pipelined GMRES's. Reductions and syncs
+/// [`P1_MAX_LOST_CYCLES`] such cycles, or one that left the restart residual where it was,
+/// the steps are pipelined GMRES's. Reductions and syncs
 /// as [`classical`](super::classical)'s with CGS (the distributed machine's count).
 ///
 /// ```

@@ -143,8 +143,9 @@ pub(super) struct Outcome {
     pub(super) gap_restarts: usize,
     /// Cycles p(1)-GMRES ended early because R_{i,i} lost its accuracy ([`StepEnd::Lost`]).
     pub(super) lost_cycles: usize,
-    /// The step after which p(1)-GMRES went on as fused GMRES ([`P1_MAX_LOST_CYCLES`]).
-    pub(super) fell_back: Option<usize>,
+    /// The step after which p(1)-GMRES went on as fused GMRES, and whether because a cycle
+    /// that ended early made no progress (else: [`P1_MAX_LOST_CYCLES`] such cycles).
+    pub(super) fell_back: Option<(usize, bool)>,
     pub(super) basis_k: usize,
     /// The norms the pool's basis vectors still carry ([`GmresVariant::basis_norms`]).
     pub(super) basis_norms: Option<Vec<f64>>,
@@ -347,7 +348,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
         // residual before them, and whether the last cycle ran all m steps.
         let (mut stagnant, mut stagnant_from, mut prev_full) = (0usize, 0.0f64, false);
         let (mut gap_restarts, mut basis_k, mut basis_norms) = (0, 0, None);
-        let mut lost_cycles = 0usize;
+        let (mut lost_cycles, mut prev_lost) = (0usize, false);
         let mut fell_back = None;
         let fin = loop {
             if run.monitor.cancelled() {
@@ -418,6 +419,19 @@ impl<'a, T: Scalar> Gmres<'a, T> {
                 None
             };
             let rho = rho.expect("restart residual");
+            let stalled = prev_full && crate::cpu::gmres::is_stagnant(cycle_start, rho.as_f64());
+            // A p(1)-GMRES cycle that ended early and made no progress: its recurrences stall,
+            // not GMRES — fused GMRES from here on, not counted towards stagnation (as the CPU
+            // twin goes on with pipelined steps). In `device` mode the cycle just recorded ran
+            // p(1)'s steps from this restart: it is dropped and run again as fused GMRES.
+            if stalled && prev_lost && self.fall_back()? {
+                fell_back = Some((total, true));
+                (stagnant, prev_full, prev_lost) = (0, false, false);
+                if cycle.is_some() {
+                    run.cycles = run.cycles.map(|n| n - 1);
+                    continue;
+                }
+            }
             // Stagnation, judged at the restart as the CPU does: in `device` mode the cycle
             // just recorded is dropped (its update is never applied, its steps not counted).
             if prev_full && crate::cpu::gmres::is_stagnant(cycle_start, rho.as_f64()) {
@@ -468,6 +482,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             // restarts where it is, and one that keeps making no progress must stop.
             let lost = data.end == StepEnd::Lost;
             lost_cycles += lost as usize;
+            prev_lost = lost;
             prev_full = (data.end == StepEnd::Full && data.k == self.sys.m) || lost;
             if let StepEnd::NonFinite(q) = data.end {
                 break Fin::NonFinite(q);
@@ -479,7 +494,7 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             // p(1)-GMRES that keeps losing R_{i,i}: fused GMRES from the next cycle on (the
             // update above is p(1)'s own).
             if lost && lost_cycles >= P1_MAX_LOST_CYCLES && self.fall_back()? {
-                fell_back = Some(total);
+                fell_back = Some((total, false));
             }
             let est_last = data.est.last().map_or(rho.as_f64(), |e| e.as_f64());
             match data.end {

@@ -95,8 +95,8 @@
 //! step** and 1 per cycle that closes its last step; 1 global reduction per step (+ 1 per
 //! cycle); `paper` mode closes each step in its own launch. A step whose R_{i,i} is lost to
 //! cancellation ends the cycle early (a restart, counted and noted); after
-//! [`P1_MAX_LOST_CYCLES`](crate::cpu::gmres::P1_MAX_LOST_CYCLES) such cycles the solve goes
-//! on as fused GMRES. Its CPU twin is [`crate::cpu::gmres::p1`].
+//! [`P1_MAX_LOST_CYCLES`](crate::cpu::gmres::P1_MAX_LOST_CYCLES) such cycles, or one that
+//! left the restart residual where it was, the solve goes on as fused GMRES. Its CPU twin is [`crate::cpu::gmres::p1`].
 //!
 //! # Classical GMRES (Alg. 5) as a conventional GPU library runs it
 //!
@@ -367,12 +367,18 @@ pub fn solve<T: Scalar>(
             .notes
             .push(crate::cpu::gmres::p1_lost_note(out.lost_cycles));
     }
-    if let Some(step) = out.fell_back {
-        report.notes.push(format!(
+    match out.fell_back {
+        Some((step, false)) => report.notes.push(format!(
             "p(1)-GMRES: after {} cycles that ended early it went on as fused GMRES from \
              step {step} (its recurrences kept losing R_ii on this matrix)",
             crate::cpu::gmres::P1_MAX_LOST_CYCLES
-        ));
+        )),
+        Some((step, true)) => report.notes.push(format!(
+            "p(1)-GMRES: a cycle that ended early left the restart residual where it was; \
+             the solve went on as fused GMRES from step {step} (p(1)'s recurrences stalled, \
+             not counted as stagnation)"
+        )),
+        None => {}
     }
     report.seconds = start.elapsed().as_secs_f64();
     report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());

@@ -25,8 +25,8 @@
 //! When ‖u_i‖² − Σ R² ≤ √ε‖u_i‖² (R_{i,i} too small to be known to about a percent) the
 //! cycle keeps its first i − 1 steps and GMRES restarts from the true residual
 //! (`STOP_LOST`, counted in the report's `restarts` with a note); after
-//! [`P1_MAX_LOST_CYCLES`](crate::cpu::gmres::P1_MAX_LOST_CYCLES) such cycles the solve goes on
-//! as fused GMRES (`cycles.rs`). An optimistic estimate is caught by the true residual at the
+//! [`P1_MAX_LOST_CYCLES`](crate::cpu::gmres::P1_MAX_LOST_CYCLES) such cycles, or one that left
+//! the restart residual where it was, the solve goes on as fused GMRES (`cycles.rs`). An optimistic estimate is caught by the true residual at the
 //! restart, as for every variant. Classical Gram–Schmidt only (one pass: `--gs cgs2` runs
 //! one, with a note).
 //!
