@@ -222,7 +222,6 @@ fn too_many_rows_and_other_methods_are_refused_by_name() {
     let b = vec![1.0; a.nrows()];
     for method in [
         Method::Bicgstab,
-        Method::Gmres,
         Method::Bicg,
         Method::CaGmres,
     ] {
