@@ -220,11 +220,7 @@ fn an_indefinite_matrix_stops_as_not_spd_like_classical() {
 fn too_many_rows_and_other_methods_are_refused_by_name() {
     let a: Csr<f64> = generators::from_spec("poisson2d:8").unwrap();
     let b = vec![1.0; a.nrows()];
-    for method in [
-        Method::Bicgstab,
-        Method::Bicg,
-        Method::CaGmres,
-    ] {
+    for method in [Method::Bicgstab, Method::Bicg, Method::CaGmres] {
         let o = SolveOptions {
             method,
             variant: Variant::Workgroup,
