@@ -6,8 +6,9 @@
 #      mode, f32 and f64 (rows beyond one workgroup's memory are refused and noted), + CuPy;
 #   2. steady state: 600-step loops (20 cycles) at 5e2–1e4, f32 and f64;
 #   3. with VARIANT_DIR: the same loops alternating the built-in kernel and
-#      DIR/gmres/gmres_workgroup.wgsl (KRYLOV_SHADER_DIR), two rounds;
-#   4. time to solution (rtol 1e-8 f64, 1e-5 f32) on the shared nonsymmetric matrices;
+#      DIR/gmres/gmres_workgroup.wgsl (KRYLOV_SHADER_DIR), ROUNDS (default "1 2");
+#   4. time to solution (rtol 1e-8 f64, 1e-5 f32) on the shared nonsymmetric matrices
+#      (MATRICES: names in tests/data);
 #   5. GPU time per launch (KRYLOV_PROFILE) at 1e3 and 1e4.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,12 +26,12 @@ loops() { # $1 tag, $2 variants, [KRYLOV_SHADER_DIR from the caller]
 }
 loops all p1,workgroup
 if [ -n "${VARIANT_DIR:-}" ]; then
-    for round in 1 2; do
+    for round in ${ROUNDS:-1 2}; do
         loops "base-$round" workgroup
         KRYLOV_SHADER_DIR=$VARIANT_DIR loops "v-$round" workgroup
     done
 fi
-for m in add32 jpwh_991 sherman4 pores_1 pde2961 Trefethen_2000 west0479; do
+for m in ${MATRICES:-add32 jpwh_991 sherman4 pores_1 pde2961 Trefethen_2000 west0479}; do
     for p in f64 f32; do
         rtol=1e-8
         [ "$p" = f32 ] && rtol=1e-5
