@@ -266,18 +266,18 @@ pub struct CycleInfo {
     pub recorded: usize,
 }
 
-/// CA-GMRES's own report, beside the common [`SolveReport`].
+/// CA-GMRES's own report, beside the common [`SolveReport`](crate::solvers::SolveReport).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct CaReport {
     pub options: CaOptions,
     /// The Newton shifts in use (empty for the monomial basis, or before they are known).
     pub shifts: Vec<Shift>,
-    /// The matrix powers scaling σ (see [`powers`]): ‖A‖_∞ for the monomial basis, the
+    /// The matrix powers scaling σ (see `powers`): ‖A‖_∞ for the monomial basis, the
     /// largest |Ritz value| for the Newton basis (‖A‖_∞ until the shifts are known).
     pub scale: f64,
     pub cycles: Vec<CycleInfo>,
     /// Global reductions and host syncs per CA cycle, averaged over the CA cycles that ran all
-    /// m/s blocks (`None` when none did); [`ca_counts_per_cycle`] is the formula.
+    /// m/s blocks (`None` when none did); `ca_counts_per_cycle` is the formula.
     pub reductions_per_cycle: Option<f64>,
     pub syncs_per_cycle: Option<f64>,
 }

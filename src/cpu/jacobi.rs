@@ -2,7 +2,7 @@
 //! diagonally dominant (more generally when the spectral radius of I − D⁻¹A is below 1).
 //!
 //! It stops as [`StopReason::Diverged`] when the residual exceeds
-//! [`DIVERGENCE_FACTOR`](super::DIVERGENCE_FACTOR) times the initial one or is not finite.
+//! [`super::DIVERGENCE_FACTOR`] times the initial one or is not finite.
 //! There is no classical/pipelined distinction (both run the same loop) and no separate
 //! preconditioner (D⁻¹ is the method).
 //!

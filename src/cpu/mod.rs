@@ -1,4 +1,4 @@
-//! f64 reference implementations (generic over [`Scalar`](crate::Scalar), so also usable in f32):
+//! f64 reference implementations (generic over [`crate::Scalar`], so also usable in f32):
 //! the oracle for every GPU test and the fallback when no GPU exists.
 //!
 //! Every method has the same entry signature as [`solve`] (which dispatches on

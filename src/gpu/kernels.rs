@@ -30,7 +30,7 @@ pub struct Params {
 
 /// `FLAG_NEGATE` of the WGSL source: axpy subtracts.
 pub const FLAG_NEGATE: u32 = 1;
-/// `FLAG_SHIFT`: dot_finish moves scalars[dst] to scalars[dst + 1] first.
+/// `FLAG_SHIFT`: dot_finish moves `scalars[dst]` to `scalars[dst + 1]` first.
 pub const FLAG_SHIFT: u32 = 2;
 /// `FLAG_MONITOR`: dot_finish records the residual and tests convergence.
 pub const FLAG_MONITOR: u32 = 4;

@@ -26,7 +26,7 @@ pub struct Tuning {
     /// larger than it are split over several bindings as they would be over the real limit
     /// (tests force the split on small matrices with it).
     pub max_binding_bytes: Option<u64>,
-    /// Wait for a read-back by polling the device in a loop for up to [`SPIN_WAIT_LIMIT`]
+    /// Wait for a read-back by polling the device in a loop for up to `SPIN_WAIT_LIMIT`
     /// before blocking in the driver's fence wait: the thread spins, and learns of the GPU's
     /// completion sooner than a blocking wait wakes it (on two H200s the distributed CG's
     /// iteration at n = 5e7 took 4–7 % less, BENCHMARKS.md). `None`: spin on hardware

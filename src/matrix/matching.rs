@@ -47,7 +47,7 @@ const NONE: usize = usize::MAX;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Matching {
     /// `row_perm[i]` is the row of A placed at row i of P·A (the row matched to column i),
-    /// so (P·A)ᵢᵢ = a_{row_perm[i], i}.
+    /// so (P·A)ᵢᵢ = a_{`row_perm[i]`, i}.
     pub row_perm: Vec<usize>,
     /// Dual variable of each row of A (u_i; indexed by A's rows).
     pub row_dual: Vec<f64>,

@@ -5,7 +5,7 @@
 //! original one, reported the same way. What it changes is the diagonal, and with it the
 //! preconditioners built from the diagonal: Jacobi needs every aᵢᵢ ≠ 0, ILU(0) eliminates
 //! with the diagonal as pivots. A maximum-product matching
-//! ([`max_product_matching`](super::matching::max_product_matching), MC64 job 5) puts the
+//! ([`super::matching::max_product_matching`], MC64 job 5) puts the
 //! largest possible product of entries on the diagonal, zero-free whenever A is structurally
 //! nonsingular.
 //!
@@ -69,7 +69,7 @@ pub struct Reordered<T> {
     /// `row_perm[i]` = the row of the original system now at row i.
     pub row_perm: Vec<usize>,
     /// For a symmetric permutation (RCM: `a` = P·A·Pᵀ): `col_perm[i]` = the unknown of the
-    /// original system numbered i, so the solution comes back as x[col_perm[i]] = y[i].
+    /// original system numbered i, so the solution comes back as `x[col_perm[i]] = y[i]`.
     /// `None` for a row permutation (x unchanged).
     pub col_perm: Option<Vec<usize>>,
     /// Rows P moves.

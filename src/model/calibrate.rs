@@ -15,7 +15,7 @@
 //!   dependent dispatch costs 13.8 µs, an untimed one 5.7 µs), so a timed kernel reads longer
 //!   than the same launch in an untimed solve. A negative median is that timestamp overhead
 //!   `t_ts`: it is subtracted from every kernel sample before the fits
-//!   ([`subtract_overhead`]) and `t_d` = 0; a positive one is the dispatch gap `t_d` a solver
+//!   (`subtract_overhead`) and `t_d` = 0; a positive one is the dispatch gap `t_d` a solver
 //!   loop sees between launches (the walls and the probes of `t_rt` come from an untimed
 //!   engine on the same device);
 //! * finishing kernels: the median GPU time per launch, less `t_ts`;

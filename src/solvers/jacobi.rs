@@ -22,7 +22,7 @@
 //! [`DIVERGENCE_FACTOR`](crate::cpu::DIVERGENCE_FACTOR) × ‖r_0‖ or is not finite (the same
 //! rule as the CPU reference), with a `reason_detail` that says why: the matrix is not
 //! diagonally dominant enough (the spectral radius of I − D⁻¹A is ≥ 1). A zero diagonal entry
-//! is the typed error [`KrylovError::ZeroDiagonal`] (from [`validate_system`]).
+//! is the typed error [`KrylovError::ZeroDiagonal`](crate::KrylovError::ZeroDiagonal) (from [`validate_system`](crate::solvers::validate_system)).
 //!
 //! [`StopReason::Diverged`]: crate::solvers::StopReason::Diverged
 
@@ -217,9 +217,9 @@ impl<T: Scalar> StopCheck for JacobiIteration<'_, T> {
 /// Runs the Jacobi iteration on the GPU (`opts.check_mode` picks the convergence checking;
 /// `opts.variant` and `opts.precond` do not change anything, see the module docs).
 ///
-/// Errors: the input checks of [`validate_system`] (a zero diagonal entry is
-/// [`KrylovError::ZeroDiagonal`]), f64 on a device without SHADER_F64
-/// ([`KrylovError::MissingFeature`]), buffers over the device limits. Divergence is a result
+/// Errors: the input checks of [`validate_system`](crate::solvers::validate_system) (a zero diagonal entry is
+/// [`KrylovError::ZeroDiagonal`](crate::KrylovError::ZeroDiagonal)), f64 on a device without SHADER_F64
+/// ([`KrylovError::MissingFeature`](crate::KrylovError::MissingFeature)), buffers over the device limits. Divergence is a result
 /// (`reason: diverged`, with the growth in `reason_detail`), never a convergence.
 ///
 /// ```no_run

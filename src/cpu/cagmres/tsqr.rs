@@ -211,7 +211,7 @@ fn solve_right_upper(w: &DMatrix<f64>, r: &DMatrix<f64>) -> DMatrix<f64> {
     q
 }
 
-/// The R factor of SVQR from the Gram matrix `g` = WᵀW alone (see [`svqr`]'s steps; non-
+/// The R factor of SVQR from the Gram matrix `g` = WᵀW alone (see `svqr`'s steps; non-
 /// negative diagonal): what the GPU's SVQR computes on the host after its one reduction.
 pub fn svqr_r(g: &DMatrix<f64>) -> DMatrix<f64> {
     let s = g.nrows();
@@ -246,7 +246,7 @@ pub fn svqr_r(g: &DMatrix<f64>) -> DMatrix<f64> {
     r
 }
 
-/// T with W·T = W R⁻¹ as [`solve_right_upper`] forms it, column by column: T e_k =
+/// T with W·T = W R⁻¹ as `solve_right_upper` forms it, column by column: T e_k =
 /// (e_k − Σ_{j<k} R_jk T e_j)/R_kk, a zero column where R_kk = 0 (upper triangular). The GPU
 /// applies Q = W·T in one launch.
 pub fn right_upper_inverse(r: &DMatrix<f64>) -> DMatrix<f64> {

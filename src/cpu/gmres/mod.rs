@@ -83,7 +83,7 @@ pub const MAX_GAP_RESTARTS: usize = 3;
 
 /// Classical GMRES(m) (Alg. 5) with `opts.gs` (MGS, CGS or CGS2) and `opts.restart` = m.
 /// The report's reductions and syncs are what the algorithm needs per cycle
-/// ([`with_cycle_counts`]).
+/// (`with_cycle_counts`).
 pub fn classical<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
@@ -456,7 +456,7 @@ fn wz<T: Scalar>(prev: T, xi: T) -> T {
 pub const STAGNATION_RATIO: f64 = 0.9999;
 
 /// Consecutive full cycles without progress after which restarted GMRES stops with
-/// [`StopReason::Stagnation`](crate::base::StopReason::Stagnation): two, because one flat
+/// [`crate::base::StopReason::Stagnation`]: two, because one flat
 /// cycle can precede progress (a plateau), while at 0.01 % per cycle the threshold is out of
 /// reach of any iteration budget.
 pub const STAGNATION_CYCLES: usize = 2;

@@ -125,7 +125,7 @@ pub(super) fn cavity_size(k: usize) -> Option<(usize, usize)> {
 /// (a row of the identity) to pin the pressure's constant null space, so the matrix is
 /// nonsingular with k² − 1 zero diagonal entries. It is nonsymmetric for every Re > 0
 /// (convection) and its velocity block is an M-matrix. `k = 0` gives the empty matrix;
-/// `k = 1` is the 1×1 matrix [1] (no interior faces).
+/// `k = 1` is the 1×1 matrix `[1]` (no interior faces).
 ///
 /// # Panics
 /// If `re` is not finite and positive, or nnz exceeds `u32::MAX`.

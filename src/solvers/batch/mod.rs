@@ -103,7 +103,7 @@ pub fn solve_batch_on<T: Scalar>(
 
 /// The items of a batch: a system with one right-hand side is one single-column item, one
 /// with more is blocks of four (the last one partly idle); each with the workgroup size of
-/// its rows ([`batch_cg::threads_for`]).
+/// its rows (`batch_cg::threads_for`).
 pub fn items_of<T: Scalar>(
     engine: &Engine,
     systems: &[BatchSystem<'_, T>],

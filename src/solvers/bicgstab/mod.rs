@@ -362,9 +362,9 @@ impl<T: Scalar> StopCheck for Common<'_, T> {
 /// right preconditioning or none).
 ///
 /// Errors: the input checks of [`validate_system`](crate::solvers::validate_system) (a zero
-/// diagonal with Jacobi is [`KrylovError::ZeroDiagonal`](crate::KrylovError::ZeroDiagonal)),
+/// diagonal with Jacobi is [`crate::KrylovError::ZeroDiagonal`]),
 /// f64 on a device without SHADER_F64
-/// ([`KrylovError::MissingFeature`](crate::KrylovError::MissingFeature)), buffers over the
+/// ([`crate::KrylovError::MissingFeature`]), buffers over the
 /// device limits. A breakdown is a result (`reason: breakdown`, naming `<r, r0*>`,
 /// `<Ap, r0*>` or `omega`).
 ///

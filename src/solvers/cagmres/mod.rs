@@ -21,7 +21,7 @@
 //! from the same numbers. The restart residual before the cycle (below) is recorded with
 //! its blocks and comes back in the same readback, so a full cycle costs 1 host sync instead
 //! of 1 + m/s·(the TSQR's syncs) (the last restart of a solve, after a cycle whose estimate
-//! met the threshold, is read alone: see [`run_cycles`]). A cycle that the one before
+//! met the threshold, is read alone: see `run_cycles`). A cycle that the one before
 //! predicts to converge early records only its first blocks (twice the vectors the last
 //! cycle's rate needs, and one block more) and the rest, should it need them, in a second
 //! readback. The blocks recorded past the one where the cycle ended are wasted work,

@@ -21,7 +21,7 @@
 //! kernel: Alg. 2's two reduction phases), classical 2 (⟨p,Ap⟩, ⟨r,z⟩) or 3 with Jacobi
 //! (+ ⟨r,r⟩), each `dot` one, its `dot_finish` none.
 //!
-//! Convergence checks ([`CheckMode`]): `paper` reads the partial sums back every iteration and
+//! Convergence checks ([`CheckMode`](crate::solvers::CheckMode)): `paper` reads the partial sums back every iteration and
 //! finishes them on the host; `device` records k iterations per submit and reads the history
 //! once per batch. Kernels test a status word first, so iterations recorded after convergence
 //! change nothing: the x returned is the x of the converging iteration.
@@ -156,7 +156,7 @@ pub(super) fn cg_init_bind_group<T: Scalar>(
 /// [`FusedCg`] or [`WorkgroupCg`],
 /// `opts.check_mode` the convergence checking, `opts.precond` Jacobi or none).
 ///
-/// Errors: the input checks of [`validate_system`], a nonsymmetric matrix
+/// Errors: the input checks of [`validate_system`](crate::solvers::validate_system), a nonsymmetric matrix
 /// ([`KrylovError::MethodMismatch`]), f64 on a device without SHADER_F64, buffers over the
 /// device limits. A matrix that turns out not to be SPD is a result (`reason: not_spd`).
 ///

@@ -10,7 +10,7 @@
 //! **CA-GMRES(s, m)** (paper 002's cycle logic of [`crate::cpu::cagmres`], each device's rows
 //! of the basis in a CA-GMRES system of its own: `cagmres.rs`), each with Jacobi or no
 //! preconditioner.
-//! All are written as *phases* ([`Host::phase`]): one phase on every device is
+//! All are written as *phases* (`Host::phase`): one phase on every device is
 //!
 //! ```text
 //!  submit 1: the phase's vector update (+ first stage of its inner products),

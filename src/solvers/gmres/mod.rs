@@ -152,7 +152,7 @@
 //! `loop_counts` hold everything from the first cycle to the last update (cycle overheads
 //! included); `counts` add the setup, the final true residual and the Gram matrix. The
 //! history holds ρ0 and then the Walker–Zhou estimate of every step
-//! ([`SolveReport::history`]); `max_iter` counts steps over all cycles. A cycle ends at m
+//! ([`SolveReport::history`](crate::solvers::SolveReport::history)); `max_iter` counts steps over all cycles. A cycle ends at m
 //! steps, when the estimate meets the threshold, when it falls below ε^(1/3)·ρ0 (truncation,
 //! see [`crate::cpu::gmres`]) or at a breakdown (R_{i,i} ≤ ε‖A v_{i−1}‖: reported as
 //! `breakdown` of `R_ii` unless the true residual then meets the threshold). A cycle whose

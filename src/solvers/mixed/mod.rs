@@ -5,7 +5,7 @@
 //! algorithm and its stops); here both halves run on the GPU:
 //!
 //! * the **outer** half keeps x and b on the device in the outer precision and computes
-//!   r = b − Ax there ([`outer`]): in f64 (`refine_residual`, `refine_update`) when the
+//!   r = b − Ax there (`outer`): in f64 (`refine_residual`, `refine_update`) when the
 //!   adapter has SHADER_F64, else in double-single — pairs of f32 with error-free
 //!   transformations (`refine_residual_ds`, `refine_update_ds`, A's values split into
 //!   hi + lo f32 pairs). Per outer iteration: one residual launch (r rounded to f32 and the
