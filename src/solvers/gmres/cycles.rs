@@ -434,7 +434,8 @@ impl<'a, T: Scalar> Gmres<'a, T> {
             }
             // Stagnation, judged at the restart as the CPU does: in `device` mode the cycle
             // just recorded is dropped (its update is never applied, its steps not counted).
-            if prev_full && crate::cpu::gmres::is_stagnant(cycle_start, rho.as_f64()) {
+            // `prev_full` is false here after a fall-back: that restart is not counted.
+            if stalled && prev_full {
                 if stagnant == 0 {
                     stagnant_from = cycle_start;
                 }
