@@ -11,10 +11,10 @@ mod common;
 
 use common::engine;
 use common::problems::{cast, load, random_nonsymmetric, with_ones_rhs};
-use common::solve::rel_diff_inf;
+use common::solve::{gmres_in_every_format, rel_diff_inf};
 use krylov_wgpu::matrix::generators;
 use krylov_wgpu::solvers::{
-    CheckMode, Format, GramSchmidt, Method, Precond, SolveOptions, Variant, gmres, solve_gpu,
+    CheckMode, GramSchmidt, Method, Precond, SolveOptions, Variant, gmres, solve_gpu,
 };
 use krylov_wgpu::{KrylovError, cpu};
 use rand::{Rng, SeedableRng};
@@ -94,43 +94,15 @@ fn p1_follows_fused_gmres_and_its_cpu_twin_on_random_matrices() {
 #[test]
 fn p1_converges_in_every_format_with_one_launch_per_step() {
     let Some(engine) = engine() else { return };
-    let (a, b) = with_ones_rhs::<f64>(generators::from_spec("convdiff3d:8:x").unwrap());
-    let base = SolveOptions {
-        rtol: 1e-10,
-        max_padding: 1e9,
-        restart: 40,
-        format: Format::Csr,
-        ..opts(Variant::P1, CheckMode::Device, Precond::Jacobi)
-    };
-    let reference = gmres::solve(&engine, &a, &b, None, &base, &mut ())
-        .unwrap()
-        .report;
-    assert!(reference.converged, "{}", reference.reason_detail);
-    for &format in Format::ALL.iter().filter(|&&f| f != Format::Auto) {
-        let o = SolveOptions {
-            format,
-            ..base.clone()
-        };
-        let sol = solve_gpu(&engine, &a, &b, None, &o, &mut ()).unwrap();
-        let r = &sol.report;
-        assert!(r.converged, "{format}: {}", r.reason_detail);
-        assert_eq!(r.format, format.as_str());
-        assert!(
-            r.iterations.abs_diff(reference.iterations) <= 2,
-            "{format}: {} iterations, csr {}",
-            r.iterations,
-            reference.iterations
-        );
-        let rel = cpu::true_relative_residual(&a, &b, &sol.x);
-        assert!(rel <= 1e-10 * 1.001, "{format}: true residual {rel:e}");
-        let d = r.dispatches_per_iteration;
+    gmres_in_every_format(&engine, Variant::P1, 40, |format, sol| {
+        let d = sol.report.dispatches_per_iteration;
         assert!((1.0..1.5).contains(&d), "{format}: {d} launches per step");
-        let red = r.reductions_per_iteration;
+        let red = sol.report.reductions_per_iteration;
         assert!(
             (1.0..1.1).contains(&red),
             "{format}: {red} reductions per step"
         );
-    }
+    });
 }
 
 /// pores_1 (κ ≈ 1e8): some steps' ‖u_i‖² − Σ R² cancels below √ε‖u_i‖². The cycle keeps the

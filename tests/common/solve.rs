@@ -333,3 +333,57 @@ pub fn rel_diff_inf<T: Scalar>(x: &[T], y: &[T]) -> f64 {
         );
     d / scale.max(f64::MIN_POSITIVE)
 }
+
+/// GMRES `variant` on convdiff3d:8:x (b = A·1, Jacobi, `device` mode, CGS, rtol 1e-10,
+/// cycles of `restart`) in every storage format: each converged with the format it was
+/// asked for, iterations as in CSR ± 2 (SELL and BCSR hand rows out in their own order)
+/// and a true residual within the tolerance; `check` then sees each format's solution for
+/// the variant's own counts. Returns the system, for further checks (e.g. in f32).
+pub fn gmres_in_every_format(
+    engine: &Engine,
+    variant: Variant,
+    restart: usize,
+    check: impl Fn(krylov_wgpu::solvers::Format, &Solution<f64>),
+) -> (Csr<f64>, Vec<f64>, SolveOptions) {
+    use krylov_wgpu::matrix::generators;
+    use krylov_wgpu::solvers::{Format, GramSchmidt, gmres, solve_gpu};
+    let (a, b) =
+        super::problems::with_ones_rhs::<f64>(generators::from_spec("convdiff3d:8:x").unwrap());
+    let base = SolveOptions {
+        method: Method::Gmres,
+        variant,
+        gs: GramSchmidt::Cgs,
+        check_mode: CheckMode::Device,
+        precond: Precond::Jacobi,
+        rtol: 1e-10,
+        max_padding: 1e9,
+        restart,
+        max_iter: 5000,
+        format: Format::Csr,
+        ..Default::default()
+    };
+    let reference = gmres::solve(engine, &a, &b, None, &base, &mut ())
+        .unwrap()
+        .report;
+    assert!(reference.converged, "{}", reference.reason_detail);
+    for &format in Format::ALL.iter().filter(|&&f| f != Format::Auto) {
+        let o = SolveOptions {
+            format,
+            ..base.clone()
+        };
+        let sol = solve_gpu(engine, &a, &b, None, &o, &mut ()).unwrap();
+        let r = &sol.report;
+        assert!(r.converged, "{format}: {}", r.reason_detail);
+        assert_eq!(r.format, format.as_str());
+        assert!(
+            r.iterations.abs_diff(reference.iterations) <= 2,
+            "{format}: {} iterations, csr {}",
+            r.iterations,
+            reference.iterations
+        );
+        let rel = cpu::true_relative_residual(&a, &b, &sol.x);
+        assert!(rel <= 1e-10 * 1.001, "{format}: true residual {rel:e}");
+        check(format, &sol);
+    }
+    (a, b, base)
+}
