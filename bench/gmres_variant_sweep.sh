@@ -1,5 +1,6 @@
 #!/bin/bash
-# GMRES's `--variant auto` (p1 up to 2e5 rows) against fused GMRES on every matrix of
+# GMRES's `--variant auto` (p1 up to 2e5 rows; VARIANTS="workgroup fused" for another pair)
+# against fused GMRES on every matrix of
 # MATRICES (default tests/data), f64 and f32, no preconditioner and Jacobi, on lavapipe:
 # one JSON report per solve in the current folder, a summary line each on stdout.
 # Usage: KRYLOV_BIN=target/release/krylov bash bench/gmres_variant_sweep.sh > sweep.log
@@ -8,7 +9,7 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-$(mktemp -d)}
 K=${KRYLOV_BIN:-target/release/krylov}
 for m in ${MATRICES:-tests/data}/*.mtx; do
   b=$(basename $m .mtx); case $b in *_rhs) continue;; esac
-  for prec in f64 f32; do for pc in none jacobi; do for v in auto fused; do
+  for prec in f64 f32; do for pc in none jacobi; do for v in ${VARIANTS:-auto fused}; do
     out=$b.$prec.$pc.$v.json
     timeout 300 $K solve $m --method gmres --variant $v --precision $prec --precond $pc --device gpu --max-iter 3000 --json > $out 2> ${out%.json}.err
     echo "$b $prec $pc $v rc=$? $(python3 -c "
