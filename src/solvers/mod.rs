@@ -12,6 +12,7 @@ pub mod dist;
 mod driver;
 pub mod gmres;
 pub mod jacobi;
+mod method_rule;
 pub mod mixed;
 pub(crate) mod pool;
 mod reuse;
@@ -31,6 +32,7 @@ pub use crate::base::report::{
     KernelTime, PrecondInfo, RefinementReport, Solution, SolveReport, StopReason, WorkCounts,
 };
 pub use crate::matrix::validate_system;
+pub use method_rule::{MethodChoice, SYMMETRY_TOL, choose_method_for};
 
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;

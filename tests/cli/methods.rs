@@ -185,3 +185,78 @@ fn ca_gmres_on_the_gpu_needs_fewer_reductions_than_pipelined_gmres() {
     assert!(rc < 0.6 * rg, "CA {rc} vs pipelined GMRES {rg}");
     assert!(ca["syncs_per_cycle"].as_f64().is_some(), "{ca}");
 }
+
+/// `--method auto` (the default): CG for a symmetric matrix with a positive diagonal, GMRES
+/// for a nonsymmetric one and for a symmetric one with a non-positive diagonal entry, each
+/// with its note; a symmetric matrix with a positive diagonal that CG finds indefinite
+/// (2D Poisson shifted by 2: eigenvalues in (−2, 6), diagonal 2) is solved again with GMRES,
+/// and says so; `--method cg` on a nonsymmetric matrix stays an error naming the way out.
+#[test]
+fn method_auto_takes_cg_or_gmres_and_recovers_from_an_indefinite_matrix() {
+    let notes = |r: &serde_json::Value| -> Vec<String> {
+        r["notes"]
+            .as_array()
+            .expect("notes")
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect()
+    };
+    let spd = solve_ok_on(&[&data("bcsstk01.mtx")], "", 1e-8);
+    assert_eq!(spd["method"], "cg", "{spd}");
+    assert!(
+        notes(&spd)
+            .iter()
+            .any(|n| n.starts_with("method auto: A is symmetric"))
+    );
+    let nonsym = solve_ok_on(&[&data("sherman4.mtx")], "", 1e-6);
+    assert_eq!(nonsym["method"], "gmres", "{nonsym}");
+    assert!(
+        notes(&nonsym).contains(&"method auto: A is not symmetric: GMRES".to_string()),
+        "{nonsym}"
+    );
+    // Shifted 5-point Laplacian on a 12 × 12 grid.
+    let (k, shift) = (12usize, 2.0);
+    let mut entries = Vec::new();
+    for i in 0..k {
+        for j in 0..k {
+            let r = i * k + j + 1;
+            entries.push(format!("{r} {r} {}", 4.0 - shift));
+            for (di, dj) in [(-1i64, 0i64), (1, 0), (0, -1), (0, 1)] {
+                let (ni, nj) = (i as i64 + di, j as i64 + dj);
+                if (0..k as i64).contains(&ni) && (0..k as i64).contains(&nj) {
+                    entries.push(format!("{r} {} -1", ni as usize * k + nj as usize + 1));
+                }
+            }
+        }
+    }
+    let text = format!(
+        "%%MatrixMarket matrix coordinate real general\n{n} {n} {}\n{}\n",
+        entries.len(),
+        entries.join("\n"),
+        n = k * k
+    );
+    let dir = super::common::cli::temp_dir("method-auto");
+    let indefinite = super::common::cli::write(&dir, "shifted.mtx", &text);
+    let r = solve_ok_on(&[&indefinite], "", 1e-6);
+    assert_eq!(r["method"], "gmres", "{r}");
+    let n = notes(&r);
+    assert!(
+        n.iter()
+            .any(|n| n.starts_with("method auto: CG found <p, Ap> <= 0")
+                && n.ends_with("solved again with GMRES")),
+        "{r}"
+    );
+    // A negative diagonal entry: GMRES at once.
+    let negative = text.replacen("1 1 2", "1 1 -2", 1);
+    let negative = super::common::cli::write(&dir, "negative.mtx", &negative);
+    let r = solve_ok_on(&[&negative], "", 1e-6);
+    assert_eq!(r["method"], "gmres", "{r}");
+    assert!(
+        notes(&r)
+            .iter()
+            .any(|n| n.contains("a_00 = -2e0 is not positive")),
+        "{r}"
+    );
+    super::common::cli::krylov(&["solve", &data("sherman4.mtx"), "--method", "cg"])
+        .assert_one_error_line(&["not symmetric", "--method gmres, bicgstab or auto"]);
+}

@@ -5,12 +5,13 @@ use std::path::PathBuf;
 
 use krylov_wgpu::gpu::{DeviceRequest, Engine, GpuContext};
 use krylov_wgpu::matrix::{Csr, generators, market, samples};
+use krylov_wgpu::solvers::Method;
 use krylov_wgpu::{Precision, Result, Scalar};
 
 /// The problem solved when no matrix is given: 2D Poisson, 5-point stencil, 256×256 grid.
 const DEFAULT_PROBLEM: &str = "poisson2d:256";
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct MatrixArgs {
     /// Matrix Market file (.mtx or .mtx.gz). Without one (and without --generate or
     /// --sample), the embedded default problem `poisson2d:256` is solved.
@@ -124,5 +125,23 @@ pub fn run_in<K: MatrixTask>(precision: Precision, a: &Csr<f64>, task: K) -> Res
     match precision {
         Precision::F32 => task.run(&a.cast::<f32>()?),
         Precision::F64 => task.run(a),
+    }
+}
+
+/// `--method` of `solve`: a method, or `auto` (CG for a symmetric matrix with a positive
+/// diagonal, GMRES otherwise: `solvers::choose_method_for`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodArg {
+    Auto,
+    Fixed(Method),
+}
+
+pub fn parse_method_arg(s: &str) -> std::result::Result<MethodArg, String> {
+    match s {
+        "auto" => Ok(MethodArg::Auto),
+        other => other
+            .parse()
+            .map(MethodArg::Fixed)
+            .map_err(|e: String| format!("{e} (or auto)")),
     }
 }

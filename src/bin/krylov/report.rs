@@ -114,6 +114,10 @@ pub fn print_text(report: &SolveReport, name: &str, solution_error: Option<f64>)
     if let Some(err) = solution_error {
         println!("RMS error against the exact solution (all ones): {err:.3e}");
     }
+    // What `auto` chose, the recoveries and fall-backs: the JSON's `notes`.
+    for note in &report.notes {
+        println!("note: {note}");
+    }
 }
 
 /// The full report as one JSON object, with the matrix's name, the RMS error against the

@@ -16,19 +16,27 @@ use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
 mod auto_variant;
 
-use crate::args::{MatrixArgs, MatrixTask, PrecisionArg, parse_enum, run_in};
+use crate::args::{
+    MatrixArgs, MatrixTask, MethodArg, PrecisionArg, parse_enum, parse_method_arg, run_in,
+};
 use crate::model::{AutoRequest, ModelDecision, VariantArg, auto_choice, parse_variant_arg};
 use crate::report;
 use auto_variant::fused_by_rule;
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub struct SolveArgs {
     #[command(flatten)]
     pub matrix: MatrixArgs,
     /// Right-hand side (Matrix Market vector). Default: b = A·1, so the exact solution is all ones.
     #[arg(long)]
     rhs: Option<PathBuf>,
-    #[arg(long, default_value = "cg", value_parser = parse_enum::<Method>)]
+    /// cg, bicgstab, gmres, cagmres, bicg, jacobi, or auto: CG for a symmetric matrix with a
+    /// positive diagonal (solved again with GMRES, with a note, if CG finds it indefinite),
+    /// GMRES for every other (`solvers::choose_method_for`).
+    #[arg(long = "method", default_value = "auto", value_parser = parse_method_arg)]
+    method_arg: MethodArg,
+    /// The method `method_arg` resolves to for the loaded matrix.
+    #[arg(skip = Method::Cg)]
     method: Method,
     /// classical, pipelined, fused (CG: pipelined CG in one launch and one global reduction per
     /// iteration; GMRES: pipelined GMRES's step in two launches instead of four), workgroup
@@ -200,16 +208,49 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         (None, Some(rhs)) => (rhs, false),
         (None, None) => (a.mul_vec(&vec![1.0; a.ncols()])?, true),
     };
-    if args.method == Method::Cg && !a.is_symmetric(1e-10) {
-        return Err(KrylovError::MethodMismatch(format!(
-            "cg needs a symmetric (positive definite) matrix and {name} is not symmetric; use --method bicgstab or gmres"
-        )));
-    }
+    let (method, method_note) = match args.method_arg {
+        MethodArg::Fixed(Method::Cg) if !a.is_symmetric(krylov_wgpu::solvers::SYMMETRY_TOL) => {
+            return Err(KrylovError::MethodMismatch(format!(
+                "cg needs a symmetric (positive definite) matrix and {name} is not symmetric; \
+                 use --method gmres, bicgstab or auto"
+            )));
+        }
+        MethodArg::Fixed(m) => (m, None),
+        MethodArg::Auto => {
+            let choice = krylov_wgpu::solvers::choose_method_for(&a);
+            (
+                choice.method,
+                Some(format!("method auto: {}", choice.reason)),
+            )
+        }
+    };
+    let args = &SolveArgs {
+        method,
+        ..args.clone()
+    };
+    solve_system(
+        args,
+        (&a, &b),
+        &name,
+        exact_known,
+        Vec::from_iter(method_note),
+    )
+}
+
+/// `solve` after loading: the system on the chosen device(s), `notes` (what `auto` decided so
+/// far) at the head of the report's.
+fn solve_system(
+    args: &SolveArgs,
+    (a, b): (&Csr<f64>, &[f64]),
+    name: &str,
+    exact_known: bool,
+    method_notes: Vec<String>,
+) -> Result<ExitCode> {
     if let Some(list) = &args.devices {
-        return solve_on_devices(args, list, (&a, &b), &name, exact_known);
+        return solve_on_devices(args, list, (a, b), name, exact_known, method_notes);
     }
     if args.mpi {
-        return solve_with_mpi(args, (&a, &b), &name, exact_known);
+        return solve_with_mpi(args, (a, b), name, exact_known, method_notes);
     }
     let (device, mixed_because) = choose_device(args)?;
     let auto = AutoRequest {
@@ -228,7 +269,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         batch: args.batch,
         max_padding: args.max_padding,
     };
-    let decision = auto_choice(&a, &auto)?;
+    let decision = auto_choice(a, &auto)?;
     let (format, variant) = match (&decision, args.variant) {
         (Some(d), _) => (d.choice.format, d.choice.variant),
         (None, VariantArg::Fixed(v)) => (args.format, v),
@@ -236,7 +277,7 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     };
     let (variant, variant_note) = fused_by_rule(
         args,
-        &a,
+        a,
         &device,
         format,
         variant,
@@ -279,8 +320,8 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
         let mut sol = mixed::solve_on(
             &device,
             engine.as_ref(),
-            &a,
-            &b,
+            a,
+            b,
             None,
             &opts,
             &refine,
@@ -294,9 +335,10 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
             report: sol.report,
             exact_known,
             decision: decision.as_ref(),
+            method_notes,
             variant_note,
         };
-        return finish_solve(args, &name, (&a, &b), run);
+        return finish_solve(args, name, (a, b), run);
     }
     let heaters = match (&device.context, args.heat) {
         (Some(ctx), true) => Some(Heaters::start(std::slice::from_ref(ctx))?),
@@ -304,19 +346,20 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     };
     let task = RunSolve {
         device: &device,
-        b: &b,
+        b,
         opts: &opts,
         heaters,
     };
-    let (x, report) = run_in(args.matrix.precision.working(), &a, task)?;
+    let (x, report) = run_in(args.matrix.precision.working(), a, task)?;
     let run = Run {
         x: &x,
         report,
         exact_known,
         decision: decision.as_ref(),
+        method_notes,
         variant_note,
     };
-    finish_solve(args, &name, (&a, &b), run)
+    finish_solve(args, name, (a, b), run)
 }
 
 /// `--devices`: CG, BiCGStab, GMRES or CA-GMRES over several devices, one row block each, or BiCG
@@ -327,6 +370,7 @@ fn solve_on_devices(
     (a, b): (&Csr<f64>, &[f64]),
     name: &str,
     exact_known: bool,
+    method_notes: Vec<String>,
 ) -> Result<ExitCode> {
     let (opts, precision) = dist_options(args, "--devices")?;
     let contexts = krylov_wgpu::gpu::open_devices(list)?;
@@ -347,6 +391,7 @@ fn solve_on_devices(
         report,
         exact_known,
         decision: None,
+        method_notes,
         variant_note: None,
     };
     finish_solve(args, name, (a, b), run)
@@ -391,7 +436,13 @@ fn dist_options(args: &SolveArgs, flag: &str) -> Result<(SolveOptions, Precision
 
 /// `--mpi` in a krylov built without MPI: what to install and how to build.
 #[cfg(not(feature = "mpi"))]
-fn solve_with_mpi(_: &SolveArgs, _: (&Csr<f64>, &[f64]), _: &str, _: bool) -> Result<ExitCode> {
+fn solve_with_mpi(
+    _: &SolveArgs,
+    _: (&Csr<f64>, &[f64]),
+    _: &str,
+    _: bool,
+    _: Vec<String>,
+) -> Result<ExitCode> {
     Err(KrylovError::Unsupported(
         "--mpi: this krylov was built without MPI; install Open MPI and libclang \
          (apt-get install libopenmpi-dev openmpi-bin libclang-dev) and build with \
@@ -408,6 +459,7 @@ fn solve_with_mpi(
     (a, b): (&Csr<f64>, &[f64]),
     name: &str,
     exact_known: bool,
+    method_notes: Vec<String>,
 ) -> Result<ExitCode> {
     use mpi::traits::Communicator;
     let (opts, precision) = dist_options(args, "--mpi")?;
@@ -448,6 +500,7 @@ fn solve_with_mpi(
         report,
         exact_known,
         decision: None,
+        method_notes,
         variant_note: None,
     };
     finish_solve(args, name, (a, b), run)
@@ -571,6 +624,8 @@ struct Run<'a> {
     report: SolveReport,
     exact_known: bool,
     decision: Option<&'a ModelDecision>,
+    /// What `--method auto` decided (notes for the report).
+    method_notes: Vec<String>,
     /// `--variant auto`'s rule, when it decided (a note for the report).
     variant_note: Option<String>,
 }
@@ -588,11 +643,31 @@ fn finish_solve(
         mut report,
         exact_known,
         decision,
+        method_notes,
         variant_note,
     } = run;
+    // `--method auto` took CG for a symmetric matrix with a positive diagonal and CG found
+    // ⟨p, Ap⟩ ≤ 0: A is indefinite, which GMRES takes — solved again, and said so.
+    if args.method_arg == MethodArg::Auto
+        && args.method == Method::Cg
+        && matches!(report.reason, krylov_wgpu::solvers::StopReason::NotSpd)
+    {
+        let mut notes = method_notes;
+        notes.push(format!(
+            "method auto: CG found <p, Ap> <= 0 at iteration {} (A is not positive definite): \
+             solved again with GMRES",
+            report.iterations
+        ));
+        let args = &SolveArgs {
+            method: Method::Gmres,
+            ..args.clone()
+        };
+        return solve_system(args, (a, b), name, exact_known, notes);
+    }
     if let Some(d) = decision {
         d.annotate(&mut report);
     }
+    report.notes.extend(method_notes);
     report.notes.extend(variant_note);
     let report = &report;
     let solution_error = exact_known
