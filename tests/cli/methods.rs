@@ -260,3 +260,51 @@ fn method_auto_takes_cg_or_gmres_and_recovers_from_an_indefinite_matrix() {
     super::common::cli::krylov(&["solve", &data("sherman4.mtx"), "--method", "cg"])
         .assert_one_error_line(&["not symmetric", "--method gmres, bicgstab or auto"]);
 }
+
+/// `--precond auto` (the default): west0479 (a chemical-engineering matrix GMRES(30) does
+/// not solve unpreconditioned: stagnation after 750 steps) is solved again with ILUT and
+/// converges, saying so; `--precond none` keeps the named failure (exit 3), and so does a
+/// solve that reaches an iteration limit the user set.
+#[test]
+fn precond_auto_solves_a_stagnating_system_again_with_ilut() {
+    let r = solve_ok_on(&[&data("west0479.mtx")], "", 1e-6);
+    assert_eq!(r["method"], "gmres", "{r}");
+    assert_eq!(r["preconditioner"]["kind"], "ilut", "{r}");
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .expect("notes")
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n
+            .starts_with("precond auto: gmres without a preconditioner stopped at iteration")
+            && n.contains("(stagnation)")
+            && n.ends_with("solved again with ilut")),
+        "{r}"
+    );
+    let run = super::common::cli::krylov(&[
+        "solve",
+        &data("west0479.mtx"),
+        "--device",
+        "cpu",
+        "--json",
+        "--precond",
+        "none",
+    ]);
+    run.assert_code(3);
+    assert_eq!(run.json()["reason"], "stagnation");
+    let run = super::common::cli::krylov(&[
+        "solve",
+        &data("west0479.mtx"),
+        "--device",
+        "cpu",
+        "--json",
+        "--max-iter",
+        "20",
+    ]);
+    run.assert_code(3);
+    let r = run.json();
+    assert_eq!(r["reason"], "max_iterations", "{r}");
+    assert!(r["preconditioner"].is_null(), "{r}");
+}

@@ -145,3 +145,21 @@ pub fn parse_method_arg(s: &str) -> std::result::Result<MethodArg, String> {
             .map_err(|e: String| format!("{e} (or auto)")),
     }
 }
+
+/// `--precond` of `solve`: a preconditioner, or `auto` (none; a solve that stops without
+/// converging is solved again with IC(0) for CG or ILUT for GMRES and BiCGStab).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrecondArg {
+    Auto,
+    Fixed(krylov_wgpu::solvers::Precond),
+}
+
+pub fn parse_precond_arg(s: &str) -> std::result::Result<PrecondArg, String> {
+    match s {
+        "auto" => Ok(PrecondArg::Auto),
+        other => other
+            .parse()
+            .map(PrecondArg::Fixed)
+            .map_err(|e: String| format!("{e} (or auto)")),
+    }
+}

@@ -17,11 +17,16 @@ use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 mod auto_variant;
 
 use crate::args::{
-    MatrixArgs, MatrixTask, MethodArg, PrecisionArg, parse_enum, parse_method_arg, run_in,
+    MatrixArgs, MatrixTask, MethodArg, PrecisionArg, PrecondArg, parse_enum, parse_method_arg,
+    parse_precond_arg, run_in,
 };
 use crate::model::{AutoRequest, ModelDecision, VariantArg, auto_choice, parse_variant_arg};
 use crate::report;
 use auto_variant::fused_by_rule;
+
+/// `--max-iter`'s default (a solve that reaches it is retried with a preconditioner under
+/// `--precond auto`; one that reaches a limit the user set is not).
+const DEFAULT_MAX_ITER: usize = 10_000;
 
 #[derive(clap::Args, Clone)]
 pub struct SolveArgs {
@@ -65,7 +70,7 @@ pub struct SolveArgs {
     rtol: f64,
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     atol: f64,
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = DEFAULT_MAX_ITER)]
     max_iter: usize,
     /// GMRES restart length m (cagmres: a multiple of --s-step).
     #[arg(long, default_value_t = 30)]
@@ -84,9 +89,14 @@ pub struct SolveArgs {
     #[arg(long, default_value = "newton", value_parser = parse_enum::<Basis>)]
     basis: Basis,
     /// Preconditioner: none, jacobi, ilu0 (incomplete LU, general matrices), ic0
-    /// (incomplete Cholesky, symmetric matrices) or ilut (threshold incomplete LU with fill-in:
-    /// indefinite or badly scaled matrices where ilu0 fails).
-    #[arg(long, default_value = "none", value_parser = parse_enum::<Precond>)]
+    /// (incomplete Cholesky, symmetric matrices), ilut (threshold incomplete LU with fill-in:
+    /// indefinite or badly scaled matrices where ilu0 fails), or auto: none, and a solve on one
+    /// device that stops without converging (stagnation, breakdown, divergence, or the default
+    /// iteration limit) is solved again with ic0 (CG) or ilut (GMRES, BiCGStab), with a note.
+    #[arg(long = "precond", default_value = "auto", value_parser = parse_precond_arg)]
+    precond_arg: PrecondArg,
+    /// The preconditioner `precond_arg` resolves to (`auto`: none, then the retry's).
+    #[arg(skip = Precond::None)]
     precond: Precond,
     /// Side of the preconditioner for GMRES and BiCGStab: right (the method monitors the true
     /// residual) or left (the preconditioned one; the true residual still guards convergence).
@@ -226,6 +236,10 @@ pub fn solve(args: &SolveArgs) -> Result<ExitCode> {
     };
     let args = &SolveArgs {
         method,
+        precond: match args.precond_arg {
+            PrecondArg::Fixed(p) => p,
+            PrecondArg::Auto => Precond::None,
+        },
         ..args.clone()
     };
     solve_system(
@@ -630,6 +644,41 @@ struct Run<'a> {
     variant_note: Option<String>,
 }
 
+/// `--precond auto`'s recovery: the preconditioner to solve again with when a solve without
+/// one on one device stopped short of convergence for a reason a preconditioner addresses —
+/// stagnation, a breakdown, divergence, non-finite values, or the default iteration limit
+/// (not a limit the user set, not f32's residual floor, not a cancel) — IC(0) for CG
+/// (symmetric, with its pivot shift), ILUT for GMRES and BiCGStab (fill-in and its own
+/// shift: what solves the indefinite and badly scaled matrices ILU(0) does not). Not for
+/// mixed precision nor several devices (which take no factored M).
+fn retry_preconditioned(args: &SolveArgs, report: &SolveReport) -> Option<Precond> {
+    use krylov_wgpu::solvers::StopReason;
+    let retry = match report.reason {
+        StopReason::Stagnation
+        | StopReason::Breakdown { .. }
+        | StopReason::Diverged
+        | StopReason::NonFinite { .. } => true,
+        StopReason::MaxIterations => args.max_iter == DEFAULT_MAX_ITER,
+        _ => false,
+    };
+    if !retry
+        || report.converged
+        || args.precond_arg != PrecondArg::Auto
+        || args.precond != Precond::None
+        || args.devices.is_some()
+        || args.mpi
+        || args.matrix.precision == PrecisionArg::Mixed
+        || report.refinement.is_some()
+    {
+        return None;
+    }
+    match args.method {
+        Method::Cg => Some(Precond::Ic0),
+        Method::Gmres | Method::Bicgstab => Some(Precond::Ilut),
+        _ => None,
+    }
+}
+
 /// Writes the requested files, prints the report, and gives exit code 3 when the solve did
 /// not converge.
 fn finish_solve(
@@ -663,6 +712,26 @@ fn finish_solve(
             ..args.clone()
         };
         return solve_system(args, (a, b), name, exact_known, notes);
+    }
+    let mut method_notes = method_notes;
+    if let Some(precond) = retry_preconditioned(args, &report) {
+        let mut notes = method_notes.clone();
+        notes.push(format!(
+            "precond auto: {} without a preconditioner stopped at iteration {} ({}): solved \
+             again with {precond}",
+            args.method,
+            report.iterations,
+            report.reason.name()
+        ));
+        let retry = SolveArgs {
+            precond,
+            ..args.clone()
+        };
+        match solve_system(&retry, (a, b), name, exact_known, notes) {
+            Ok(code) => return Ok(code),
+            // The preconditioner could not be built: this report stands, and says why.
+            Err(e) => method_notes.push(format!("precond auto: {precond} failed: {e}")),
+        }
     }
     if let Some(d) = decision {
         d.annotate(&mut report);
