@@ -279,7 +279,7 @@ fn precond_auto_solves_a_stagnating_system_again_with_ilut() {
     assert!(
         notes.iter().any(|n| n
             .starts_with("precond auto: gmres without a preconditioner stopped at iteration")
-            && n.contains("(stagnation)")
+            && n.contains("(stagnation, ")
             && n.ends_with("solved again with ilut")),
         "{r}"
     );

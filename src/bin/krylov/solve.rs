@@ -703,9 +703,9 @@ fn finish_solve(
     {
         let mut notes = method_notes;
         notes.push(format!(
-            "method auto: CG found <p, Ap> <= 0 at iteration {} (A is not positive definite): \
-             solved again with GMRES",
-            report.iterations
+            "method auto: CG found <p, Ap> <= 0 at iteration {} ({:.3} s; A is not positive \
+             definite): solved again with GMRES",
+            report.iterations, report.seconds
         ));
         let args = &SolveArgs {
             method: Method::Gmres,
@@ -717,11 +717,12 @@ fn finish_solve(
     if let Some(precond) = retry_preconditioned(args, &report) {
         let mut notes = method_notes.clone();
         notes.push(format!(
-            "precond auto: {} without a preconditioner stopped at iteration {} ({}): solved \
-             again with {precond}",
+            "precond auto: {} without a preconditioner stopped at iteration {} ({}, {:.3} s): \
+             solved again with {precond}",
             args.method,
             report.iterations,
-            report.reason.name()
+            report.reason.name(),
+            report.seconds
         ));
         let retry = SolveArgs {
             precond,
