@@ -117,7 +117,7 @@ def solve(
     b,
     x0=None,
     *,
-    method="cg",
+    method="auto",
     rtol=1e-5,
     atol=0.0,
     maxiter=None,
@@ -134,8 +134,10 @@ def solve(
     """Solves ``A x = b`` and returns the full :class:`SolveReport` (the solution is
     ``report.x``).
 
-    ``method``: ``cg``, ``bicgstab``, ``gmres``, ``cagmres`` (communication-avoiding GMRES(s, m):
-    options ``s_step``, ``tsqr``, ``basis``), ``bicg`` or ``jacobi``. ``maxiter`` counts
+    ``method``: ``auto`` (the default: CG for a symmetric matrix with a positive diagonal,
+    solved again with GMRES if CG finds it indefinite; GMRES for every other; ``report.notes``
+    says which and why), ``cg``, ``bicgstab``, ``gmres``, ``cagmres`` (communication-avoiding
+    GMRES(s, m): options ``s_step``, ``tsqr``, ``basis``), ``bicg`` or ``jacobi``. ``maxiter`` counts
     iterations (default 10·n), ``restart`` is GMRES's m (for ``cagmres`` a multiple of
     ``s_step``, default 5). ``precision``: ``f64``, ``f32`` or
     ``mixed`` (f32 solves refined to f64 accuracy); default f32 when A and b are both float32,

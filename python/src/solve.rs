@@ -185,12 +185,38 @@ pub(crate) fn check_known(options: &Bound<'_, PyDict>, known: &[&str]) -> PyResu
 }
 
 /// The solve's options, refinement options and device request from the Python dict.
+/// `method="auto"`: CG for a symmetric matrix with a positive diagonal, GMRES otherwise
+/// (`solvers::choose_method_for`), and the note that says so.
+fn method_option(
+    options: &Bound<'_, PyDict>,
+    matrix: &NativeMatrix,
+) -> PyResult<(Method, Option<String>)> {
+    let name: String = get(options, "method", "auto".to_string())?;
+    if name != "auto" {
+        let method = name
+            .parse()
+            .map_err(|e: String| invalid_option(format!("method: {e} (or auto)")))?;
+        return Ok((method, None));
+    }
+    let choice = if matrix.symmetric() {
+        solvers::choose_method_for(&matrix.a64)
+    } else {
+        solvers::MethodChoice {
+            method: Method::Gmres,
+            reason: "A is not symmetric: GMRES".into(),
+        }
+    };
+    Ok((
+        choice.method,
+        Some(format!("method auto: {}", choice.reason)),
+    ))
+}
+
 fn options(
     options: &Bound<'_, PyDict>,
     n: usize,
+    method: Method,
 ) -> PyResult<(SolveOptions, RefineOptions, SolvePrecision, DeviceKey)> {
-    check_known(options, KNOWN)?;
-    let method: Method = parsed(options, "method", "cg")?;
     let d = SolveOptions::default();
     let opts = SolveOptions {
         method,
@@ -250,11 +276,14 @@ pub fn solve<'py>(
     options: &Bound<'py, PyDict>,
     callback: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyAny>, String)> {
-    let (opts, refine, precision, key) = self::options(options, matrix.a64.nrows())?;
+    check_known(options, KNOWN)?;
+    let (method, method_note) = method_option(options, matrix)?;
+    let (opts, refine, precision, key) = self::options(options, matrix.a64.nrows(), method)?;
     let devices = devices_option(options)?;
     let b = vector(b, "b")?;
     let x0 = x0.map(|x| vector(x, "x0")).transpose()?;
     let monitor = PyMonitor::new(callback);
+    let auto = method_note.is_some();
     let run = if let Some(list) = devices {
         let (monitor, b) = (monitor.clone(), &b);
         py.detach(move || {
@@ -276,16 +305,40 @@ pub fn solve<'py>(
                 let out = krylov_wgpu::cpu::cancellable(
                     move || watch.cancelled(),
                     || {
-                        run_solve(
-                            &session,
-                            matrix,
-                            b,
-                            x0.as_deref(),
-                            &opts,
-                            &refine,
-                            precision,
-                            monitor,
-                        )
+                        let run = |opts: &SolveOptions| {
+                            run_solve(
+                                &session,
+                                matrix,
+                                b,
+                                x0.as_deref(),
+                                opts,
+                                &refine,
+                                precision,
+                                monitor.clone(),
+                            )
+                        };
+                        let first = run(&opts)?;
+                        // `auto` took CG and CG found A indefinite: GMRES takes it.
+                        if auto
+                            && opts.method == Method::Cg
+                            && matches!(first.2.reason, solvers::StopReason::NotSpd)
+                        {
+                            let gmres = SolveOptions {
+                                method: Method::Gmres,
+                                ..opts.clone()
+                            };
+                            let (x, x32, mut report) = run(&gmres)?;
+                            report.notes.insert(
+                                0,
+                                format!(
+                                    "method auto: CG found <p, Ap> <= 0 at iteration {} ({:.3} \
+                                     s; A is not positive definite): solved again with GMRES",
+                                    first.2.iterations, first.2.seconds
+                                ),
+                            );
+                            return Ok((x, x32, report));
+                        }
+                        Ok(first)
                     },
                 );
                 put_kept(matrix, session.id, scope.keep());
@@ -296,7 +349,8 @@ pub fn solve<'py>(
     if let Some(e) = monitor.take_error() {
         return Err(e);
     }
-    let (x64, x32, report) = run.py()?;
+    let (x64, x32, mut report) = run.py()?;
+    report.notes.splice(0..0, method_note);
     let residual_inf = matrix.a64.residual_inf(&b, &x64).py()?;
     let mut json = serde_json::to_value(&report).map_err(|e| invalid_option(e.to_string()))?;
     json["residual_inf"] =

@@ -135,3 +135,28 @@ def test_cagmres_through_solve(device):
     assert report.reductions_per_iteration < gmres.reductions_per_iteration
     with pytest.raises(kw.InputError, match="multiple of s"):
         kw.solve(A, b, method="cagmres", restart=30, s_step=4, device=device)
+
+
+def test_method_auto_takes_cg_or_gmres_and_recovers_from_an_indefinite_matrix(device):
+    # solve()'s default method: CG for a symmetric matrix with a positive diagonal ...
+    A = poisson(12)
+    b = A @ np.ones(A.shape[0])
+    report = kw.solve(A, b, rtol=1e-8, device=device)
+    assert report.method == "cg"
+    assert any(n.startswith("method auto: A is symmetric") for n in report.notes)
+    # ... GMRES for a nonsymmetric one ...
+    N, c = load("sherman4")
+    report = kw.solve(N, c, rtol=1e-6, device=device)
+    assert report.method == "gmres" and report.converged
+    assert "method auto: A is not symmetric: GMRES" in report.notes
+    assert true_relres(N, c, report.x) <= 1.01e-6
+    # ... and GMRES again when CG finds a symmetric matrix with a positive diagonal
+    # indefinite (2-D Poisson shifted by 2: eigenvalues in (-2, 6), diagonal 2).
+    S = sp.csr_array(poisson(12) - 2.0 * sp.eye(144))
+    assert S.diagonal().min() > 0
+    report = kw.solve(S, S @ np.ones(144), rtol=1e-8, device=device)
+    assert report.method == "gmres" and report.converged
+    assert any(n.startswith("method auto: CG found <p, Ap> <= 0") for n in report.notes)
+    # An explicit method is kept.
+    with pytest.raises(kw.InputError, match="symmetric"):
+        kw.solve(N, c, method="cg", device=device)
