@@ -3,9 +3,12 @@
 
 use std::cell::RefCell;
 
-/// The cancel check of the CPU solves on this thread ([`cancellable`]) and whether it fired.
+/// The cancel check of the CPU solves on this thread ([`cancellable`]), the residual watch
+/// ([`cancellable_watching`]) with the residuals it has seen, and whether either fired.
 struct CancelCheck {
     check: Box<dyn Fn() -> bool>,
+    watch: Option<Box<dyn FnMut(usize, f64) -> bool>>,
+    seen: usize,
     fired: bool,
 }
 
@@ -21,6 +24,23 @@ pub(crate) fn cancel_requested() -> bool {
         let Some(c) = c.as_mut() else {
             return false;
         };
+        c.fired = c.fired || (c.check)();
+        c.fired
+    })
+}
+
+/// [`cancel_requested`] for a method core's residual test of `res`, which the thread's
+/// residual watch sees first ([`cancellable_watching`]).
+pub(crate) fn cancel_requested_at(res: f64) -> bool {
+    CANCEL.with(|c| {
+        let mut c = c.borrow_mut();
+        let Some(c) = c.as_mut() else {
+            return false;
+        };
+        if let Some(watch) = c.watch.as_mut() {
+            c.fired = c.fired || watch(c.seen, res);
+        }
+        c.seen += 1;
         c.fired = c.fired || (c.check)();
         c.fired
     })
@@ -49,12 +69,53 @@ pub(crate) fn cancel_requested() -> bool {
 /// # Ok::<(), krylov_wgpu::KrylovError>(())
 /// ```
 pub fn cancellable<R>(cancelled: impl Fn() -> bool + 'static, f: impl FnOnce() -> R) -> R {
-    let outer = CANCEL.with(|c| {
-        c.borrow_mut().replace(CancelCheck {
+    with_check(
+        CancelCheck {
             check: Box::new(cancelled),
+            watch: None,
+            seen: 0,
             fired: false,
-        })
-    });
+        },
+        f,
+    )
+}
+
+/// Runs `f` with `watch(k, ‖r‖)` called on the k-th residual each CPU reference solve it
+/// makes on this thread tests (k counts from 0 over the whole solve, restarts included): once
+/// it says `true` the solve stops with `Cancelled`, as in [`cancellable`]. What a GPU solve's
+/// [`crate::solvers::Monitor`] sees, for the CPU (the CLI's `--precond auto` watches for a
+/// hopeless solve this way).
+///
+/// ```
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::{SolveOptions, StopReason};
+/// let a = poisson_2d_fd::<f64>(32);
+/// let b = vec![1.0; a.nrows()];
+/// let sol = krylov_wgpu::cpu::cancellable_watching(|k, _residual| k >= 7, || {
+///     krylov_wgpu::cpu::solve(&a, &b, None, &SolveOptions::default())
+/// })?;
+/// assert_eq!(sol.report.reason, StopReason::Cancelled);
+/// assert_eq!(sol.report.iterations, 7);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
+pub fn cancellable_watching<R>(
+    watch: impl FnMut(usize, f64) -> bool + 'static,
+    f: impl FnOnce() -> R,
+) -> R {
+    with_check(
+        CancelCheck {
+            check: Box::new(|| false),
+            watch: Some(Box::new(watch)),
+            seen: 0,
+            fired: false,
+        },
+        f,
+    )
+}
+
+/// Runs `f` with `check` as the thread's cancel check, the outer one restored after.
+fn with_check<R>(check: CancelCheck, f: impl FnOnce() -> R) -> R {
+    let outer = CANCEL.with(|c| c.borrow_mut().replace(check));
     // Put the outer check back even when `f` unwinds.
     struct Restore(Option<CancelCheck>);
     impl Drop for Restore {

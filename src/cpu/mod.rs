@@ -87,8 +87,8 @@ pub mod side;
 pub mod trisolve;
 
 pub use blas::{axpy, dot, norm2, norm2_f64, scal, xpay};
-pub(crate) use cancel::cancel_requested;
-pub use cancel::cancellable;
+pub(crate) use cancel::{cancel_requested, cancel_requested_at};
+pub use cancel::{cancellable, cancellable_watching};
 pub use spmv::{spmv, spmv_f64, true_relative_residual};
 pub(crate) use stop::Stop;
 pub use stop::{
@@ -155,7 +155,7 @@ impl<T: Scalar> System<'_, T> {
     /// per residual it computes. It answers `true` as well when the thread's cancel check
     /// ([`cancellable`]) says stop: [`run`] then reports the stop as `Cancelled`.
     pub fn done(&self, res: f64) -> bool {
-        cancel_requested() || res <= self.tau
+        cancel_requested_at(res) || res <= self.tau
     }
 }
 

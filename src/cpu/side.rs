@@ -84,7 +84,7 @@ impl Target {
     /// Whether a monitored residual norm meets the threshold (or the thread's cancel check
     /// fired: [`super::cancellable`]).
     pub fn done(&self, res: f64) -> bool {
-        super::cancel_requested() || res <= self.tau
+        super::cancel_requested_at(res) || res <= self.tau
     }
 
     /// The residual the method monitors: r = b − Ax (right) or r = M⁻¹(b − Ax) (left, with

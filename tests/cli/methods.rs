@@ -2,7 +2,7 @@
 //! and shipped matrices.
 
 use super::common::cli::data_arg as data;
-use super::{VARIANTS, check_method, solve_ok_on};
+use super::{VARIANTS, check_method, solve_ok, solve_ok_on};
 
 #[test]
 fn cg_all_variants_and_preconditioners() {
@@ -278,8 +278,8 @@ fn precond_auto_solves_a_stagnating_system_again_with_ilut() {
         .collect();
     assert!(
         notes.iter().any(|n| n
-            .starts_with("precond auto: gmres without a preconditioner stopped at iteration")
-            && n.contains("(stagnation, ")
+            .starts_with("precond auto: gmres without a preconditioner stopped (stagnation)")
+            && n.contains(", at iteration ")
             && n.ends_with("solved again with ilut")),
         "{r}"
     );
@@ -307,4 +307,33 @@ fn precond_auto_solves_a_stagnating_system_again_with_ilut() {
     let r = run.json();
     assert_eq!(r["reason"], "max_iterations", "{r}");
     assert!(r["preconditioner"].is_null(), "{r}");
+}
+
+/// `--precond auto`'s guard: a solve without a preconditioner whose residual falls too
+/// slowly to reach the tolerance within twice the default limit (reservoir3d: a two-phase
+/// black-oil Jacobian, permeabilities over 5–7 decades) is stopped early — not after all
+/// 10 000 iterations — and solved again with ILUT; a slow solve that gets there
+/// (unpreconditioned CG on bcsstk21, 2983 iterations) is left alone.
+#[test]
+fn precond_auto_stops_a_hopeless_solve_early() {
+    let r = solve_ok(&["--generate", "reservoir3d:20:10:8"], 1e-6);
+    assert_eq!(r["preconditioner"]["kind"], "ilut", "{r}");
+    let note = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n.as_str())
+        .find(|n| n.starts_with("precond auto: gmres without a preconditioner was stopped early"))
+        .unwrap_or_else(|| panic!("no guard note: {r}"));
+    let at: usize = note
+        .split("at iteration ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{note}"));
+    assert!((900..5000).contains(&at), "{note}");
+    let r = solve_ok(&[&data("bcsstk21.mtx")], 1e-6);
+    assert_eq!(r["method"], "cg", "{r}");
+    assert!(r["preconditioner"].is_null(), "{r}");
+    assert!(r["iterations"].as_u64().unwrap() > 2000, "{r}");
 }

@@ -15,6 +15,7 @@ use krylov_wgpu::solvers::{
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
 mod auto_variant;
+mod slow_guard;
 
 use crate::args::{
     MatrixArgs, MatrixTask, MethodArg, PrecisionArg, PrecondArg, parse_enum, parse_method_arg,
@@ -23,6 +24,9 @@ use crate::args::{
 use crate::model::{AutoRequest, ModelDecision, VariantArg, auto_choice, parse_variant_arg};
 use crate::report;
 use auto_variant::fused_by_rule;
+use slow_guard::{SlowGuard, SlowWatch};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// `--max-iter`'s default (a solve that reaches it is retried with a preconditioner under
 /// `--precond auto`; one that reaches a limit the user set is not).
@@ -351,6 +355,7 @@ fn solve_system(
             decision: decision.as_ref(),
             method_notes,
             variant_note,
+            slow: None,
         };
         return finish_solve(args, name, (a, b), run);
     }
@@ -362,9 +367,10 @@ fn solve_system(
         device: &device,
         b,
         opts: &opts,
+        guard: auto_precond_retry(args).is_some(),
         heaters,
     };
-    let (x, report) = run_in(args.matrix.precision.working(), a, task)?;
+    let (x, report, slow) = run_in(args.matrix.precision.working(), a, task)?;
     let run = Run {
         x: &x,
         report,
@@ -372,6 +378,7 @@ fn solve_system(
         decision: decision.as_ref(),
         method_notes,
         variant_note,
+        slow,
     };
     finish_solve(args, name, (a, b), run)
 }
@@ -407,6 +414,7 @@ fn solve_on_devices(
         decision: None,
         method_notes,
         variant_note: None,
+        slow: None,
     };
     finish_solve(args, name, (a, b), run)
 }
@@ -516,6 +524,7 @@ fn solve_with_mpi(
         decision: None,
         method_notes,
         variant_note: None,
+        slow: None,
     };
     finish_solve(args, name, (a, b), run)
 }
@@ -594,12 +603,14 @@ struct RunSolve<'a> {
     device: &'a ChosenDevice,
     b: &'a [f64],
     opts: &'a SolveOptions,
+    /// Watch for a hopeless solve (`--precond auto` before its retry).
+    guard: bool,
     /// `--heat`: paused when the timed loop starts.
     heaters: Option<Heaters>,
 }
 
 impl MatrixTask for RunSolve<'_> {
-    type Output = (Vec<f64>, SolveReport);
+    type Output = (Vec<f64>, SolveReport, Option<String>);
 
     fn run<T: Scalar>(mut self, a: &Csr<T>) -> Result<Self::Output> {
         let b: Vec<T> = self.b.iter().map(|&v| T::from_f64(v)).collect();
@@ -615,20 +626,28 @@ impl MatrixTask for RunSolve<'_> {
             .as_ref()
             .map(|ctx| Engine::with_tuning(ctx.clone(), krylov_wgpu::gpu::Tuning::from_env()));
         let mut none = ();
-        let monitor: &mut dyn Monitor = match self.heaters.as_mut() {
+        let inner: &mut dyn Monitor = match self.heaters.as_mut() {
             Some(h) => h,
             None => &mut none,
         };
-        let sol = solve_on(
-            self.device,
-            engine.as_ref(),
-            a,
-            &b,
-            None,
-            self.opts,
-            monitor,
-        )?;
-        Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report))
+        let o = self.opts;
+        let watch = self
+            .guard
+            .then(|| Rc::new(RefCell::new(SlowWatch::new(o.rtol, o.atol, o.max_iter))));
+        let mut monitor = SlowGuard {
+            inner,
+            watch: watch.clone(),
+        };
+        let mut run = || solve_on(self.device, engine.as_ref(), a, &b, None, o, &mut monitor);
+        let sol = match watch.clone() {
+            Some(w) => krylov_wgpu::cpu::cancellable_watching(
+                move |k, r| w.borrow_mut().observe(k, r),
+                run,
+            ),
+            None => run(),
+        }?;
+        let slow = watch.and_then(|w| w.borrow_mut().fired.take());
+        Ok((sol.x.iter().map(|v| v.as_f64()).collect(), sol.report, slow))
     }
 }
 
@@ -642,33 +661,23 @@ struct Run<'a> {
     method_notes: Vec<String>,
     /// `--variant auto`'s rule, when it decided (a note for the report).
     variant_note: Option<String>,
+    /// Why `--precond auto`'s guard stopped the solve early, if it did.
+    slow: Option<String>,
 }
 
-/// `--precond auto`'s recovery: the preconditioner to solve again with when a solve without
-/// one on one device stopped short of convergence for a reason a preconditioner addresses —
-/// stagnation, a breakdown, divergence, non-finite values, or the default iteration limit
-/// (not a limit the user set, not f32's residual floor, not a cancel) — IC(0) for CG
-/// (symmetric, with its pivot shift), ILUT for GMRES and BiCGStab (fill-in and its own
-/// shift: what solves the indefinite and badly scaled matrices ILU(0) does not). Not for
-/// mixed precision nor several devices (which take no factored M).
-fn retry_preconditioned(args: &SolveArgs, report: &SolveReport) -> Option<Precond> {
-    use krylov_wgpu::solvers::StopReason;
-    let retry = match report.reason {
-        StopReason::Stagnation
-        | StopReason::Breakdown { .. }
-        | StopReason::Diverged
-        | StopReason::NonFinite { .. } => true,
-        StopReason::MaxIterations => args.max_iter == DEFAULT_MAX_ITER,
-        _ => false,
-    };
-    if !retry
-        || report.converged
-        || args.precond_arg != PrecondArg::Auto
+/// The preconditioner `--precond auto` solves again with after a solve without one on one
+/// device stops short — IC(0) for CG (symmetric, with its pivot shift), ILUT for GMRES and
+/// BiCGStab (fill-in and its own shift: what solves the indefinite and badly scaled
+/// matrices ILU(0) does not) — or `None` where it does not retry: an explicit
+/// preconditioner, an iteration limit the user set, mixed precision or several devices
+/// (which take no factored M), other methods.
+fn auto_precond_retry(args: &SolveArgs) -> Option<Precond> {
+    if args.precond_arg != PrecondArg::Auto
         || args.precond != Precond::None
+        || args.max_iter != DEFAULT_MAX_ITER
         || args.devices.is_some()
         || args.mpi
         || args.matrix.precision == PrecisionArg::Mixed
-        || report.refinement.is_some()
     {
         return None;
     }
@@ -677,6 +686,31 @@ fn retry_preconditioned(args: &SolveArgs, report: &SolveReport) -> Option<Precon
         Method::Gmres | Method::Bicgstab => Some(Precond::Ilut),
         _ => None,
     }
+}
+
+/// `--precond auto`'s recovery: the preconditioner to solve again with when the solve stopped
+/// for a reason a preconditioner addresses — stagnation, a breakdown, divergence, non-finite
+/// values, the iteration limit, or the slow-convergence guard (`slow`: why it stopped the
+/// solve) — not f32's residual floor nor a user's cancel.
+fn retry_preconditioned(
+    args: &SolveArgs,
+    report: &SolveReport,
+    slow: Option<&str>,
+) -> Option<Precond> {
+    use krylov_wgpu::solvers::StopReason;
+    let retry = match report.reason {
+        StopReason::Stagnation
+        | StopReason::Breakdown { .. }
+        | StopReason::Diverged
+        | StopReason::NonFinite { .. }
+        | StopReason::MaxIterations => true,
+        StopReason::Cancelled => slow.is_some(),
+        _ => false,
+    };
+    if !retry || report.converged || report.refinement.is_some() {
+        return None;
+    }
+    auto_precond_retry(args)
 }
 
 /// Writes the requested files, prints the report, and gives exit code 3 when the solve did
@@ -694,6 +728,7 @@ fn finish_solve(
         decision,
         method_notes,
         variant_note,
+        slow,
     } = run;
     // `--method auto` took CG for a symmetric matrix with a positive diagonal and CG found
     // ⟨p, Ap⟩ ≤ 0: A is indefinite, which GMRES takes — solved again, and said so.
@@ -714,15 +749,16 @@ fn finish_solve(
         return solve_system(args, (a, b), name, exact_known, notes);
     }
     let mut method_notes = method_notes;
-    if let Some(precond) = retry_preconditioned(args, &report) {
+    if let Some(precond) = retry_preconditioned(args, &report, slow.as_deref()) {
         let mut notes = method_notes.clone();
+        let why = match &slow {
+            Some(why) => format!("was stopped early: {why}"),
+            None => format!("stopped ({})", report.reason.name()),
+        };
         notes.push(format!(
-            "precond auto: {} without a preconditioner stopped at iteration {} ({}, {:.3} s): \
+            "precond auto: {} without a preconditioner {why}, at iteration {} after {:.3} s: \
              solved again with {precond}",
-            args.method,
-            report.iterations,
-            report.reason.name(),
-            report.seconds
+            args.method, report.iterations, report.seconds
         ));
         let retry = SolveArgs {
             precond,
