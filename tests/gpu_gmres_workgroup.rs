@@ -86,6 +86,45 @@ fn workgroup_gmres_follows_pipelined_gmres_and_its_cpu_twin_on_random_matrices()
     }
 }
 
+/// The batched inner products without subgroups (the workgroup-memory reduction, where the
+/// whole workgroup is one "subgroup": eight chunks of four sums a round) and with them, over
+/// cycles of 40 (41 sums: six rounds with subgroups of 8 on lavapipe, two without): the
+/// iterate equals the CPU twin's after 13 and 41 steps, CGS and CGS2.
+#[test]
+fn workgroup_gmres_batched_sums_agree_with_and_without_subgroups() {
+    let seed: u64 = rand::random();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let a = random_nonsymmetric(&mut rng, 300);
+    let b: Vec<f64> = (0..300).map(|_| rng.random_range(-1.0..1.0)).collect();
+    for subgroups in [false, true] {
+        let Some(engine) = common::engine_with(common::with_subgroups(subgroups)) else {
+            return;
+        };
+        if subgroups && !engine.context().has_subgroups() {
+            continue;
+        }
+        for gs in [GramSchmidt::Cgs, GramSchmidt::Cgs2] {
+            for k in [13, 41] {
+                let tag = format!("subgroups {subgroups} {gs:?} k={k} (seed {seed})");
+                let o = SolveOptions {
+                    max_iter: k,
+                    restart: 40,
+                    ..opts(Variant::Workgroup, gs, CheckMode::Device, Precond::Jacobi)
+                };
+                let wg = gmres::solve(&engine, &a, &b, None, &o, &mut ()).unwrap();
+                let twin = cpu::solve(&a, &b, None, &o).unwrap();
+                assert_eq!(
+                    wg.report.iterations, k,
+                    "{tag}: {}",
+                    wg.report.reason_detail
+                );
+                let d = rel_diff_inf(&wg.x, &twin.x);
+                assert!(d <= 1e-9, "{tag}: x differs from the CPU twin's by {d:e}");
+            }
+        }
+    }
+}
+
 /// Every storage format (SELL and BCSR hand rows out in their own order, through the pool
 /// and a storage barrier): converged, iterations as in CSR ± 2, the true residual within
 /// the tolerance, one launch per cycle beside the restart's, one global reduction per cycle

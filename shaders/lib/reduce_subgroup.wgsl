@@ -61,3 +61,20 @@ fn workgroup_sum2(v: vec2<Real>, ids: Ids) -> vec2<Real> {
     }
     return workgroupUniformLoad(&red_total).xy;
 }
+
+// Partial sums one subgroup at a time (batched reductions: several sums' subgroup totals
+// through workgroup memory behind ONE barrier, as gmres_workgroup's Gram–Schmidt does):
+// `sg_sum4` is this subgroup's total (valid in its leader), `sg_index` / `sg_count` number the
+// subgroups. reduce_workgroup.wgsl defines the same with the whole workgroup as one "subgroup".
+fn sg_sum4(v: vec4<Real>, ids: Ids) -> vec4<Real> {
+    return subgroupAdd(v);
+}
+fn sg_leader(ids: Ids) -> bool {
+    return ids.sg_lane == 0u;
+}
+fn sg_index(ids: Ids) -> u32 {
+    return ids.sg_id;
+}
+fn sg_count(ids: Ids) -> u32 {
+    return ids.n_sg;
+}

@@ -33,3 +33,18 @@ fn workgroup_sum(v: vec4<Real>, ids: Ids) -> vec4<Real> {
 fn workgroup_sum2(v: vec2<Real>, ids: Ids) -> vec2<Real> {
     return workgroup_sum(vec4<Real>(v, Real(0.0), Real(0.0)), ids).xy;
 }
+
+// reduce_subgroup.wgsl's batched-partial interface without subgroups: the whole workgroup is
+// one "subgroup" (its tree sum; uniform control flow, as workgroup_sum), led by thread 0.
+fn sg_sum4(v: vec4<Real>, ids: Ids) -> vec4<Real> {
+    return workgroup_sum(v, ids);
+}
+fn sg_leader(ids: Ids) -> bool {
+    return ids.lid == 0u;
+}
+fn sg_index(ids: Ids) -> u32 {
+    return 0u;
+}
+fn sg_count(ids: Ids) -> u32 {
+    return 1u;
+}

@@ -41,8 +41,8 @@ pub use shader::FormatKernel;
 pub use shader::{KERNELS, KernelSource, REDUCTIONS, ShaderConfig, reductions_started};
 pub use spmv::Spmv;
 pub use variant_rule::{
-    FUSED_MAX_ROWS, VariantChoice, WORKGROUP_MAX_ENTRIES_PER_THREAD, choose_variant_for,
-    choose_workgroup_for,
+    FUSED_MAX_ROWS, GMRES_WORKGROUP_MAX_ROWS, VariantChoice, WORKGROUP_MAX_ENTRIES_PER_THREAD,
+    choose_variant_for, choose_workgroup_for,
 };
 
 /// Whether tests must fail (rather than skip) when no adapter exists: `KRYLOV_REQUIRE_GPU=1`.

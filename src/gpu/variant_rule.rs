@@ -23,6 +23,9 @@
 //! fused GMRES by itself — and pipelined GMRES above.
 
 //!
+//! One-workgroup GMRES (`gmres_workgroup`) runs a whole cycle in one launch; `auto` takes it
+//! up to [`GMRES_WORKGROUP_MAX_ROWS`] rows (measured faster than p1 there, slower beyond).
+//!
 //! One-workgroup CG (`cg_workgroup`) runs 32 whole iterations per launch in one workgroup
 //! with no global reduction. On an H200 (BENCHMARKS.md, 2026-11-29) it was 1.3–3× faster per
 //! iteration than fused CG on 2D and 3D stencils up to about 15 stored entries per thread
@@ -35,6 +38,12 @@
 //! ([`choose_workgroup_for`]).
 
 use crate::base::{Format, Method, Variant};
+
+/// Up to this many rows `auto` runs GMRES in one workgroup (`gmres_workgroup`): on an H100
+/// (BENCHMARKS.md, 2026-12-07; 600-step loops of GMRES(30) on 2D Poisson) its step took
+/// 0.77–0.89× p(1)-GMRES's up to 1024 rows, f32 and f64, and 1.18–1.38× at 2025 rows (one
+/// workgroup's serial loads and barriers grow with the rows; p1's launch does not).
+pub const GMRES_WORKGROUP_MAX_ROWS: usize = 1024;
 
 /// Up to this many stored entries per thread `auto` runs CG in one workgroup.
 pub const WORKGROUP_MAX_ENTRIES_PER_THREAD: usize = 16;
@@ -118,7 +127,9 @@ pub fn choose_variant_for(method: Method, n: usize, format: Format) -> VariantCh
 /// The one-workgroup variant `auto` runs `method` with on a GPU for a system of `n` rows and
 /// `nnz` stored entries, or `None`: CG up to `rows_cap` rows (what the adapter's workgroup
 /// memory holds at 4 rows per thread: [`crate::solvers::cg::workgroup::auto_rows`]) and
-/// [`WORKGROUP_MAX_ENTRIES_PER_THREAD`] entries per thread of `threads`.
+/// [`WORKGROUP_MAX_ENTRIES_PER_THREAD`] entries per thread of `threads`; GMRES the same up to
+/// [`GMRES_WORKGROUP_MAX_ROWS`] rows (`rows_cap`: GMRES's,
+/// [`crate::solvers::gmres::workgroup::auto_rows`]; its restart the caller checks).
 ///
 /// ```
 /// use krylov_wgpu::gpu::choose_workgroup_for;
@@ -128,7 +139,9 @@ pub fn choose_variant_for(method: Method, n: usize, format: Format) -> VariantCh
 /// assert_eq!(small.variant, Variant::Workgroup);
 /// assert!(choose_workgroup_for(Method::Cg, 1000, 6400, 700, 1024).is_none()); // does not fit
 /// assert!(choose_workgroup_for(Method::Cg, 3600, 26_600, 4096, 1024).is_none()); // too long
-/// assert!(choose_workgroup_for(Method::Gmres, 1000, 6400, 4096, 1024).is_none());
+/// assert_eq!(choose_workgroup_for(Method::Gmres, 1000, 6400, 4096, 1024).unwrap().variant, Variant::Workgroup);
+/// assert!(choose_workgroup_for(Method::Gmres, 2000, 12_800, 4096, 1024).is_none()); // p1's size
+/// assert!(choose_workgroup_for(Method::Bicgstab, 1000, 6400, 4096, 1024).is_none());
 /// ```
 pub fn choose_workgroup_for(
     method: Method,
@@ -138,15 +151,25 @@ pub fn choose_workgroup_for(
     threads: usize,
 ) -> Option<VariantChoice> {
     let per_thread = nnz.div_ceil(threads.max(1));
-    (method == Method::Cg && n <= rows_cap && per_thread <= WORKGROUP_MAX_ENTRIES_PER_THREAD).then(
-        || VariantChoice {
-            variant: Variant::Workgroup,
-            reason: format!(
-                "n = {n}, {per_thread} stored entries per thread of {threads}: whole iterations \
-                 in one workgroup, 32 per launch, no global reduction (up to \
-                 {WORKGROUP_MAX_ENTRIES_PER_THREAD} entries and 4 rows per thread, within this \
-                 adapter's workgroup memory)"
-            ),
-        },
-    )
+    if n > rows_cap || per_thread > WORKGROUP_MAX_ENTRIES_PER_THREAD {
+        return None;
+    }
+    let reason = match method {
+        Method::Cg => format!(
+            "n = {n}, {per_thread} stored entries per thread of {threads}: whole iterations \
+             in one workgroup, 32 per launch, no global reduction (up to \
+             {WORKGROUP_MAX_ENTRIES_PER_THREAD} entries and 4 rows per thread, within this \
+             adapter's workgroup memory)"
+        ),
+        Method::Gmres if n <= GMRES_WORKGROUP_MAX_ROWS => format!(
+            "n = {n} ≤ {GMRES_WORKGROUP_MAX_ROWS}, {per_thread} stored entries per thread of \
+             {threads}: a whole GMRES cycle in one launch of one workgroup, no global \
+             reduction in its steps"
+        ),
+        _ => return None,
+    };
+    Some(VariantChoice {
+        variant: Variant::Workgroup,
+        reason,
+    })
 }

@@ -337,3 +337,37 @@ fn precond_auto_stops_a_hopeless_solve_early() {
     assert!(r["preconditioner"].is_null(), "{r}");
     assert!(r["iterations"].as_u64().unwrap() > 2000, "{r}");
 }
+
+/// `--variant auto` for GMRES on a GPU: one workgroup up to 1024 rows (512 rows of a 3D
+/// convection–diffusion stencil), p(1)-GMRES above (1728 rows), and fused GMRES for a
+/// restart beyond the 128 steps both keep in workgroup memory.
+#[test]
+fn gmres_auto_variant_takes_one_workgroup_for_a_small_system() {
+    let gpu = super::common::cli::krylov_line("info --json").json()["adapters"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty());
+    if !gpu {
+        return;
+    }
+    let run_on = |extra: &str| {
+        let run = super::common::cli::krylov_line(&format!(
+            "solve --device gpu --rtol 1e-8 --json --format csr {extra}"
+        ));
+        run.assert_code(0);
+        run.json()
+    };
+    let small = run_on("--generate convdiff3d:8:x");
+    assert_eq!(small["method"], "gmres", "{small}");
+    assert_eq!(small["variant"], "workgroup", "{small}");
+    assert!(
+        small["notes"]
+            .to_string()
+            .contains("variant auto: workgroup (n = 512 ≤ 1024"),
+        "{small}"
+    );
+    let larger = run_on("--generate convdiff3d:12:x");
+    assert_eq!(larger["variant"], "p1", "{larger}");
+    // Beyond one workgroup's and p(1)-GMRES's 128 steps a cycle: fused GMRES.
+    let long = run_on("--generate convdiff3d:8:x --restart 200");
+    assert_eq!(long["variant"], "fused", "{long}");
+}

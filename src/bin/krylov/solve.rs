@@ -56,7 +56,7 @@ pub struct SolveArgs {
     /// to fused where a barrier cannot hold), p1 (GMRES: p(1)-GMRES, one launch and one
     /// global reduction per step — a second basis u_i = A v_{i−1} by recurrence, R_ii by
     /// Pythagoras corrected by v's norm one step later; a step whose R_ii loses its accuracy
-    /// ends the cycle early and GMRES restarts), or auto: for CG on a GPU, workgroup up to 2048 rows where they fit
+    /// ends the cycle early and GMRES restarts), or auto: on a GPU, workgroup for CG up to 2048 rows and for GMRES up to 1024 where they fit
     /// the adapter's workgroup memory; else with a device profile from `krylov calibrate` the
     /// variant the model predicts fastest, else pipelined; then, for CG and GMRES on a GPU,
     /// fused where it was measured faster (CG: n ≤ 2e5 or a banded matrix in DIA), for GMRES

@@ -57,7 +57,7 @@ pub(super) struct Pool {
 
 /// The most steps p(1)-GMRES's cycle takes (`P1_MAX` of `gmres_p1_step.wgsl`: a step's
 /// coefficients live in workgroup memory).
-pub(super) const P1_MAX_RESTART: usize = 128;
+pub const P1_MAX_RESTART: usize = 128;
 
 impl Pool {
     pub(super) fn r(self) -> u32 {

@@ -197,6 +197,7 @@ use crate::matrix::Csr;
 use crate::solvers::{Method, Monitor, Solution, SolveOptions, StopReason, Variant};
 
 pub use crate::cpu::gmres::MAX_GAP_RESTARTS;
+pub use basis::P1_MAX_RESTART;
 
 /// Solves A x = b by restarted GMRES(m) on the GPU (m = `opts.restart`, default 30):
 /// `opts.variant` picks classical (Alg. 5, Gram–Schmidt `opts.gs`: MGS, CGS or CGS2),

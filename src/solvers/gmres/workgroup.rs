@@ -7,9 +7,11 @@
 //! (barriers, no global reduction), so the m steps of a cycle are one launch, and a cycle
 //! costs [update of x] + `gmres_residual` + this launch + one readback — the same submit and
 //! readback as every GMRES variant's `device` cycle. The product's input D⁻¹v_{i−1} lives in
-//! workgroup memory, which bounds the rows ([`max_rows`], as for one-workgroup CG: 11 200
-//! rows in f32 and 5 088 in f64 at 48 KiB); one workgroup is one GPU core, so past a few
-//! thousand rows the GPU-wide variants are faster anyway.
+//! workgroup memory, which bounds the rows ([`max_rows`]: about 9 800 rows in f32 and 3 700
+//! in f64 at 48 KiB); one workgroup is one GPU core, so past about a thousand rows the
+//! GPU-wide variants are faster anyway (on an H100 0.77–0.89× p(1)-GMRES's time per step up
+//! to 1024 rows, 1.2–1.4× at 2025: BENCHMARKS.md, 2026-12-07), and `--variant auto` takes it
+//! up to [`crate::gpu::GMRES_WORKGROUP_MAX_ROWS`].
 //!
 //! | launch | does |
 //! |---|---|
@@ -39,9 +41,13 @@ const CGS2: u32 = 4;
 /// the Gram–Schmidt coefficients live in workgroup memory).
 pub const MAX_RESTART: usize = 128;
 
+/// Subgroup totals the kernel's batched inner products keep (`wgm_part`: 256 of vec4).
+const PART_SUMS: usize = 256;
+
 /// Workgroup memory the kernel takes beside its vector, in entries of the precision: R's
-/// column, both passes' coefficients, a few scalars.
-const RESERVED_ENTRIES: usize = 3 * MAX_RESTART + 16;
+/// column, both passes' coefficients, the batched inner products' subgroup totals, a few
+/// scalars.
+const RESERVED_ENTRIES: usize = 3 * MAX_RESTART + 4 * PART_SUMS + 17;
 
 /// The configuration `gmres_workgroup` runs with on `n` rows whose kernels use `base`
 /// ([`crate::solvers::cg::workgroup::config_for`]'s choice of threads, with room for R's column), or
@@ -67,6 +73,20 @@ fn config_for(
 /// `engine`'s adapter.
 pub fn max_rows(engine: &Engine, base: ShaderConfig) -> usize {
     crate::solvers::cg::workgroup::max_rows(engine, base).saturating_sub(RESERVED_ENTRIES)
+}
+
+/// [`crate::solvers::cg::workgroup::auto_rows`] for one-workgroup GMRES: the most rows
+/// `--variant auto` may run in one workgroup (what its memory holds beside R's column and
+/// the batched sums), and the workgroup's threads.
+pub fn auto_rows(
+    limits: &wgpu::Limits,
+    subgroups: bool,
+    precision: crate::base::Precision,
+    format: crate::base::Format,
+) -> (usize, usize) {
+    let (rows, threads) =
+        crate::solvers::cg::workgroup::auto_rows(limits, subgroups, precision, format);
+    (rows.saturating_sub(RESERVED_ENTRIES), threads)
 }
 
 /// One-workgroup GMRES's kernel and its launches.

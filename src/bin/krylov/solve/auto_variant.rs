@@ -51,7 +51,17 @@ pub(super) fn fused_by_rule(
     {
         return (variant, None);
     }
-    let rule = krylov_wgpu::gpu::choose_variant_for(args.method, a.nrows(), resolved);
+    let mut rule = krylov_wgpu::gpu::choose_variant_for(args.method, a.nrows(), resolved);
+    // p(1)-GMRES keeps a step's coefficients in workgroup memory: a longer cycle runs fused.
+    if rule.variant == Variant::P1 && args.restart > krylov_wgpu::solvers::gmres::P1_MAX_RESTART {
+        rule.variant = Variant::Fused;
+        rule.reason = format!(
+            "{}; fused, as restart {} > p(1)-GMRES's {}",
+            rule.reason,
+            args.restart,
+            krylov_wgpu::solvers::gmres::P1_MAX_RESTART
+        );
+    }
     let note = match (rule.variant, decision) {
         (Variant::Fused, Some(d)) => {
             let why = if d.predicts_fused {
@@ -71,9 +81,9 @@ pub(super) fn fused_by_rule(
     (rule.variant, Some(note))
 }
 
-/// `--variant auto` for CG on a GPU, before the model and the fused rule: one-workgroup CG
-/// for a small system that fits the adapter's workgroup memory (`gpu::choose_workgroup_for`;
-/// the model does not describe it), with its note. Not under mixed precision (reliable
+/// `--variant auto` for CG and GMRES on a GPU, before the model and the fused rule:
+/// one-workgroup CG or GMRES for a small system that fits the adapter's workgroup memory
+/// (`gpu::choose_workgroup_for`; the model does not describe them), with its note. Not under mixed precision (reliable
 /// updates are pipelined CG's) nor with a preconditioner the kernel does not apply.
 fn workgroup_by_rule(
     args: &SolveArgs,
@@ -91,8 +101,23 @@ fn workgroup_by_rule(
     }
     let subgroups = ctx.has_subgroups() && ctx.summary.subgroup_min_size >= 4;
     let precision = args.matrix.precision.working();
-    let (rows, threads) =
-        krylov_wgpu::solvers::cg::workgroup::auto_rows(&ctx.limits, subgroups, precision, format);
+    let (rows, threads) = match args.method {
+        Method::Gmres if args.restart <= krylov_wgpu::solvers::gmres::workgroup::MAX_RESTART => {
+            krylov_wgpu::solvers::gmres::workgroup::auto_rows(
+                &ctx.limits,
+                subgroups,
+                precision,
+                format,
+            )
+        }
+        Method::Gmres => return None,
+        _ => krylov_wgpu::solvers::cg::workgroup::auto_rows(
+            &ctx.limits,
+            subgroups,
+            precision,
+            format,
+        ),
+    };
     let rule = krylov_wgpu::gpu::choose_workgroup_for(args.method, n, nnz, rows, threads)?;
     Some(format!("variant auto: workgroup ({})", rule.reason))
 }
