@@ -100,6 +100,20 @@ fn solve_ok_on(files: &[&str], line: &str, rtol: f64) -> Value {
     solve_ok(&args, rtol)
 }
 
+/// Whether `krylov info` lists an adapter (the GPU-only checks return early without one).
+fn has_gpu_adapter() -> bool {
+    common::cli::krylov_line("info --json").json()["adapters"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty())
+}
+
+/// `krylov solve --device gpu --json <line>`: must exit 0; its report.
+fn solve_on_gpu(line: &str) -> Value {
+    let run = common::cli::krylov_line(&format!("solve --device gpu --json {line}"));
+    run.assert_code(0);
+    run.json()
+}
+
 const VARIANTS: [&str; 2] = ["classical", "pipelined"];
 
 fn check_method(r: &Value, method: &str, variant: &str, precision: &str) {

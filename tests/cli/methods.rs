@@ -2,7 +2,7 @@
 //! and shipped matrices.
 
 use super::common::cli::data_arg as data;
-use super::{VARIANTS, check_method, solve_ok, solve_ok_on};
+use super::{VARIANTS, check_method, has_gpu_adapter, solve_ok, solve_ok_on, solve_on_gpu};
 
 #[test]
 fn cg_all_variants_and_preconditioners() {
@@ -161,19 +161,11 @@ fn ca_gmres_from_the_command_line_reports_its_counts() {
 
 #[test]
 fn ca_gmres_on_the_gpu_needs_fewer_reductions_than_pipelined_gmres() {
-    let gpu = super::common::cli::krylov_line("info --json").json()["adapters"]
-        .as_array()
-        .is_some_and(|a| !a.is_empty());
-    if !gpu {
+    if !has_gpu_adapter() {
         return;
     }
-    let run_on = |extra: &str| {
-        let run = super::common::cli::krylov_line(&format!(
-            "solve --generate poisson2d:32 --device gpu --rtol 1e-8 --json {extra}"
-        ));
-        run.assert_code(0);
-        run.json()
-    };
+    let run_on =
+        |extra: &str| solve_on_gpu(&format!("--generate poisson2d:32 --rtol 1e-8 {extra}"));
     let ca = run_on("--method cagmres --s-step 5 --restart 30");
     let gm = run_on("--method gmres --variant pipelined --restart 30");
     assert_eq!(ca["device"]["kind"], "gpu", "{ca}");
@@ -343,19 +335,10 @@ fn precond_auto_stops_a_hopeless_solve_early() {
 /// restart beyond the 128 steps both keep in workgroup memory.
 #[test]
 fn gmres_auto_variant_takes_one_workgroup_for_a_small_system() {
-    let gpu = super::common::cli::krylov_line("info --json").json()["adapters"]
-        .as_array()
-        .is_some_and(|a| !a.is_empty());
-    if !gpu {
+    if !has_gpu_adapter() {
         return;
     }
-    let run_on = |extra: &str| {
-        let run = super::common::cli::krylov_line(&format!(
-            "solve --device gpu --rtol 1e-8 --json --format csr {extra}"
-        ));
-        run.assert_code(0);
-        run.json()
-    };
+    let run_on = |extra: &str| solve_on_gpu(&format!("--rtol 1e-8 --format csr {extra}"));
     let small = run_on("--generate convdiff3d:8:x");
     assert_eq!(small["method"], "gmres", "{small}");
     assert_eq!(small["variant"], "workgroup", "{small}");

@@ -31,10 +31,7 @@ fn mixed_on_the_cpu_reaches_what_f32_alone_cannot() {
 
 #[test]
 fn mixed_on_a_gpu_without_f64_refines_in_double_single() {
-    let gpu = krylov_line("info --json").json()["adapters"]
-        .as_array()
-        .is_some_and(|a| !a.is_empty());
-    if !gpu {
+    if !super::has_gpu_adapter() {
         return;
     }
     let sherman4 = data("sherman4.mtx");
