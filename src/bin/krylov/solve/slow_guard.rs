@@ -27,8 +27,9 @@ pub struct SlowWatch {
     rtol: f64,
     atol: f64,
     max_iter: usize,
-    /// (iteration, ‖r‖) as they arrive.
-    history: Vec<(usize, f64)>,
+    /// (iteration, ‖r‖, least ‖r‖ so far) as they arrive (the running minimum kept here, so
+    /// that judging a residual costs a binary search, not a pass over the history).
+    history: Vec<(usize, f64, f64)>,
     /// Why the solve should stop, once it should.
     pub fired: Option<String>,
 }
@@ -47,7 +48,8 @@ impl SlowWatch {
     /// Takes ‖r‖ after `iteration` iterations; `true` once the solve should stop.
     pub fn observe(&mut self, iteration: usize, residual: f64) -> bool {
         if self.fired.is_none() {
-            self.history.push((iteration, residual));
+            let least = self.history.last().map_or(residual, |h| h.2.min(residual));
+            self.history.push((iteration, residual, least));
             self.fired = self.judge();
         }
         self.fired.is_some()
@@ -56,7 +58,7 @@ impl SlowWatch {
     /// The verdict on the history so far: `Some(why)` when the projected iterations exceed
     /// `LIMIT_FACTOR ×` the limit.
     fn judge(&self) -> Option<String> {
-        let &(it, last) = self.history.last()?;
+        let &(it, last, r_now) = self.history.last()?;
         let r0 = self.history.first()?.1;
         if it < MIN_ITERATIONS || !positive(r0) || !last.is_finite() {
             return None;
@@ -64,10 +66,8 @@ impl SlowWatch {
         let target = (self.rtol * r0).max(self.atol);
         // The running minimum at (about) half the iterations so far, and now.
         let half = it / 2;
-        let split = self.history.partition_point(|&(i, _)| i <= half);
-        let least = |h: &[(usize, f64)]| h.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-        let (r_half, r_now) = (least(&self.history[..split]), least(&self.history));
-        let it_half = self.history.get(split.checked_sub(1)?)?.0;
+        let split = self.history.partition_point(|&(i, _, _)| i <= half);
+        let &(it_half, _, r_half) = self.history.get(split.checked_sub(1)?)?;
         if it_half >= it || !positive(r_half) || !positive(r_now) {
             return None;
         }
