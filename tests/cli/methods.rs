@@ -275,28 +275,16 @@ fn precond_auto_solves_a_stagnating_system_again_with_ilut() {
             && n.ends_with("solved again with ilut")),
         "{r}"
     );
-    let run = super::common::cli::krylov(&[
-        "solve",
-        &data("west0479.mtx"),
-        "--device",
-        "cpu",
-        "--json",
-        "--precond",
-        "none",
-    ]);
-    run.assert_code(3);
-    assert_eq!(run.json()["reason"], "stagnation");
-    let run = super::common::cli::krylov(&[
-        "solve",
-        &data("west0479.mtx"),
-        "--device",
-        "cpu",
-        "--json",
-        "--max-iter",
-        "20",
-    ]);
-    run.assert_code(3);
-    let r = run.json();
+    let west = data("west0479.mtx");
+    let fails = |extra: &[&str]| {
+        let mut args = vec!["solve", west.as_str(), "--device", "cpu", "--json"];
+        args.extend_from_slice(extra);
+        let run = super::common::cli::krylov(&args);
+        run.assert_code(3);
+        run.json()
+    };
+    assert_eq!(fails(&["--precond", "none"])["reason"], "stagnation");
+    let r = fails(&["--max-iter", "20"]);
     assert_eq!(r["reason"], "max_iterations", "{r}");
     assert!(r["preconditioner"].is_null(), "{r}");
 }
