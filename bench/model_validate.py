@@ -7,11 +7,11 @@ measured-fastest (format, variant).
 
 Used by bench/model_validate.sh (which calibrates first); python3 standard library only.
 
-  model_validate.py KRYLOV OUTDIR [--iters N] [--runs R] [--variant pipelined[,fused]]
+  model_validate.py KRYLOV OUTDIR [--iters N] [--runs R] [--variant pipelined[,fused,p1]]
                     [--matrices FILE] [--formats csr,ell,...]
 
 Per matrix: one `krylov predict --json`, then the measurement of each variant the method has
-(fused is CG's only), then one `krylov solve --format auto --json` to record the model's pick. Writes OUTDIR/rows.jsonl and
+(fused: CG and GMRES; p1: GMRES; GMRES(30) timed over whole cycles: --iters a multiple of 30), then one `krylov solve --format auto --json` to record the model's pick. Writes OUTDIR/rows.jsonl and
 OUTDIR/model_validation.md.
 
 The measurement (--protocol):
@@ -55,6 +55,13 @@ DEFAULT_MATRICES = [
 ]
 
 FORMATS = ["csr", "ell", "dia", "bcsr1", "bcsr2", "bcsr4", "bcsr8", "sell"]
+
+# The variants the model describes per method (src/model/kernels.rs, MODELLED).
+MODELLED = {
+    "cg": ("pipelined", "classical", "fused"),
+    "bicgstab": ("pipelined", "classical"),
+    "gmres": ("pipelined", "fused", "p1"),
+}
 
 
 def run_json(cmd):
@@ -184,8 +191,7 @@ def main():
         if pred is None:
             print(f"{label}: predict failed: {err}", file=sys.stderr)
             continue
-        # Fused is CG's (and GMRES's) only.
-        mine = [v for v in variants if v != "fused" or method == "cg"]
+        mine = [v for v in variants if v in MODELLED.get(method, ())]
         measured = {}
         for variant in mine:
             predicted = {p["format"]: p for p in pred["predictions"]

@@ -13,7 +13,7 @@ use krylov_wgpu::gpu::GpuMatrix;
 use krylov_wgpu::gpu::format::{DEFAULT_PADDING_BUDGET, sell_c};
 use krylov_wgpu::matrix::{Csr, generators};
 use krylov_wgpu::model::calibrate::dense_blocks;
-use krylov_wgpu::model::kernels::{Curve, MODELLED, SpmvBytes, curve_key, iteration_plan};
+use krylov_wgpu::model::kernels::{Curve, MODELLED, Shape, SpmvBytes, curve_key, iteration_plan};
 use krylov_wgpu::model::profile::SCHEMA_VERSION;
 use krylov_wgpu::model::{
     DeviceIdentity, Fit, LayoutParams, MODEL_FORMATS, PredictRequest, Profile, Sample, Sigmoid,
@@ -82,8 +82,23 @@ fn the_launch_counts_are_those_of_real_solves() {
     let a: Csr<f32> = generators::poisson_2d_fd(16);
     let b = a.mul_vec(&vec![1.0; a.ncols()]).unwrap();
     let batch = 4;
+    // GMRES(6): two whole cycles in 12 steps.
+    let shape = Shape { batch, restart: 6 };
     for (method, variant) in MODELLED {
         for mode in [CheckMode::Device, CheckMode::Paper] {
+            let Some(plan) = iteration_plan(
+                method,
+                variant,
+                mode,
+                a.nrows(),
+                SpmvBytes::plain(1000.0),
+                4,
+                shape,
+            ) else {
+                // GMRES is modelled in device mode only.
+                assert!(method == Method::Gmres && mode == CheckMode::Paper);
+                continue;
+            };
             let opts = SolveOptions {
                 method,
                 variant,
@@ -92,6 +107,7 @@ fn the_launch_counts_are_those_of_real_solves() {
                 atol: 0.0,
                 max_iter: 12,
                 batch,
+                restart: shape.restart,
                 format: Format::Csr,
                 ..Default::default()
             };
@@ -99,30 +115,17 @@ fn the_launch_counts_are_those_of_real_solves() {
                 .unwrap()
                 .report;
             let tag = format!("{variant} {method} {mode}");
-            let plan = iteration_plan(
-                method,
-                variant,
-                mode,
-                a.nrows(),
-                SpmvBytes::plain(1000.0),
-                4,
-                batch,
-            )
-            .unwrap();
             let j = r.iterations_recorded as f64;
             let reads = r.loop_counts.readbacks as f64 / j;
             match mode {
                 CheckMode::Device => {
-                    assert_eq!(
-                        r.dispatches_per_iteration,
-                        plan.dispatches() as f64,
-                        "{tag}"
-                    );
+                    assert_eq!(r.iterations, 12, "{tag}");
+                    assert_eq!(r.dispatches_per_iteration, plan.dispatches(), "{tag}");
                     assert_eq!(reads, plan.round_trips, "{tag}");
                 }
                 // `paper` loops skip a launch or add a readback at their ends.
                 CheckMode::Paper => {
-                    let d = (r.dispatches_per_iteration - plan.dispatches() as f64).abs();
+                    let d = (r.dispatches_per_iteration - plan.dispatches()).abs();
                     assert!(d <= 2.0 / j, "{tag}: {}", r.dispatches_per_iteration);
                     assert!(
                         (reads - plan.round_trips).abs() <= 2.0 / j,
@@ -131,6 +134,69 @@ fn the_launch_counts_are_those_of_real_solves() {
                 }
             }
         }
+    }
+}
+
+/// Calibration divides each kernel's loop time by its launches in the plan: a GMRES loop's
+/// timestamped launches per kernel name are the plan's, cycle by cycle (not the final
+/// residual nor the Gram matrix behind `orthogonality_loss`).
+#[test]
+fn gmres_loops_time_the_launches_their_plans_list() {
+    let Some(engine) = common::engine_with(krylov_wgpu::gpu::Tuning {
+        profile: true,
+        ..Default::default()
+    }) else {
+        return;
+    };
+    if !engine.profiling() {
+        return;
+    }
+    let a: Csr<f32> = generators::poisson_2d_fd(16);
+    let b = a.mul_vec(&vec![1.0; a.ncols()]).unwrap();
+    let shape = Shape {
+        batch: 1,
+        restart: 5,
+    };
+    for variant in [Variant::Pipelined, Variant::Fused, Variant::P1] {
+        let plan = iteration_plan(
+            Method::Gmres,
+            variant,
+            CheckMode::Device,
+            a.nrows(),
+            SpmvBytes::plain(1000.0),
+            4,
+            shape,
+        )
+        .unwrap();
+        let opts = SolveOptions {
+            method: Method::Gmres,
+            variant,
+            rtol: 0.0,
+            atol: 0.0,
+            max_iter: 15, // three cycles
+            restart: shape.restart,
+            format: Format::Csr,
+            ..Default::default()
+        };
+        let r = solve_gpu(&engine, &a, &b, None, &opts, &mut ())
+            .unwrap()
+            .report;
+        assert_eq!(r.iterations, 15, "{variant}");
+        let mut planned: BTreeMap<&str, usize> = BTreeMap::new();
+        for k in &plan.kernels {
+            *planned.entry(k.name).or_default() += 3; // per cycle, three cycles
+        }
+        let timed: BTreeMap<&str, usize> = r
+            .kernel_times
+            .iter()
+            .map(|k| (k.name.as_str(), k.calls as usize))
+            .collect();
+        assert_eq!(timed, planned, "{variant}");
+        assert_eq!(
+            r.loop_counts.dispatches as usize,
+            3 * plan.kernels.len(),
+            "{variant}"
+        );
     }
 }
 
@@ -147,10 +213,10 @@ fn synthetic_profile(device: DeviceIdentity) -> Profile {
                 100,
                 SpmvBytes::plain(1.0),
                 4,
-                1,
+                Shape::batch(1),
             )
             .unwrap();
-            for k in &plan.kernels {
+            for k in plan.kernels.iter().filter(|k| k.curve != Curve::Launch) {
                 let key = curve_key(k, *format);
                 if k.curve == Curve::Finish {
                     constants.insert(key, 4e-6);

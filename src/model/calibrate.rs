@@ -2,8 +2,8 @@
 //!
 //! * round trip `t_rt`: one dependent launch submitted alone and read back, minus the cost
 //!   of a launch inside a pass ([`dependent_dispatch_us`]);
-//! * kernel curves: CG (classical, pipelined, fused) and BiCGStab (classical, pipelined),
-//!   `device` mode, a fixed number
+//! * kernel curves: CG (classical, pipelined, fused), BiCGStab (classical, pipelined) and
+//!   GMRES(30) (pipelined, fused, p(1): one cycle of 30 steps), `device` mode, a fixed number
 //!   of iterations, on `poisson2d` and `laplace3d` at sizes from a few KB of vectors to
 //!   beyond the last-level cache, and on a stencil of dense 8×8 blocks ([`dense_blocks`],
 //!   for the BCSR formats), in every format that takes them, with GPU timestamps: each kernel's GPU
@@ -32,7 +32,7 @@
 use std::collections::BTreeMap;
 
 use super::gather::{GatherSample, fit_weight, weight_key};
-use super::kernels::{Curve, MODELLED, SpmvBytes, curve_key, iteration_plan};
+use super::kernels::{Curve, MODELLED, Shape, SpmvBytes, curve_key, iteration_plan};
 use super::layout::{LayoutParams, MODEL_FORMATS, spmv_layout};
 use super::loop_residual::LoopCase;
 use super::profile::{DeviceIdentity, Profile, SCHEMA_VERSION, utc_now};
@@ -157,6 +157,11 @@ pub fn calibrate(
         max_padding: crate::gpu::format::DEFAULT_PADDING_BUDGET,
     };
     let iterations = if quick { 6 } else { 30 };
+    // GMRES's timed loop is whole cycles: one of `iterations` steps.
+    let shape = |batch| Shape {
+        batch,
+        restart: iterations,
+    };
     // Timed runs per case after one warm-up run; each kernel's fastest run is kept (the
     // undisturbed time: another process on the machine only ever adds time).
     let runs = 2;
@@ -179,7 +184,7 @@ pub fn calibrate(
                     check_mode: CheckMode::Device,
                     iterations,
                     runs: 1,
-                    restart: 30,
+                    restart: iterations,
                     s_step: 5,
                     format,
                 };
@@ -194,7 +199,7 @@ pub fn calibrate(
                     // γ = 0: the gather samples below fit it.
                     SpmvBytes::of(&layout, 4, 0.0, 0.0),
                     4,
-                    row.iterations,
+                    shape(row.iterations),
                 )
                 .expect("a modelled variant");
                 let measured: BTreeMap<&str, f64> = row
@@ -205,7 +210,7 @@ pub fn calibrate(
                 let mut busy = 0.0;
                 let mut complete = true;
                 let mut seen = std::collections::BTreeSet::new();
-                for k in &plan.kernels {
+                for k in plan.kernels.iter().filter(|k| k.curve != Curve::Launch) {
                     if !seen.insert(k.name) {
                         continue;
                     }
@@ -214,10 +219,10 @@ pub fn calibrate(
                         continue;
                     };
                     busy += t;
-                    // A name launched c times per iteration: per-launch time and bytes.
-                    let same: Vec<_> = plan.kernels.iter().filter(|x| x.name == k.name).collect();
-                    let c = same.len() as f64;
-                    let bytes = same.iter().map(|x| x.bytes).sum::<f64>() / c;
+                    // A name launched c times per iteration (its launches that move data;
+                    // a GMRES plan covers a cycle): per-launch time and mean bytes.
+                    let (launches, bytes) = plan.launches_of(k.name);
+                    let c = launches as f64 / plan.iterations;
                     match k.curve {
                         // The dense-block matrices' samples of A's kernels belong to BCSR.
                         Curve::Matrix if block_samples_only(&spec, format) => {}
@@ -260,6 +265,7 @@ pub fn calibrate(
                                 bytes,
                                 seconds: t / c,
                             }),
+                        Curve::Launch => {}
                     }
                 }
                 if complete && !gathers {
@@ -268,8 +274,7 @@ pub fn calibrate(
                         continue;
                     };
                     let wall = plain.us_per_iteration * 1e-6;
-                    let gap =
-                        (wall - busy - plan.round_trips * round_trip) / plan.dispatches() as f64;
+                    let gap = (wall - busy - plan.round_trips * round_trip) / plan.dispatches();
                     samples.gaps.push(gap);
                     if plain_stencil(&spec) {
                         samples.loops.push(LoopCase {
@@ -277,7 +282,7 @@ pub fn calibrate(
                             variant,
                             format,
                             layout,
-                            batch: row.iterations,
+                            shape: shape(row.iterations),
                             wall_seconds: wall,
                         });
                     }

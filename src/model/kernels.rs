@@ -15,13 +15,26 @@
 //! | BiCGStab | pipelined | both | `spmv_dot_bicgstab_p`, `update_s_bicgstab`, `spmv_dot_bicgstab_s`, `update_xrp_bicgstab` | paper 1, device 1/batch |
 //! | BiCGStab | classical | device | 2 spmv, 7 dot, 3 finish, 5 axpy, 1 xpay | 1/batch |
 //! | BiCGStab | classical | paper | 2 spmv, 7 dot, 5 axpy, 1 xpay | 4 |
+//! | GMRES(m) | pipelined | device | per cycle: `gmres_residual`, step 1: `gmres_spmv_dot`, `gmres_normalize`; step i ≥ 2: `gmres_spmv_dot`, `gmres_basis_dots` (idle in step 2), `gmres_gs_update`, `gmres_normalize`; `gmres_update_x` | 1 per cycle |
+//! | GMRES(m) | fused | device | per cycle: `gmres_residual`, per step `gmres_scale_spmv_dots`, `gmres_gs_update`, the closing `gmres_scale_spmv_dots`, `gmres_update_x` | 1 per cycle |
+//! | GMRES(m) | p1 | device | per cycle: `gmres_residual`, per step `gmres_p1_step`, the closing `gmres_p1_step`, `gmres_update_x` | 1 per cycle |
+//!
+//! GMRES's plan is a whole cycle of m steps (`IterationPlan::iterations` = m): step i's
+//! Gram–Schmidt reads the i − 1 basis vectors before it, so the cost of a step grows through
+//! the cycle, and the restart's residual, the update of x and the cycle's read-back are paid
+//! once per m steps; per iteration is the cycle over m, what a timed loop of whole cycles
+//! measures. The launches that move nothing of their own (pipelined's idle
+//! `gmres_basis_dots` of step 2, the closing launch of fused and p(1)-GMRES) are
+//! [`Curve::Launch`]: a dispatch, their time inside their kernel's curve (calibration
+//! divides a kernel's time by its launches that move data). Classical, one-workgroup and
+//! CA-GMRES, CGS2 and `paper` mode are not modelled (the rules choose for them).
 //!
 //! Vector bytes: an n-vector read or written costs `n·s`; the reductions' partial sums
 //! (≤ 1024 per inner product) are left out. A product with A costs what [`SpmvBytes`] says:
 //! its layout's bytes with one value of x per stored entry, plus, for fused CG, whose product
 //! forms p' = D⁻¹(r − αAp) + βp wherever it reads it, two more gathered vectors (r and Ap
-//! beside p) — and each gathered vector its excess sectors ([`super::gather`]). GMRES, BiCG
-//! and Jacobi are not modelled.
+//! beside p) — and each gathered vector its excess sectors ([`super::gather`]). BiCG and
+//! Jacobi are not modelled.
 //! The names are those of the kernels (`gpu::shader::KERNELS`), which GPU timestamps report:
 //! calibration fits one curve per name (per name and format for the kernels with A).
 
@@ -37,6 +50,10 @@ pub enum Curve {
     Matrix,
     /// A one-workgroup finishing launch (`dot_finish`, `bicgstab_finish`): a constant.
     Finish,
+    /// A launch of a kernel named elsewhere in the plan that moves nothing of its own
+    /// (GMRES's closing launches, pipelined GMRES's idle step-2 inner products): one
+    /// dispatch; its GPU time is inside the curve of its name's other launches.
+    Launch,
 }
 
 /// The profile key of a launch's curve: its name, `name:format` for [`Curve::Matrix`].
@@ -125,38 +142,73 @@ impl SpmvBytes {
     }
 }
 
-/// What one iteration launches and how often it waits for the host.
+/// What `iterations` iterations launch and how often they wait for the host: one
+/// iteration for CG and BiCGStab, a cycle of m steps for GMRES(m).
 #[derive(Debug, Clone, PartialEq)]
 pub struct IterationPlan {
     pub kernels: Vec<KernelCost>,
-    /// Submit-and-read round trips per iteration (`device` mode: one per batch).
+    /// Submit-and-read round trips per iteration (`device` mode: one per batch, GMRES: one
+    /// per cycle).
     pub round_trips: f64,
+    /// The iterations `kernels` cover (1, or GMRES's restart length m).
+    pub iterations: f64,
 }
 
 impl IterationPlan {
     /// Launches per iteration.
-    pub fn dispatches(&self) -> usize {
-        self.kernels.len()
+    pub fn dispatches(&self) -> f64 {
+        self.kernels.len() as f64 / self.iterations
     }
 
     /// Bytes per iteration over all launches.
     pub fn bytes(&self) -> f64 {
-        self.kernels.iter().map(|k| k.bytes).sum()
+        self.kernels.iter().map(|k| k.bytes).sum::<f64>() / self.iterations
+    }
+
+    /// Launches of kernel `name` in the plan that move data (not [`Curve::Launch`]) and
+    /// their mean bytes: what one timestamped launch of it is a sample of.
+    pub fn launches_of(&self, name: &str) -> (usize, f64) {
+        let same: Vec<f64> = self
+            .kernels
+            .iter()
+            .filter(|k| k.name == name && k.curve != Curve::Launch)
+            .map(|k| k.bytes)
+            .collect();
+        let c = same.len();
+        (c, same.iter().sum::<f64>() / c.max(1) as f64)
     }
 }
 
 /// The variants the model knows, as (method, variant).
-pub const MODELLED: [(Method, Variant); 5] = [
+pub const MODELLED: [(Method, Variant); 8] = [
     (Method::Cg, Variant::Pipelined),
     (Method::Cg, Variant::Classical),
     (Method::Cg, Variant::Fused),
     (Method::Bicgstab, Variant::Pipelined),
     (Method::Bicgstab, Variant::Classical),
+    (Method::Gmres, Variant::Pipelined),
+    (Method::Gmres, Variant::Fused),
+    (Method::Gmres, Variant::P1),
 ];
 
-/// The plan of one iteration on a matrix with `n` rows whose SpMV moves `spmv`, with
-/// `s`-byte values; `batch` iterations per submit in `device` mode. `None` for a method the
-/// model does not cover.
+/// How a solve is shaped beyond its method and variant: iterations per submit (`device`
+/// mode) and GMRES's restart length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub batch: usize,
+    pub restart: usize,
+}
+
+impl Shape {
+    /// `batch` iterations per submit, GMRES(30) (the solvers' default restart).
+    pub fn batch(batch: usize) -> Self {
+        Shape { batch, restart: 30 }
+    }
+}
+
+/// The plan of one iteration (GMRES: one cycle) on a matrix with `n` rows whose SpMV moves
+/// `spmv`, with `s`-byte values. `None` for a method, variant or mode the model does not
+/// cover (and p(1)-GMRES beyond its longest cycle).
 pub fn iteration_plan(
     method: Method,
     variant: Variant,
@@ -164,8 +216,12 @@ pub fn iteration_plan(
     n: usize,
     spmv: SpmvBytes,
     s: usize,
-    batch: usize,
+    shape: Shape,
 ) -> Option<IterationPlan> {
+    if method == Method::Gmres {
+        return gmres_cycle_plan(variant, mode, n, spmv, s, shape.restart);
+    }
+    let batch = shape.batch;
     let v = (n * s) as f64;
     let k = |name, curve, bytes| KernelCost {
         name,
@@ -247,6 +303,104 @@ pub fn iteration_plan(
     Some(IterationPlan {
         kernels,
         round_trips: if device { per_batch } else { paper_trips },
+        iterations: 1.0,
+    })
+}
+
+/// GMRES(m)'s cycle of m steps in `device` mode, without a preconditioner, classical
+/// Gram–Schmidt (the solvers' default). Bytes per launch (v = n·s, one vector pass; step i
+/// reads the i − 1 basis vectors before its new one):
+///
+/// | launch | bytes |
+/// |---|---|
+/// | `gmres_residual` (r = b − Ax, ‖r‖²) | product + b read, r written: 2v |
+/// | pipelined `gmres_spmv_dot` (⟨v_{i−1}, w⟩, ‖w‖²) | product + v_{i−1}'s row: v (step 1 also r → v_0: +2v) |
+/// | pipelined `gmres_basis_dots` (i ≥ 3) | the i − 2 vectors + w once per chunk of 8 |
+/// | pipelined `gmres_gs_update` (i ≥ 2) | the i − 1 vectors + w read and written |
+/// | pipelined `gmres_normalize` | w read, v_i written, r read (ξ_i): 3v |
+/// | fused `gmres_scale_spmv_dots` | product + ⟨w_j, w⟩ over the rows it wrote: (i − 1)v (step 1: r → v_0, 2v) |
+/// | fused `gmres_gs_update` (SCALED, XI) | the i − 1 vectors + w read and written + r: (i + 2)v (step 1: w, r: 2v) |
+/// | `gmres_p1_step` (closes step p = i − 1) | product of u_p + v_p from u_p and the p − 1 v's, u_i from the p − 1 u's, r, v_{p−1} rescaled: (2(p − 1) + 5)v (step 1: r → v_0, 3v) |
+/// | `gmres_update_x` | the m basis vectors + x read and written: (m + 2)v |
+fn gmres_cycle_plan(
+    variant: Variant,
+    mode: CheckMode,
+    n: usize,
+    spmv: SpmvBytes,
+    s: usize,
+    m: usize,
+) -> Option<IterationPlan> {
+    if mode != CheckMode::Device
+        || m == 0
+        || (variant == Variant::P1 && m > crate::solvers::gmres::P1_MAX_RESTART)
+    {
+        return None;
+    }
+    let v = (n * s) as f64;
+    let product = spmv.with_gathers(1.0);
+    let k = |name, curve, bytes| KernelCost {
+        name,
+        curve,
+        bytes,
+        gathers: if curve == Curve::Matrix { 1.0 } else { 0.0 },
+    };
+    let idle = |name| k(name, Curve::Launch, 0.0);
+    let mut ks = vec![k("gmres_residual", Curve::Matrix, product + 2.0 * v)];
+    for i in 1..=m {
+        let before = (i - 1) as f64; // basis vectors before the new one
+        match variant {
+            Variant::Pipelined if i == 1 => {
+                ks.push(k("gmres_spmv_dot", Curve::Matrix, product + 3.0 * v));
+                ks.push(k("gmres_normalize", Curve::Streaming, 3.0 * v));
+            }
+            Variant::Pipelined => {
+                ks.push(k("gmres_spmv_dot", Curve::Matrix, product + v));
+                let count = (i - 2) as f64;
+                ks.push(match i {
+                    2 => idle("gmres_basis_dots"),
+                    _ => k(
+                        "gmres_basis_dots",
+                        Curve::Streaming,
+                        (count + (count / 8.0).ceil()) * v,
+                    ),
+                });
+                ks.push(k("gmres_gs_update", Curve::Streaming, (before + 2.0) * v));
+                ks.push(k("gmres_normalize", Curve::Streaming, 3.0 * v));
+            }
+            Variant::Fused if i == 1 => {
+                ks.push(k("gmres_scale_spmv_dots", Curve::Matrix, product + 2.0 * v));
+                ks.push(k("gmres_gs_update", Curve::Streaming, 2.0 * v));
+            }
+            Variant::Fused => {
+                ks.push(k(
+                    "gmres_scale_spmv_dots",
+                    Curve::Matrix,
+                    product + before * v,
+                ));
+                ks.push(k("gmres_gs_update", Curve::Streaming, (before + 3.0) * v));
+            }
+            Variant::P1 if i == 1 => ks.push(k("gmres_p1_step", Curve::Matrix, product + 3.0 * v)),
+            Variant::P1 => {
+                let p = before; // the step this launch closes
+                ks.push(k(
+                    "gmres_p1_step",
+                    Curve::Matrix,
+                    product + (2.0 * (p - 1.0) + 5.0) * v,
+                ));
+            }
+            _ => return None,
+        }
+    }
+    match variant {
+        Variant::Fused => ks.push(idle("gmres_scale_spmv_dots")),
+        Variant::P1 => ks.push(idle("gmres_p1_step")),
+        _ => {}
+    }
+    ks.push(k("gmres_update_x", Curve::Streaming, (m as f64 + 2.0) * v));
+    Some(IterationPlan {
+        kernels: ks,
+        round_trips: 1.0 / m as f64,
+        iterations: m as f64,
     })
 }
 
@@ -254,10 +408,18 @@ pub fn iteration_plan(
 mod tests {
     use super::*;
 
-    fn count(method: Method, variant: Variant, mode: CheckMode) -> usize {
-        iteration_plan(method, variant, mode, 100, SpmvBytes::plain(1000.0), 4, 10)
-            .unwrap()
-            .dispatches()
+    fn count(method: Method, variant: Variant, mode: CheckMode) -> f64 {
+        iteration_plan(
+            method,
+            variant,
+            mode,
+            100,
+            SpmvBytes::plain(1000.0),
+            4,
+            Shape::batch(10),
+        )
+        .unwrap()
+        .dispatches()
     }
 
     #[test]
@@ -265,16 +427,16 @@ mod tests {
         use CheckMode::{Device, Paper};
         use Method::{Bicgstab, Cg};
         use Variant::{Classical, Fused, Pipelined};
-        assert_eq!(count(Cg, Pipelined, Device), 2);
-        assert_eq!(count(Cg, Pipelined, Paper), 2);
-        assert_eq!(count(Cg, Classical, Device), 8);
-        assert_eq!(count(Cg, Classical, Paper), 6);
-        assert_eq!(count(Cg, Fused, Device), 1);
-        assert_eq!(count(Cg, Fused, Paper), 1);
-        assert_eq!(count(Bicgstab, Pipelined, Device), 4);
-        assert_eq!(count(Bicgstab, Pipelined, Paper), 4);
-        assert_eq!(count(Bicgstab, Classical, Device), 18);
-        assert_eq!(count(Bicgstab, Classical, Paper), 15);
+        assert_eq!(count(Cg, Pipelined, Device), 2.0);
+        assert_eq!(count(Cg, Pipelined, Paper), 2.0);
+        assert_eq!(count(Cg, Classical, Device), 8.0);
+        assert_eq!(count(Cg, Classical, Paper), 6.0);
+        assert_eq!(count(Cg, Fused, Device), 1.0);
+        assert_eq!(count(Cg, Fused, Paper), 1.0);
+        assert_eq!(count(Bicgstab, Pipelined, Device), 4.0);
+        assert_eq!(count(Bicgstab, Pipelined, Paper), 4.0);
+        assert_eq!(count(Bicgstab, Classical, Device), 18.0);
+        assert_eq!(count(Bicgstab, Classical, Paper), 15.0);
         assert!(
             iteration_plan(
                 Method::Gmres,
@@ -283,7 +445,7 @@ mod tests {
                 1,
                 SpmvBytes::plain(1.0),
                 4,
-                1
+                Shape::batch(1)
             )
             .is_none()
         );
@@ -299,7 +461,7 @@ mod tests {
             100,
             SpmvBytes::plain(1000.0),
             4,
-            10,
+            Shape::batch(10),
         )
         .unwrap();
         assert_eq!(p.bytes(), 1000.0 + 7.0 * 400.0);
@@ -311,7 +473,7 @@ mod tests {
             100,
             SpmvBytes::plain(1000.0),
             4,
-            10,
+            Shape::batch(10),
         )
         .unwrap();
         // dot 2 + axpy 3 + axpy 3 + dot 1 + xpay 3 = 12 passes.
@@ -324,7 +486,7 @@ mod tests {
             100,
             SpmvBytes::plain(1000.0),
             8,
-            1,
+            Shape::batch(1),
         )
         .unwrap();
         // 2 SpMV; 7 dots × 2 + 5 axpy × 3 + xpay 3 = 32 passes of 800 bytes.
@@ -344,7 +506,16 @@ mod tests {
             multi_weight: 0.5,
         };
         let plan = |variant| {
-            iteration_plan(Method::Cg, variant, CheckMode::Device, 100, spmv, 4, 10).unwrap()
+            iteration_plan(
+                Method::Cg,
+                variant,
+                CheckMode::Device,
+                100,
+                spmv,
+                4,
+                Shape::batch(10),
+            )
+            .unwrap()
         };
         let fused = plan(Variant::Fused);
         assert_eq!(fused.kernels.len(), 1);
@@ -359,5 +530,120 @@ mod tests {
         assert_eq!(pipelined.kernels[1].gathers, 1.0);
         assert_eq!(pipelined.kernels[0].gathers, 0.0);
         assert_eq!(pipelined.bytes(), 5000.0 + 150.0 + 7.0 * 400.0);
+    }
+
+    fn gmres(variant: Variant, m: usize) -> IterationPlan {
+        // 100 rows of f32 (v = 400 bytes), a product of 1000 bytes.
+        iteration_plan(
+            Method::Gmres,
+            variant,
+            CheckMode::Device,
+            100,
+            SpmvBytes::plain(1000.0),
+            4,
+            Shape {
+                batch: 7,
+                restart: m,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn gmres_cycles_launch_what_the_solvers_record() {
+        // Residual + the steps + the closing launch + the update: pipelined 4m − 2 steps'
+        // launches, fused 2m + 1, p(1) m + 1 (src/solvers/gmres/mod.rs).
+        for (variant, launches) in [
+            (Variant::Pipelined, 4 * 30 - 2),
+            (Variant::Fused, 2 * 30 + 1),
+            (Variant::P1, 30 + 1),
+        ] {
+            let plan = gmres(variant, 30);
+            assert_eq!(plan.kernels.len(), launches + 2, "{variant}");
+            assert_eq!(plan.iterations, 30.0);
+            assert_eq!(plan.round_trips, 1.0 / 30.0);
+            assert_eq!(plan.kernels[0].name, "gmres_residual");
+            assert_eq!(plan.kernels.last().unwrap().name, "gmres_update_x");
+        }
+        assert_eq!(gmres(Variant::Pipelined, 30).dispatches(), 4.0);
+        assert_eq!(gmres(Variant::Fused, 30).dispatches(), 63.0 / 30.0);
+        assert_eq!(gmres(Variant::P1, 10).dispatches(), 1.3);
+        // Not modelled: paper mode, CGS-free variants, p(1) beyond its longest cycle.
+        let plan = |variant, mode, m| {
+            iteration_plan(
+                Method::Gmres,
+                variant,
+                mode,
+                100,
+                SpmvBytes::plain(1000.0),
+                4,
+                Shape {
+                    batch: 1,
+                    restart: m,
+                },
+            )
+        };
+        assert!(plan(Variant::Fused, CheckMode::Paper, 30).is_none());
+        assert!(plan(Variant::Classical, CheckMode::Device, 30).is_none());
+        assert!(plan(Variant::Workgroup, CheckMode::Device, 30).is_none());
+        let longest = crate::solvers::gmres::P1_MAX_RESTART;
+        assert!(plan(Variant::P1, CheckMode::Device, longest).is_some());
+        assert!(plan(Variant::P1, CheckMode::Device, longest + 1).is_none());
+    }
+
+    #[test]
+    fn a_gmres_step_reads_the_basis_before_it() {
+        // m = 3, v = 400 bytes, product 1000 bytes.
+        let p = gmres(Variant::Pipelined, 3);
+        let bytes: Vec<(&str, f64)> = p.kernels.iter().map(|k| (k.name, k.bytes)).collect();
+        assert_eq!(
+            bytes,
+            vec![
+                ("gmres_residual", 1000.0 + 800.0),
+                ("gmres_spmv_dot", 1000.0 + 1200.0),
+                ("gmres_normalize", 1200.0),
+                ("gmres_spmv_dot", 1000.0 + 400.0),
+                ("gmres_basis_dots", 0.0), // idle in step 2
+                ("gmres_gs_update", 3.0 * 400.0),
+                ("gmres_normalize", 1200.0),
+                ("gmres_spmv_dot", 1000.0 + 400.0),
+                ("gmres_basis_dots", 2.0 * 400.0), // v_1 and w (one chunk)
+                ("gmres_gs_update", 4.0 * 400.0),
+                ("gmres_normalize", 1200.0),
+                ("gmres_update_x", 5.0 * 400.0),
+            ]
+        );
+        assert_eq!(p.kernels[4].curve, Curve::Launch);
+        // The idle launch is no sample: basis_dots's one launch with data, 800 bytes.
+        assert_eq!(p.launches_of("gmres_basis_dots"), (1, 800.0));
+        assert_eq!(p.launches_of("gmres_normalize"), (3, 1200.0));
+        let f = gmres(Variant::Fused, 3);
+        let names: Vec<&str> = f.kernels.iter().map(|k| k.name).collect();
+        assert_eq!(
+            names,
+            [
+                "gmres_residual",
+                "gmres_scale_spmv_dots",
+                "gmres_gs_update",
+                "gmres_scale_spmv_dots",
+                "gmres_gs_update",
+                "gmres_scale_spmv_dots",
+                "gmres_gs_update",
+                "gmres_scale_spmv_dots",
+                "gmres_update_x"
+            ]
+        );
+        // Step 3's product reads w_1 and w_2 where it writes; its update the two, w and r.
+        assert_eq!(f.kernels[5].bytes, 1000.0 + 800.0);
+        assert_eq!(f.kernels[6].bytes, 5.0 * 400.0);
+        assert_eq!(f.kernels[7].curve, Curve::Launch);
+        assert_eq!(f.launches_of("gmres_scale_spmv_dots").0, 3);
+        // p(1): step 3 closes step 2: u_2 and v_1 → v_2, u_1 → u_3, r, v_1 rescaled.
+        let p1 = gmres(Variant::P1, 3);
+        assert_eq!(p1.kernels[3].bytes, 1000.0 + 7.0 * 400.0);
+        assert_eq!(
+            p1.bytes(),
+            p1.kernels.iter().map(|k| k.bytes).sum::<f64>() / 3.0
+        );
     }
 }

@@ -26,6 +26,7 @@
 
 use std::collections::BTreeMap;
 
+use super::kernels::Shape;
 use super::layout::SpmvLayout;
 use super::predict::{PredictRequest, predict_on_layouts};
 use super::profile::Profile;
@@ -38,8 +39,8 @@ pub struct LoopCase {
     pub variant: Variant,
     pub format: Format,
     pub layout: SpmvLayout,
-    /// Iterations per submit of the timed loop (`device` mode, f32).
-    pub batch: usize,
+    /// Iterations per submit of the timed loop (`device` mode, f32) and GMRES's restart.
+    pub shape: Shape,
     /// Its wall time per iteration.
     pub wall_seconds: f64,
 }
@@ -57,7 +58,7 @@ pub fn fit(profile: &Profile, cases: &[LoopCase]) -> BTreeMap<String, Vec<[f64; 
         let Some(p) = predict_case(&bare, c) else {
             continue;
         };
-        let launches = p.dispatches_per_iteration.max(1) as f64;
+        let launches = p.dispatches_per_iteration.max(1.0);
         let r = (c.wall_seconds - p.seconds_per_iteration) / launches;
         by_key
             .entry(key(c.method, c.variant))
@@ -84,7 +85,7 @@ fn predict_case(profile: &Profile, case: &LoopCase) -> Option<super::predict::Pr
         precisions: vec![Precision::F32],
         variants: vec![(case.method, case.variant)],
         check_mode: CheckMode::Device,
-        batch: case.batch,
+        shape: case.shape,
         iterations: 1,
         max_padding: f64::INFINITY,
     };
@@ -177,11 +178,11 @@ mod tests {
                 variant: Variant::Pipelined,
                 format: Format::Csr,
                 layout: spmv_layout(&a, Format::Csr, &params).unwrap(),
-                batch: 30,
+                shape: Shape::batch(30),
                 wall_seconds: 0.0,
             };
             let p = predict_case(&profile, &case).unwrap();
-            case.wall_seconds = p.seconds_per_iteration + r * p.dispatches_per_iteration as f64;
+            case.wall_seconds = p.seconds_per_iteration + r * p.dispatches_per_iteration;
             cases.push(case);
             want.push([(k * k) as f64, r]);
         }

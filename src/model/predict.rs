@@ -1,7 +1,7 @@
 //! Predicted time per iteration from a [`Profile`] and a matrix's layouts, and the
 //! model's choice of format and variant.
 
-use super::kernels::{Curve, IterationPlan, MODELLED, SpmvBytes, curve_key, iteration_plan};
+use super::kernels::{Curve, IterationPlan, MODELLED, Shape, SpmvBytes, curve_key, iteration_plan};
 use super::layout::{MODEL_FORMATS, SpmvLayout, spmv_layout};
 use super::profile::Profile;
 use crate::base::{CheckMode, Format, Method, Precision, Variant};
@@ -22,7 +22,9 @@ pub struct Prediction {
     /// `iterations ×` the above: the loop's time for that many iterations.
     pub seconds_for_iterations: f64,
     pub iterations: usize,
-    pub dispatches_per_iteration: usize,
+    /// GMRES's restart length m (its plan is a cycle: per iteration is over m steps).
+    pub restart: Option<usize>,
+    pub dispatches_per_iteration: f64,
     pub round_trips_per_iteration: f64,
     pub bytes_per_iteration: f64,
     /// Bytes of one SpMV in this format (the layout's index data, 2 × stored values, y).
@@ -47,7 +49,8 @@ pub struct Prediction {
     /// ([`Profile::launch_residual`], included in `seconds_per_iteration`; not in
     /// `kernel_seconds`).
     pub launch_residual_seconds: f64,
-    /// Predicted seconds of each launch of one iteration, in launch order.
+    /// Predicted seconds of each launch of one iteration (GMRES: of one cycle), in launch
+    /// order.
     pub kernel_seconds: Vec<(String, f64)>,
 }
 
@@ -58,8 +61,8 @@ pub struct PredictRequest {
     pub precisions: Vec<Precision>,
     pub variants: Vec<(Method, Variant)>,
     pub check_mode: CheckMode,
-    /// Iterations per submit in `device` mode.
-    pub batch: usize,
+    /// Iterations per submit in `device` mode, GMRES's restart length.
+    pub shape: Shape,
     /// Iterations of `seconds_for_iterations`.
     pub iterations: usize,
     pub max_padding: f64,
@@ -78,7 +81,7 @@ impl PredictRequest {
                 .filter(|(m, _)| method.is_none_or(|x| x == *m))
                 .collect(),
             check_mode,
-            batch: 32,
+            shape: Shape::batch(32),
             iterations: 1000,
             max_padding,
         }
@@ -87,8 +90,9 @@ impl PredictRequest {
 
 /// Seconds of one iteration of `plan` on the profiled device, per launch: t = x / B(x) + t_d
 /// with the launch's curve (its format's for launches that multiply by A, plus `chain`
-/// seconds for their longest per-thread loop; a constant for the finishing launches), plus
-/// the round trips; `Err` names a curve the profile lacks.
+/// seconds for their longest per-thread loop; a constant for the finishing launches; t_d
+/// alone for a [`Curve::Launch`]), plus the round trips, over the iterations the plan
+/// covers; `Err` names a curve the profile lacks.
 fn time_plan(
     profile: &Profile,
     plan: &IterationPlan,
@@ -103,11 +107,12 @@ fn time_plan(
             Curve::Finish => profile.constants.get(&key).copied(),
             Curve::Matrix => profile.curve(&key).map(|c| c.seconds(k.bytes) + chain()),
             Curve::Streaming => profile.curve(&key).map(|c| c.seconds(k.bytes)),
+            Curve::Launch => Some(0.0),
         };
         let busy = busy.ok_or_else(|| format!("the profile has no curve for {key}"))?;
         per_kernel.push((k.name.to_string(), busy + profile.dispatch_seconds));
     }
-    let total = per_kernel.iter().map(|(_, t)| t).sum::<f64>()
+    let total = per_kernel.iter().map(|(_, t)| t).sum::<f64>() / plan.iterations
         + plan.round_trips * profile.round_trip_seconds;
     Ok((total, per_kernel))
 }
@@ -177,7 +182,8 @@ fn predict_one(
         seconds_per_iteration: f64::NAN,
         seconds_for_iterations: f64::NAN,
         iterations: req.iterations,
-        dispatches_per_iteration: 0,
+        restart: (method == Method::Gmres).then_some(req.shape.restart),
+        dispatches_per_iteration: 0.0,
         round_trips_per_iteration: 0.0,
         bytes_per_iteration: 0.0,
         spmv_bytes: 0,
@@ -226,9 +232,18 @@ fn predict_one(
             profile.gather_weight_for(format, 3.0),
         ),
         s,
-        req.batch,
+        req.shape,
     ) else {
-        p.refused = Some(format!("{variant} {method} is not modelled"));
+        let longest = crate::solvers::gmres::P1_MAX_RESTART;
+        p.refused = Some(match (method, variant) {
+            (Method::Gmres, _) if req.check_mode != CheckMode::Device => {
+                "GMRES is modelled in device mode only".to_string()
+            }
+            (Method::Gmres, Variant::P1) if req.shape.restart > longest => {
+                format!("p1 GMRES runs cycles of at most {longest} steps")
+            }
+            _ => format!("{variant} {method} is not modelled"),
+        });
         return p;
     };
     // The weight of the product's excess: its own for a product gathering several vectors.
@@ -246,7 +261,7 @@ fn predict_one(
     // The loop's residual per launch (negative where the loop overlaps its launches), never
     // taking an iteration below half its kernels' sum.
     p.launch_residual_seconds = profile.launch_residual(method, variant, layout.nrows);
-    let t = (t + plan.dispatches() as f64 * p.launch_residual_seconds).max(0.5 * t);
+    let t = (t + plan.dispatches() * p.launch_residual_seconds).max(0.5 * t);
     p.seconds_per_iteration = t;
     p.seconds_for_iterations = t * req.iterations as f64;
     p.dispatches_per_iteration = plan.dispatches();
@@ -391,7 +406,7 @@ mod tests {
             + 2.0 * profile.dispatch_seconds
             + profile.round_trip_seconds;
         assert!((p.seconds_per_iteration - expected).abs() < 1e-15, "{p:?}");
-        assert_eq!(p.dispatches_per_iteration, 2);
+        assert_eq!(p.dispatches_per_iteration, 2.0);
         // Sorted: refused last, the rest by time.
         let times: Vec<f64> = preds
             .iter()

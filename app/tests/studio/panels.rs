@@ -195,7 +195,9 @@ fn the_solver_panel_sets_the_side_and_the_triangular_solve_and_the_table_shows_t
 /// A profile for the adapter `gpu` with made-up curves for every kernel of the model (the
 /// matrix kernels of later formats slower).
 fn synthetic_profile(gpu: &krylov_wgpu::gpu::AdapterSummary) -> krylov_wgpu::model::Profile {
-    use krylov_wgpu::model::kernels::{Curve, MODELLED, SpmvBytes, curve_key, iteration_plan};
+    use krylov_wgpu::model::kernels::{
+        Curve, MODELLED, Shape, SpmvBytes, curve_key, iteration_plan,
+    };
     use krylov_wgpu::model::{DeviceIdentity, Fit, MODEL_FORMATS, Profile, Sample, Sigmoid};
     use krylov_wgpu::solvers::CheckMode;
     let mut kernels = std::collections::BTreeMap::new();
@@ -209,10 +211,10 @@ fn synthetic_profile(gpu: &krylov_wgpu::gpu::AdapterSummary) -> krylov_wgpu::mod
                 100,
                 SpmvBytes::plain(1.0),
                 4,
-                1,
+                Shape::batch(1),
             )
             .unwrap();
-            for k in &plan.kernels {
+            for k in plan.kernels.iter().filter(|k| k.curve != Curve::Launch) {
                 if k.curve == Curve::Finish {
                     constants.insert(curve_key(k, *format), 4e-6);
                     continue;

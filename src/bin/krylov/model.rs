@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use krylov_wgpu::gpu::{GpuContext, Tuning};
+use krylov_wgpu::model::kernels::Shape;
 use krylov_wgpu::model::{
     CalibrateOptions, DeviceIdentity, PredictRequest, Prediction, Profile, ProfileError, calibrate,
     default_profile_path, device_identity, predict,
@@ -53,6 +54,9 @@ pub struct PredictArgs {
     /// Iterations per submit in device mode (one round trip per batch).
     #[arg(long, default_value_t = 32)]
     batch: usize,
+    /// GMRES's restart length m (its kernels read the basis: a step's cost grows with m).
+    #[arg(long, default_value_t = 30)]
+    restart: usize,
     /// Iterations of the "time for N iterations" column.
     #[arg(long, default_value_t = 1000)]
     iterations: usize,
@@ -169,7 +173,10 @@ pub fn run_predict(args: &PredictArgs) -> Result<ExitCode> {
     };
     let req = PredictRequest {
         precisions: args.precision.clone(),
-        batch: args.batch.max(1),
+        shape: Shape {
+            batch: args.batch.max(1),
+            restart: args.restart.max(1),
+        },
         iterations: args.iterations,
         ..PredictRequest::all(args.method, args.check_mode, args.max_padding)
     };
@@ -231,7 +238,7 @@ fn table_row(rank: usize, p: &Prediction) -> String {
     match &p.refused {
         Some(why) => format!("{head} refused: {why}"),
         None => format!(
-            "{head} {:>10.2} {:>12.4} {:>7} {:>11.0} {:>11}",
+            "{head} {:>10.2} {:>12.4} {:>7.2} {:>11.0} {:>11}",
             p.seconds_per_iteration * 1e6,
             p.seconds_for_iterations,
             p.dispatches_per_iteration,
@@ -328,11 +335,13 @@ pub struct AutoRequest<'a> {
     pub mixed: bool,
     pub check_mode: CheckMode,
     pub batch: usize,
+    /// GMRES's restart length.
+    pub restart: usize,
     pub max_padding: f64,
 }
 
 /// The model's choice of format and/or variant for a solve on `a`, when a profile exists
-/// and the solve is one the model covers (GPU, CG or BiCGStab, no preconditioner; `Ok(None)`
+/// and the solve is one the model covers (GPU, CG, BiCGStab or GMRES, no preconditioner; `Ok(None)`
 /// otherwise: the rules decide). A default profile that cannot be used is a
 /// warning on stderr and the rules; an explicit `--profile` that cannot be used is an error.
 pub fn auto_choice(
@@ -377,7 +386,10 @@ pub fn auto_choice(
         precisions: vec![req.precision],
         variants,
         check_mode: req.check_mode,
-        batch: if req.batch == 0 { 32 } else { req.batch },
+        shape: Shape {
+            batch: if req.batch == 0 { 32 } else { req.batch },
+            restart: req.restart.max(1),
+        },
         iterations: 1,
         max_padding: req.max_padding,
     };

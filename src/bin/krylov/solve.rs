@@ -287,6 +287,7 @@ fn solve_system(
         mixed: args.matrix.precision == PrecisionArg::Mixed,
         check_mode: args.check_mode,
         batch: args.batch,
+        restart: args.restart,
         max_padding: args.max_padding,
     };
     let decision = auto_choice(a, &auto)?;

@@ -350,6 +350,10 @@ pub fn solve<T: Scalar>(
     };
     run.loop_counts = engine.counters().snapshot().since(&before);
     report.loop_seconds = start.elapsed().as_secs_f64();
+    // The loop's kernels, as `loop_counts` counts its launches: not the final residual nor
+    // the Gram matrix of `orthogonality_loss` (calibration divides these times by the
+    // loop's launches).
+    report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
 
     let x = sys.read_x()?;
     let true_abs = true_abs()?;
@@ -382,7 +386,6 @@ pub fn solve<T: Scalar>(
         None => {}
     }
     report.seconds = start.elapsed().as_secs_f64();
-    report.kernel_times = kernel_times_since(&times0, &engine.kernel_times());
     run.close(
         &mut report,
         reason,
