@@ -608,6 +608,118 @@ fn solve_auto_uses_the_model_and_reports_its_prediction() {
     );
 }
 
+/// GMRES with `--format auto --variant auto` and a profile that describes it: the model
+/// weighs pipelined, fused and p(1)-GMRES in every format and its choice runs; p(1) beyond
+/// its longest cycle is no candidate; a profile without GMRES's curves leaves both choices
+/// to the rules.
+#[test]
+fn solve_auto_weighs_the_gmres_variants_by_the_model() {
+    let Some(device) = current_device() else {
+        return;
+    };
+    let mut profile = synthetic_profile(device);
+    for fit in profile.kernels.values_mut() {
+        fit.curve.nu *= 100.0;
+    }
+    // 4356 rows: beyond one-workgroup GMRES.
+    let args = |restart: &'static str| {
+        [
+            "solve",
+            "--generate",
+            "poisson2d:66",
+            "--rtol",
+            "1e-4",
+            "--device",
+            "gpu",
+            "--precision",
+            "f32",
+            "--json",
+            "--method",
+            "gmres",
+            "--restart",
+            restart,
+            "--format",
+            "auto",
+            "--variant",
+            "auto",
+        ]
+    };
+    let solve = |p: &Profile, restart| {
+        let dir = profile_dir_with(p);
+        let run = krylov_env(
+            &args(restart),
+            &[("KRYLOV_PROFILE_DIR", dir.to_str().unwrap())],
+        );
+        run.assert_code(0);
+        (run.json(), run.context())
+    };
+    let a = generators::poisson_2d_fd::<f64>(66);
+    for (restart, m) in [("30", 30), ("200", 200)] {
+        let (r, context) = solve(&profile, restart);
+        let req = PredictRequest {
+            precisions: vec![Precision::F32],
+            shape: Shape {
+                batch: 32,
+                restart: m,
+            },
+            ..PredictRequest::all(
+                Some(Method::Gmres),
+                CheckMode::Device,
+                DEFAULT_PADDING_BUDGET,
+            )
+        };
+        let predictions = predict(&profile, &a, &req);
+        let best = &predictions[0];
+        assert!(best.refused.is_none());
+        // The same curves for every variant: p(1)'s one launch per step is the fastest
+        // where it runs; with a cycle of 200 steps it is refused and fused (two launches)
+        // is.
+        let (expected, refused_p1) = match m {
+            30 => (Variant::P1, false),
+            _ => (Variant::Fused, true),
+        };
+        assert_eq!(best.variant, expected, "restart {m}");
+        let too_long = |p: &krylov_wgpu::model::Prediction| {
+            p.refused
+                .as_deref()
+                .is_some_and(|why| why.contains("p1 GMRES runs cycles of at most 128 steps"))
+        };
+        assert_eq!(predictions.iter().any(too_long), refused_p1);
+        assert_eq!(r["model_choice"]["variant"], expected.as_str(), "{context}");
+        assert_eq!(r["variant"], expected.as_str(), "{context}");
+        assert_eq!(r["format"], r["model_choice"]["format"], "{context}");
+        assert!(
+            r["format_reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("auto: model (profile of"),
+            "{context}"
+        );
+        let notes = r["notes"].to_string();
+        assert!(
+            notes.contains(&format!("variant auto: {expected} (model")),
+            "{notes}"
+        );
+        assert!(r["predicted_seconds_per_iteration"].as_f64().unwrap() > 0.0);
+    }
+    // A profile calibrated before the model described GMRES: the rules decide (p1 by the
+    // variant rule at this size), and the report names no prediction.
+    let mut older = profile.clone();
+    older.kernels.retain(|k, _| !k.starts_with("gmres_"));
+    let (r, context) = solve(&older, "30");
+    assert!(
+        !r["format_reason"].as_str().unwrap().contains("model"),
+        "{context}"
+    );
+    assert!(
+        r.get("predicted_seconds_per_iteration").is_none(),
+        "{context}"
+    );
+    assert_eq!(r["variant"], "p1", "{context}");
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("variant auto: p1 ("), "{notes}");
+}
+
 #[test]
 fn bad_profiles_are_rejected_with_advice_and_never_panic() {
     let Some(device) = current_device() else {
