@@ -21,7 +21,7 @@ const SHOWN: usize = 8;
 /// What the panel computed for one (matrix, adapter, method, precision, mode).
 #[derive(Default)]
 pub struct PredictCache {
-    key: Option<(usize, String, Method, Precision, CheckMode)>,
+    key: Option<(usize, String, Method, Precision, CheckMode, usize)>,
     /// `None`: no profile for the adapter; `Err`: a profile that cannot be used.
     result: Option<Result<(Vec<Prediction>, String), String>>,
 }
@@ -40,6 +40,7 @@ impl StudioApp {
             self.method,
             precision,
             self.check_mode,
+            self.restart,
         );
         let mut cache = cache.borrow_mut();
         if cache.key.as_ref() != Some(&key) {
@@ -53,6 +54,11 @@ impl StudioApp {
                 Ok(Some((profile, _))) => {
                     let req = PredictRequest {
                         precisions: vec![precision],
+                        // GMRES(m): a step's cost grows with m.
+                        shape: krylov_wgpu::model::kernels::Shape {
+                            batch: 32,
+                            restart: self.restart.max(1),
+                        },
                         ..PredictRequest::all(
                             Some(self.method),
                             self.check_mode,
