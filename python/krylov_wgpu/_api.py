@@ -11,7 +11,7 @@ from ._convert import native_matrix, vector
 from ._errors import InputError, NotConvergedError, UnsupportedError
 from ._report import SolveReport
 
-_PRECONDITIONERS = ("none", "jacobi", "ilu0", "ic0", "ilut")
+_PRECONDITIONERS = ("none", "jacobi", "ilu0", "ic0", "ilut", "auto")
 
 
 class Matrix:
@@ -143,7 +143,15 @@ def solve(
     ``mixed`` (f32 solves refined to f64 accuracy); default f32 when A and b are both float32,
     else f64. ``device``: ``auto`` (a hardware GPU that can run the request, else the CPU
     reference), ``gpu`` or ``cpu``; ``report.device_reason`` says which ran and why.
-    ``precond``: ``none``, ``jacobi``, ``ilu0`` or ``ic0``. More options, as the CLI's:
+    ``precond``: ``none`` (the default), ``jacobi``, ``ilu0``, ``ic0``, ``ilut`` (threshold
+    incomplete LU with fill-in: indefinite or badly scaled matrices where ``ilu0`` fails) or
+    ``auto``, as the CLI's ``--precond auto``: none first and, when that solve stops without
+    converging (stagnation, breakdown, divergence, non-finite values, the default ``maxiter``,
+    or a residual falling too slowly to get there, stopped early), solved again with ``ic0``
+    (CG) or ``ilut`` (GMRES, BiCGStab); ``report.notes`` says so (``"precond auto: ..."``) and
+    ``report.preconditioner`` names the one that ran. ``auto`` solves without a
+    preconditioner and never again with an explicit ``maxiter``, ``devices`` or
+    ``precision="mixed"``. More options, as the CLI's:
     ``side``, ``trisolve``, ``reorder``, ``equilibrate``, ``gs``, ``s_step``, ``tsqr``, ``basis``, ``check_mode``, ``batch``, ``reduction``,
     ``max_padding``, ``adapter``, ``no_f64``, ``allow_mixed``, ``inner_rtol``, ``max_outer``,
     ``outer_precision``, and ``devices``: split A's rows over several GPUs (``method`` ``cg``,
@@ -179,7 +187,8 @@ _SCIPY_DOC = """
     ``|b - Ax| <= max(rtol*|b|, atol)``, confirmed by the true residual.
 
     ``M`` may be ``None`` or a preconditioner's name (``"jacobi"``, ``"ilu0"``, ``"ic0"``,
-    ``"ilut"``; or
+    ``"ilut"``, or ``"auto"``: none, and a solve that stops short solved again with one, as
+    in :func:`solve`; or
     ``precond=``): the preconditioner is built from A on the device. ``callback`` receives
     the residual norm after each iteration (x itself stays on the GPU){callback_note}.
 
@@ -215,8 +224,13 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
           callback=None, callback_type=None, full_output=False, **options):
     restart = 20 if restart is None else int(restart)
     n = getattr(A, "shape", (0,))[0]
-    # SciPy counts GMRES's maxiter in restart cycles.
-    cycles = 10 * max(int(n), 1) if maxiter is None else int(maxiter)
+    # SciPy counts GMRES's maxiter in restart cycles. Its default (10·n cycles) goes as the
+    # default, not as a limit the user set (which precond="auto" does not retry at).
+    if maxiter is None:
+        options["_maxiter_default"] = 10 * max(int(n), 1) * restart
+        iterations = None
+    else:
+        iterations = int(maxiter) * restart
     if callback_type not in (None, "legacy", "pr_norm"):
         raise UnsupportedError(
             f"callback_type={callback_type!r}: the iterate x stays on the GPU; use 'pr_norm' "
@@ -224,7 +238,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
             "Unsupported",
         )
     options["restart"] = restart
-    return _scipy_shaped("gmres", A, b, x0, rtol, atol, cycles * restart, M, callback,
+    return _scipy_shaped("gmres", A, b, x0, rtol, atol, iterations, M, callback,
                          full_output, options)
 
 

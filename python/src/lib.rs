@@ -8,6 +8,7 @@ mod batch;
 mod errors;
 mod matrix;
 mod monitor;
+mod precond_auto;
 mod solve;
 
 use pyo3::prelude::*;

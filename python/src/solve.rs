@@ -12,7 +12,8 @@ use krylov_wgpu::gpu::{
 };
 use krylov_wgpu::solvers::dist::{DistConfig, solve_dist_with};
 use krylov_wgpu::solvers::{
-    self, KeptUploads, Method, OuterPrecision, RefineOptions, SolveOptions, SolveReport, mixed,
+    self, KeptUploads, Method, OuterPrecision, Precond, RefineOptions, SolveOptions, SolveReport,
+    mixed,
 };
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 use numpy::IntoPyArray;
@@ -22,6 +23,7 @@ use pyo3::types::PyDict;
 use crate::errors::{IntoPy, invalid_option};
 use crate::matrix::{NativeMatrix, vector};
 use crate::monitor::PyMonitor;
+use crate::precond_auto::{self, Solved};
 use krylov_wgpu::solvers::Monitor;
 
 /// What a solve computes in: one precision, or f32 solves refined to f64 accuracy.
@@ -168,6 +170,9 @@ const KNOWN: &[&str] = &[
     "outer_precision",
     "refinement",
     "devices",
+    // kw.gmres's limit when `maxiter` is not given (SciPy's 10·n restart cycles); a limit
+    // passed here is the default, not the user's (`precond="auto"` still retries at it).
+    "_maxiter_default",
 ];
 
 /// Refuses an option name not in `known` (a typo), listing the known ones.
@@ -175,9 +180,14 @@ pub(crate) fn check_known(options: &Bound<'_, PyDict>, known: &[&str]) -> PyResu
     for key in options.keys() {
         let key: String = key.extract()?;
         if !known.contains(&key.as_str()) {
+            let public: Vec<&str> = known
+                .iter()
+                .copied()
+                .filter(|k| !k.starts_with('_'))
+                .collect();
             return Err(invalid_option(format!(
                 "unknown option `{key}` (known: {})",
-                known.join(", ")
+                public.join(", ")
             )));
         }
     }
@@ -212,23 +222,36 @@ fn method_option(
     ))
 }
 
+/// The `precond` option: a preconditioner, or `auto` (none, and `precond_auto`'s retry).
+fn precond_option(options: &Bound<'_, PyDict>) -> PyResult<(Precond, bool)> {
+    let name: String = get(options, "precond", "none".to_string())?;
+    if name == "auto" {
+        return Ok((Precond::None, true));
+    }
+    let precond = name
+        .parse()
+        .map_err(|e: String| invalid_option(format!("precond: {e} (or auto)")))?;
+    Ok((precond, false))
+}
+
 fn options(
     options: &Bound<'_, PyDict>,
     n: usize,
     method: Method,
 ) -> PyResult<(SolveOptions, RefineOptions, SolvePrecision, DeviceKey)> {
     let d = SolveOptions::default();
+    let default_max_iter = get(options, "_maxiter_default", 10 * n.max(1))?;
     let opts = SolveOptions {
         method,
         variant: parsed(options, "variant", "pipelined")?,
         rtol: get(options, "rtol", 1e-5)?,
         atol: get(options, "atol", 0.0)?,
-        max_iter: get(options, "maxiter", 10 * n.max(1))?,
+        max_iter: get(options, "maxiter", default_max_iter)?,
         restart: get(options, "restart", d.restart)?,
         s_step: get(options, "s_step", d.s_step)?,
         tsqr: parsed(options, "tsqr", d.tsqr.as_str())?,
         basis: parsed(options, "basis", d.basis.as_str())?,
-        precond: parsed(options, "precond", "none")?,
+        precond: precond_option(options)?.0,
         side: parsed(options, "side", "right")?,
         trisolve: parsed(options, "trisolve", "auto")?,
         reorder: parsed(options, "reorder", "auto")?,
@@ -280,6 +303,13 @@ pub fn solve<'py>(
     let (method, method_note) = method_option(options, matrix)?;
     let (opts, refine, precision, key) = self::options(options, matrix.a64.nrows(), method)?;
     let devices = devices_option(options)?;
+    // `precond="auto"` where the CLI's `--precond auto` retries: one device, not mixed
+    // precision, no `maxiter` given (a limit the user set is kept).
+    let maxiter_given = options.get_item("maxiter")?.is_some_and(|v| !v.is_none());
+    let precond_auto = precond_option(options)?.1
+        && !maxiter_given
+        && devices.is_none()
+        && precision != SolvePrecision::Mixed;
     let b = vector(b, "b")?;
     let x0 = x0.map(|x| vector(x, "x0")).transpose()?;
     let monitor = PyMonitor::new(callback);
@@ -295,56 +325,60 @@ pub fn solve<'py>(
         })
     } else {
         let (monitor, b) = (monitor.clone(), &b);
-        py.detach(
-            move || -> Result<(Vec<f64>, Option<Vec<f32>>, SolveReport)> {
-                let session = session(key)?;
-                let _busy = session.busy.lock();
-                let kept = take_kept(matrix, session.id);
-                let scope = solvers::reuse_uploads_from(kept);
-                let watch = monitor.clone();
-                let out = krylov_wgpu::cpu::cancellable(
-                    move || watch.cancelled(),
-                    || {
-                        let run = |opts: &SolveOptions| {
-                            run_solve(
-                                &session,
-                                matrix,
-                                b,
-                                x0.as_deref(),
-                                opts,
-                                &refine,
-                                precision,
-                                monitor.clone(),
-                            )
+        py.detach(move || -> Result<Solved> {
+            let session = session(key)?;
+            let _busy = session.busy.lock();
+            let kept = take_kept(matrix, session.id);
+            let scope = solvers::reuse_uploads_from(kept);
+            let watch = monitor.clone();
+            let out = krylov_wgpu::cpu::cancellable(
+                move || watch.cancelled(),
+                || {
+                    let solve = |opts: &SolveOptions, monitor: &mut dyn Monitor| {
+                        run_solve(
+                            &session,
+                            matrix,
+                            b,
+                            x0.as_deref(),
+                            opts,
+                            &refine,
+                            precision,
+                            monitor,
+                        )
+                    };
+                    // Mixed refinement on a device without f64 (`allow_mixed`) takes no
+                    // retry, as in the CLI.
+                    let auto_precond = precond_auto && session.mixed_because.is_none();
+                    let run = |opts: &SolveOptions| {
+                        precond_auto::solve(opts, auto_precond, &monitor, &solve)
+                    };
+                    let first = run(&opts)?;
+                    // `auto` took CG and CG found A indefinite: GMRES takes it.
+                    if auto
+                        && opts.method == Method::Cg
+                        && matches!(first.2.reason, solvers::StopReason::NotSpd)
+                    {
+                        let gmres = SolveOptions {
+                            method: Method::Gmres,
+                            ..opts.clone()
                         };
-                        let first = run(&opts)?;
-                        // `auto` took CG and CG found A indefinite: GMRES takes it.
-                        if auto
-                            && opts.method == Method::Cg
-                            && matches!(first.2.reason, solvers::StopReason::NotSpd)
-                        {
-                            let gmres = SolveOptions {
-                                method: Method::Gmres,
-                                ..opts.clone()
-                            };
-                            let (x, x32, mut report) = run(&gmres)?;
-                            report.notes.insert(
-                                0,
-                                format!(
-                                    "method auto: CG found <p, Ap> <= 0 at iteration {} ({:.3} \
-                                     s; A is not positive definite): solved again with GMRES",
-                                    first.2.iterations, first.2.seconds
-                                ),
-                            );
-                            return Ok((x, x32, report));
-                        }
-                        Ok(first)
-                    },
-                );
-                put_kept(matrix, session.id, scope.keep());
-                out
-            },
-        )
+                        let (x, x32, mut report) = run(&gmres)?;
+                        report.notes.insert(
+                            0,
+                            format!(
+                                "method auto: CG found <p, Ap> <= 0 at iteration {} ({:.3} \
+                                 s; A is not positive definite): solved again with GMRES",
+                                first.2.iterations, first.2.seconds
+                            ),
+                        );
+                        return Ok((x, x32, report));
+                    }
+                    Ok(first)
+                },
+            );
+            put_kept(matrix, session.id, scope.keep());
+            out
+        })
     };
     if let Some(e) = monitor.take_error() {
         return Err(e);
@@ -385,8 +419,8 @@ fn run_solve(
     opts: &SolveOptions,
     refine: &RefineOptions,
     precision: SolvePrecision,
-    mut monitor: PyMonitor,
-) -> Result<(Vec<f64>, Option<Vec<f32>>, SolveReport)> {
+    monitor: &mut dyn Monitor,
+) -> Result<Solved> {
     let (device, engine) = (&session.device, session.engine.as_ref());
     // The GPU CG checks symmetry itself; the CPU reference would run and fail later. The
     // input checks come first, so a non-square A or a wrong b says so.
@@ -399,16 +433,7 @@ fn run_solve(
         ));
     }
     if precision == SolvePrecision::Mixed || session.mixed_because.is_some() {
-        let mut sol = mixed::solve_on(
-            device,
-            engine,
-            &matrix.a64,
-            b,
-            x0,
-            opts,
-            refine,
-            &mut monitor,
-        )?;
+        let mut sol = mixed::solve_on(device, engine, &matrix.a64, b, x0, opts, refine, monitor)?;
         if let Some(why) = &session.mixed_because {
             sol.report.notes.insert(0, why.clone());
         }
@@ -416,7 +441,7 @@ fn run_solve(
     }
     match precision.kernels() {
         Precision::F64 => {
-            let sol = solvers::solve_on(device, engine, &matrix.a64, b, x0, opts, &mut monitor)?;
+            let sol = solvers::solve_on(device, engine, &matrix.a64, b, x0, opts, monitor)?;
             Ok((sol.x, None, sol.report))
         }
         Precision::F32 => {
@@ -425,8 +450,7 @@ fn run_solve(
             let x032 = x0
                 .map(|x| cast(x, "x0 after conversion to f32"))
                 .transpose()?;
-            let sol =
-                solvers::solve_on(device, engine, a, &b32, x032.as_deref(), opts, &mut monitor)?;
+            let sol = solvers::solve_on(device, engine, a, &b32, x032.as_deref(), opts, monitor)?;
             let x64 = sol.x.iter().map(|&v| f64::from(v)).collect();
             Ok((x64, Some(sol.x), sol.report))
         }

@@ -160,3 +160,34 @@ def test_method_auto_takes_cg_or_gmres_and_recovers_from_an_indefinite_matrix(de
     # An explicit method is kept.
     with pytest.raises(kw.InputError, match="symmetric"):
         kw.solve(N, c, method="cg", device=device)
+
+
+def test_precond_auto_solves_a_stagnating_system_again_with_ilut(device):
+    # west0479 (nonsymmetric): GMRES(30) without a preconditioner stagnates on it, so
+    # precond="auto" solves it again with ILUT and says so, as the CLI's --precond auto.
+    A, b = load("west0479")
+    report = kw.solve(A, b, rtol=1e-6, precond="auto", device=device)
+    assert report.method == "gmres" and report.converged
+    assert report.preconditioner["kind"] == "ilut"
+    assert true_relres(A, b, report.x) <= 1.01e-6
+    # The method-auto note first, then the retry's.
+    assert report.notes[0] == "method auto: A is not symmetric: GMRES"
+    note = report.notes[1]
+    assert note.startswith("precond auto: gmres without a preconditioner "), report.notes
+    assert ", at iteration " in note and note.endswith(": solved again with ilut"), note
+    # precond="none" (the default) keeps the failure (NotConvergedError with the report).
+    with pytest.raises(kw.NotConvergedError) as e:
+        kw.solve(A, b, rtol=1e-6, precond="none", device=device)
+    none = e.value.report
+    assert none.reason_name == "stagnation" and none.preconditioner is None
+    assert not any(n.startswith("precond auto:") for n in none.notes)
+    # A maxiter the user set is kept: no retry.
+    limited = kw.solve(A, b, rtol=1e-6, precond="auto", maxiter=20, device=device, check=False)
+    assert limited.reason_name == "max_iterations" and limited.iterations == 20
+    assert limited.preconditioner is None
+    assert not any(n.startswith("precond auto:") for n in limited.notes)
+    # SciPy's shape: M="auto" (GMRES's default maxiter, in restart cycles, is no user limit).
+    x, info, rep = kw.gmres(A, b, rtol=1e-6, restart=30, M="auto", device=device,
+                            full_output=True)
+    assert info == 0 and rep.preconditioner["kind"] == "ilut"
+    assert any(n.startswith("precond auto: gmres") for n in rep.notes)

@@ -83,8 +83,8 @@ pub fn cancellable<R>(cancelled: impl Fn() -> bool + 'static, f: impl FnOnce() -
 /// Runs `f` with `watch(k, ‖r‖)` called on the k-th residual each CPU reference solve it
 /// makes on this thread tests (k counts from 0 over the whole solve, restarts included): once
 /// it says `true` the solve stops with `Cancelled`, as in [`cancellable`]. What a GPU solve's
-/// [`crate::solvers::Monitor`] sees, for the CPU (the CLI's `--precond auto` watches for a
-/// hopeless solve this way).
+/// [`crate::solvers::Monitor`] sees, for the CPU (`precond auto` — the CLI's, the Python
+/// package's — watches for a hopeless solve this way, with a [`crate::solvers::SlowWatch`]).
 ///
 /// ```
 /// use krylov_wgpu::matrix::generators::poisson_2d_fd;

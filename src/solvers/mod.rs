@@ -15,7 +15,9 @@ pub mod jacobi;
 mod method_rule;
 pub mod mixed;
 pub(crate) mod pool;
+mod precond_rule;
 mod reuse;
+pub mod slow_guard;
 
 pub use reuse::{KeptUploads, ReuseScope, reuse_uploads, reuse_uploads_from};
 mod system;
@@ -33,6 +35,10 @@ pub use crate::base::report::{
 };
 pub use crate::matrix::validate_system;
 pub use method_rule::{MethodChoice, SYMMETRY_TOL, choose_method_for};
+pub use precond_rule::{
+    auto_precond_failed_note, auto_precond_for, auto_precond_note, auto_precond_retry_warranted,
+};
+pub use slow_guard::{SlowGuard, SlowWatch};
 
 use crate::base::error::{KrylovError, Result};
 use crate::base::scalar::Scalar;

@@ -9,14 +9,14 @@ use krylov_wgpu::gpu::{ChosenDevice, DeviceChoice, DevicePreference, Engine};
 use krylov_wgpu::matrix::{Csr, market, samples};
 use krylov_wgpu::solvers::{
     Basis, CheckMode, Format, GramSchmidt, Method, Monitor, OuterPrecision, Precond, Reduction,
-    RefineOptions, Refinement, Reorder, Side, SolveOptions, SolveReport, Trisolve, Tsqr, Variant,
-    mixed, on_gpu, solve_on,
+    RefineOptions, Refinement, Reorder, Side, SlowGuard, SlowWatch, SolveOptions, SolveReport,
+    Trisolve, Tsqr, Variant, auto_precond_failed_note, auto_precond_for, auto_precond_note,
+    auto_precond_retry_warranted, mixed, on_gpu, solve_on,
 };
 use krylov_wgpu::{KrylovError, Precision, Result, Scalar};
 
 mod auto_variant;
 mod dist;
-mod slow_guard;
 
 use crate::args::{
     MatrixArgs, MatrixTask, MethodArg, PrecisionArg, PrecondArg, parse_enum, parse_method_arg,
@@ -26,7 +26,6 @@ use crate::model::{AutoRequest, ModelDecision, VariantArg, auto_choice, parse_va
 use crate::report;
 use auto_variant::fused_by_rule;
 use dist::{solve_on_devices, solve_with_mpi};
-use slow_guard::{SlowGuard, SlowWatch};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -473,11 +472,9 @@ struct Run<'a> {
 }
 
 /// The preconditioner `--precond auto` solves again with after a solve without one on one
-/// device stops short — IC(0) for CG (symmetric, with its pivot shift), ILUT for GMRES and
-/// BiCGStab (fill-in and its own shift: what solves the indefinite and badly scaled
-/// matrices ILU(0) does not) — or `None` where it does not retry: an explicit
-/// preconditioner, an iteration limit the user set, mixed precision or several devices
-/// (which take no factored M), other methods.
+/// device stops short ([`auto_precond_for`]: IC(0) for CG, ILUT for GMRES and BiCGStab) —
+/// or `None` where it does not retry: an explicit preconditioner, an iteration limit the
+/// user set, mixed precision or several devices (which take no factored M), other methods.
 fn auto_precond_retry(args: &SolveArgs) -> Option<Precond> {
     if args.precond_arg != PrecondArg::Auto
         || args.precond != Precond::None
@@ -488,33 +485,18 @@ fn auto_precond_retry(args: &SolveArgs) -> Option<Precond> {
     {
         return None;
     }
-    match args.method {
-        Method::Cg => Some(Precond::Ic0),
-        Method::Gmres | Method::Bicgstab => Some(Precond::Ilut),
-        _ => None,
-    }
+    auto_precond_for(args.method)
 }
 
 /// `--precond auto`'s recovery: the preconditioner to solve again with when the solve stopped
-/// for a reason a preconditioner addresses — stagnation, a breakdown, divergence, non-finite
-/// values, the iteration limit, or the slow-convergence guard (`slow`: why it stopped the
-/// solve) — not f32's residual floor nor a user's cancel.
+/// for a reason a preconditioner addresses ([`auto_precond_retry_warranted`]; `slow`: why
+/// the slow-convergence guard stopped the solve, if it did).
 fn retry_preconditioned(
     args: &SolveArgs,
     report: &SolveReport,
     slow: Option<&str>,
 ) -> Option<Precond> {
-    use krylov_wgpu::solvers::StopReason;
-    let retry = match report.reason {
-        StopReason::Stagnation
-        | StopReason::Breakdown { .. }
-        | StopReason::Diverged
-        | StopReason::NonFinite { .. }
-        | StopReason::MaxIterations => true,
-        StopReason::Cancelled => slow.is_some(),
-        _ => false,
-    };
-    if !retry || report.converged || report.refinement.is_some() {
+    if !auto_precond_retry_warranted(report, slow.is_some()) {
         return None;
     }
     auto_precond_retry(args)
@@ -558,14 +540,11 @@ fn finish_solve(
     let mut method_notes = method_notes;
     if let Some(precond) = retry_preconditioned(args, &report, slow.as_deref()) {
         let mut notes = method_notes.clone();
-        let why = match &slow {
-            Some(why) => format!("was stopped early: {why}"),
-            None => format!("stopped ({})", report.reason.name()),
-        };
-        notes.push(format!(
-            "precond auto: {} without a preconditioner {why}, at iteration {} after {:.3} s: \
-             solved again with {precond}",
-            args.method, report.iterations, report.seconds
+        notes.push(auto_precond_note(
+            args.method,
+            &report,
+            slow.as_deref(),
+            precond,
         ));
         let retry = SolveArgs {
             precond,
@@ -574,7 +553,7 @@ fn finish_solve(
         match solve_system(&retry, (a, b), name, exact_known, notes) {
             Ok(code) => return Ok(code),
             // The preconditioner could not be built: this report stands, and says why.
-            Err(e) => method_notes.push(format!("precond auto: {precond} failed: {e}")),
+            Err(e) => method_notes.push(auto_precond_failed_note(precond, e)),
         }
     }
     if let Some(d) = decision {

@@ -1,7 +1,9 @@
-//! `--precond auto`'s watch over a solve without a preconditioner: a solve whose residual
-//! falls so slowly that it would need more than twice the iteration limit is stopped early
-//! (by the monitor's cancel, between batches), so that its retry with a preconditioner
-//! (`retry_preconditioned`) does not first wait for all 10 000 iterations to run out.
+//! `precond auto`'s watch over a solve without a preconditioner (the CLI's `krylov solve
+//! --precond auto`, the Python package's `precond="auto"`): a solve whose residual falls so
+//! slowly that it would need more than twice the iteration limit is stopped early (by the
+//! monitor's cancel, between batches), so that its retry with a preconditioner
+//! ([`crate::solvers::auto_precond_retry_warranted`]) does not first wait for the whole
+//! iteration limit to run out.
 //!
 //! The projection is deliberately conservative: only after `MIN_ITERATIONS`, from the pace
 //! of the residual's running minimum over the second half of the history so far (CG's
@@ -10,11 +12,38 @@
 //! long plateau, is left alone). It cannot foresee a superlinear phase to come: a solve
 //! stopped early is solved again with the preconditioner — a recovery the note reports,
 //! never a claim of convergence.
+//!
+//! A GPU solve is watched through its [`Monitor`] ([`SlowGuard`]), a CPU reference solve
+//! through [`crate::cpu::cancellable_watching`]; one shared [`SlowWatch`] serves both:
+//!
+//! ```
+//! use std::cell::RefCell;
+//! use std::rc::Rc;
+//! use krylov_wgpu::matrix::generators::poisson_2d_fd;
+//! use krylov_wgpu::solvers::{SlowGuard, SlowWatch, SolveOptions, StopReason};
+//! let a = poisson_2d_fd::<f64>(16);
+//! let b = vec![1.0; a.nrows()];
+//! let opts = SolveOptions::default();
+//! let watch = Rc::new(RefCell::new(SlowWatch::new(opts.rtol, opts.atol, opts.max_iter)));
+//! // The GPU solvers' monitor (`solvers::solve_on(…, &mut guard)`); `()` forwards nothing.
+//! let mut none = ();
+//! let _guard = SlowGuard { inner: &mut none, watch: Some(watch.clone()) };
+//! // The CPU reference's residual tests.
+//! let w = watch.clone();
+//! let sol = krylov_wgpu::cpu::cancellable_watching(
+//!     move |k, r| w.borrow_mut().observe(k, r),
+//!     || krylov_wgpu::cpu::solve(&a, &b, None, &opts),
+//! )?;
+//! // A fast solve is left alone.
+//! assert_eq!(sol.report.reason, StopReason::Converged);
+//! assert!(watch.borrow().fired.is_none());
+//! # Ok::<(), krylov_wgpu::KrylovError>(())
+//! ```
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use krylov_wgpu::solvers::Monitor;
+use crate::base::monitor::Monitor;
 
 /// Iterations before the projection is trusted.
 pub const MIN_ITERATIONS: usize = 1000;
@@ -23,6 +52,16 @@ pub const MIN_ITERATIONS: usize = 1000;
 pub const LIMIT_FACTOR: f64 = 2.0;
 
 /// The residuals of one solve as they arrive and the verdict on them.
+///
+/// ```
+/// use krylov_wgpu::solvers::slow_guard::MIN_ITERATIONS;
+/// use krylov_wgpu::solvers::SlowWatch;
+/// // No progress at all: stopped once MIN_ITERATIONS have passed, not before.
+/// let mut w = SlowWatch::new(1e-6, 0.0, 10_000);
+/// assert!((0..MIN_ITERATIONS).all(|k| !w.observe(k, 1.0)));
+/// assert!(w.observe(MIN_ITERATIONS, 1.0));
+/// assert!(w.fired.as_deref().unwrap().contains("limit 10000"));
+/// ```
 pub struct SlowWatch {
     rtol: f64,
     atol: f64,
@@ -35,6 +74,7 @@ pub struct SlowWatch {
 }
 
 impl SlowWatch {
+    /// A watch for a solve to `max(rtol·‖r₀‖, atol)` within `max_iter` iterations.
     pub fn new(rtol: f64, atol: f64, max_iter: usize) -> Self {
         SlowWatch {
             rtol,
@@ -99,9 +139,11 @@ fn positive(x: f64) -> bool {
 
 /// A GPU solve's [`Monitor`] that feeds `watch` (when there is one) and stops the solve when
 /// it fires; other events go to `inner`. (A CPU solve is watched through
-/// `cpu::cancellable_watching`.)
+/// [`crate::cpu::cancellable_watching`].)
 pub struct SlowGuard<'a> {
+    /// The monitor the solve would have had: every event reaches it, and its cancel stays.
     pub inner: &'a mut dyn Monitor,
+    /// The watch fed with each residual (`None`: `inner` alone).
     pub watch: Option<Rc<RefCell<SlowWatch>>>,
 }
 
