@@ -1,7 +1,7 @@
 //! `krylov solve --variant auto` after the model, for CG and GMRES on a GPU: one-workgroup CG
 //! for a small system (`gpu::choose_workgroup_for`), else the fused variant (GMRES: p1) where
 //! `gpu::choose_variant_for` finds it measured faster than pipelined — unless the model chose
-//! the variant with a profile that predicts fused CG.
+//! the variant with a profile that predicts the fused variant (CG's, or GMRES's beside p1).
 
 use krylov_wgpu::matrix::Csr;
 use krylov_wgpu::solvers::{Format, Method, Precond, Side, Variant};
@@ -11,8 +11,8 @@ use crate::args::PrecisionArg;
 use crate::model::{ModelDecision, VariantArg};
 
 /// `--variant auto` for CG and GMRES on a GPU where the model did not weigh the fused
-/// variant (GMRES, which it does not describe; a preconditioner; a profile calibrated before
-/// it described fused CG, or a quick one, which cannot price launches): fused where `choose_variant_for` finds it measured faster than
+/// variant (a preconditioner; a profile calibrated before it described fused CG or GMRES,
+/// or a quick one, which cannot price launches): fused (GMRES: p1) where `choose_variant_for` finds it measured faster than
 /// pipelined, with a note saying why. Mixed precision keeps the pipelined variant (its
 /// reliable updates are written for pipelined CG).
 pub(super) fn fused_by_rule(
