@@ -258,9 +258,9 @@ fn gmres_kernels_validate_with_the_pool_over_several_bindings() {
         seen += 1;
     }
     // 13 GMRES kernels (fused GMRES's gmres_scale_spmv_dots, p(1)-GMRES's gmres_p1_step and
-    // one-workgroup GMRES's gmres_workgroup among them), CA-GMRES's ca_powers, ca_block_dots, ca_block_dots_pairs,
-    // ca_block_update, ca_tsqr_leaf and ca_tsqr_apply; distributed GMRES's four kernels on its
-    // basis and distributed CA-GMRES's dist_ca_load, dist_ca_powers, dist_ca_mpk_load and
-    // dist_ca_mpk_step.
-    assert_eq!(seen, 27, "GMRES and CA-GMRES kernels on the pool");
+    // one-workgroup GMRES's gmres_workgroup among them), CA-GMRES's ca_powers, ca_block_dots,
+    // ca_block_dots_pairs, ca_block_dots_staged, ca_block_update, ca_tsqr_leaf and
+    // ca_tsqr_apply; distributed GMRES's four kernels on its basis and distributed CA-GMRES's
+    // dist_ca_load, dist_ca_powers, dist_ca_mpk_load and dist_ca_mpk_step.
+    assert_eq!(seen, 28, "GMRES and CA-GMRES kernels on the pool");
 }

@@ -389,6 +389,7 @@ pub const KERNELS: &[KernelSource] = &[
         0,
         [PoolRead, CaBlockTile]
     ),
+    kernel!("cagmres", "ca_block_dots_staged", true, 0, [PoolRead]),
     kernel!("cagmres", "ca_block_finish", true),
     kernel!("cagmres", "ca_block_update", true, 0, [GmresPool]),
     kernel!("cagmres", "ca_cholqr", true),

@@ -23,7 +23,7 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("dot_finish", 0),
     ("axpy", 0),
     ("xpay", 0),
-    // cagmres: `ca_block_dots` (or `ca_block_dots_pairs`) is one reduction for its whole block
+    // cagmres: `ca_block_dots` (or `ca_block_dots_pairs`, `ca_block_dots_staged`) is one reduction for its whole block
     // of inner products (the Gram matrix VᵀW in one tree), finished by `ca_block_finish`; powers and updates sum
     // nothing. CAQR's `ca_tsqr_leaf` is one: the leaves' R factors are its first stage (each
     // leaf a workgroup's Householder QR), the host's QR of their stack the second; its
@@ -31,6 +31,7 @@ pub const REDUCTIONS: &[(&str, u32)] = &[
     ("ca_powers", 0),
     ("ca_block_dots", 1),
     ("ca_block_dots_pairs", 1),
+    ("ca_block_dots_staged", 1),
     ("ca_block_finish", 0),
     ("ca_block_update", 0),
     // `ca_cholqr` factors an s × s matrix in one thread: no sum over the device.

@@ -35,6 +35,40 @@ pub(crate) fn ca_groups(n: usize, wg: u32, groups: u32) -> u32 {
     groups.max(want as u32)
 }
 
+/// vec4s of rows `ca_block_dots_staged` stages per launch workgroup (`CS_STAGE4` in the
+/// kernel): a chunk of rows of every column of X and Y.
+pub(crate) const STAGED_VEC4S: usize = 384;
+
+/// The fewest vec4s of rows per column a chunk of `ca_block_dots_staged` may hold: below
+/// that (more than 96 padded columns) its workgroups would meet at a barrier every few rows,
+/// and `ca_block_dots` runs instead.
+pub(crate) const STAGED_MIN_ROW4: usize = 4;
+
+/// The largest workgroup `ca_block_dots_staged` is compiled for: its tree holds one running
+/// sum per thread, 8 KiB at 256 threads in f64, beside the stage's 12 KiB (lavapipe allows
+/// 32 KiB of workgroup memory).
+pub(crate) const STAGED_MAX_WG: u32 = 256;
+
+/// Whether `ca_block_dots_staged` takes D = XᵀY of nx × ny columns with workgroups of `wg`
+/// threads: the padded columns fit its stage with [`STAGED_MIN_ROW4`] vec4s of rows each,
+/// and every 4 × 4 tile has a thread.
+///
+/// ```
+/// use krylov_wgpu::solvers::cagmres::layout::staged_dots_fit;
+/// // BOrth's fused second pass of CA-GMRES(15, 60): [Q, W]ᵀW, 61 × 15.
+/// assert!(staged_dots_fit(61, 15, 256));
+/// // 16 + 9 quads of columns: 100 padded columns, 3 vec4s each.
+/// assert!(!staged_dots_fit(64, 36, 256));
+/// assert!(!staged_dots_fit(31, 10, 512));
+/// ```
+pub fn staged_dots_fit(nx: usize, ny: usize, wg: u32) -> bool {
+    let (quads, quartets) = (nx.div_ceil(4), ny.div_ceil(4));
+    let cols = 4 * (quads + quartets);
+    wg <= STAGED_MAX_WG
+        && quads * quartets <= wg as usize
+        && STAGED_VEC4S / cols.max(1) >= STAGED_MIN_ROW4
+}
+
 /// Where the small matrices live in the cycle buffer (`scalars` of the CA kernels), for
 /// restart length m and block size s (all column-major):
 ///
@@ -163,5 +197,18 @@ mod tests {
         assert_eq!(ca_groups(100_000_000, 256, 1024), 3052);
         assert!(100_000_000usize.div_ceil(3052 * 256) <= CA_ROWS_PER_THREAD);
         assert_eq!(ca_groups(usize::MAX / 2, 256, 1024), CA_MAX_GROUPS as u32);
+    }
+
+    #[test]
+    fn the_staged_inner_products_take_blocks_their_stage_holds() {
+        // BOrth's fused second pass of CA-GMRES(15, 60): [Q, W]ᵀW, 61 × 15 (80 padded
+        // columns, 4 vec4s of rows each).
+        assert!(staged_dots_fit(61, 15, 256));
+        assert!(staged_dots_fit(1, 1, 32));
+        // 16 + 9 quads: 100 padded columns, 3 vec4s each.
+        assert!(!staged_dots_fit(64, 36, 256));
+        // More tiles (8 × 3) than 16 threads; workgroups beyond the tree's size.
+        assert!(!staged_dots_fit(31, 10, 16));
+        assert!(!staged_dots_fit(31, 10, 512));
     }
 }

@@ -321,3 +321,54 @@ pub fn tsqr_block<T: Scalar>(
     rep.orth_error = crate::cpu::cagmres::tsqr::orth_error(&q);
     Ok((q, block.r, rep))
 }
+
+/// The GPU's block inner products on their own (the test oracle's counterpart is the host's
+/// XᵀY): D = XᵀY (nx × ny, column-major) of the columns `x` and `y` of `cols` (n × k,
+/// written to the pool as the solver's basis; the ranges may overlap, as BOrth's fused
+/// second pass [Q, W]ᵀW does), one `ca_block_dots*` launch and its `ca_block_finish`, read
+/// back from the cycle buffer (filled with NaN before). `staged`: whether
+/// `ca_block_dots_staged` may take it (where it fits; off: the tile kernels).
+pub fn block_dots_gpu<T: Scalar>(
+    engine: &Engine,
+    cols: &DMatrix<f64>,
+    x: std::ops::Range<usize>,
+    y: std::ops::Range<usize>,
+    staged: bool,
+) -> Result<DMatrix<f64>> {
+    let (n, k) = cols.shape();
+    // A solver of s = ny and m ≥ k holds the columns and the products' partial sums.
+    let s = y.len();
+    let m = k.div_ceil(s.max(1)) * s.max(1);
+    if x.is_empty() || s == 0 || s > MAX_S || x.end > k || y.end > k || n < m + 2 {
+        return Err(KrylovError::InvalidOption(format!(
+            "block_dots_gpu: ranges {x:?} and {y:?} (at most {MAX_S} columns) of {k} columns \
+             of {n} rows (n ≥ m + 2, m = {m})"
+        )));
+    }
+    let opts = SolveOptions {
+        method: Method::CaGmres,
+        s_step: s,
+        restart: m,
+        ..Default::default()
+    };
+    check_supported(&opts)?;
+    let eye = Csr::<T>::identity(n);
+    let mut report =
+        crate::solvers::SolveReport::new(Method::CaGmres, opts.variant, T::PRECISION, n, n);
+    let b = vec![T::zero(); n];
+    let sys = CaSystem::upload(engine, &eye, &b, None, &opts, &mut report)?;
+    let (nx, ny) = (x.len(), y.len());
+    if sys.lay.len < nx * ny {
+        return Err(KrylovError::InvalidOption(format!(
+            "block_dots_gpu: {nx} × {ny} products exceed the cycle buffer ({})",
+            sys.lay.len
+        )));
+    }
+    let values: Vec<T> = cols.iter().map(|&v| T::from_f64(v)).collect();
+    engine.write(sys.pool.low(), 0, &values);
+    sys.write(0, &vec![f64::NAN; nx * ny])?;
+    sys.staged_dots.set(staged);
+    sys.record_dots(x.start, nx, y.start, ny, 0, None);
+    let d = sys.read(0, nx * ny)?;
+    Ok(DMatrix::from_column_slice(nx, ny, &d))
+}

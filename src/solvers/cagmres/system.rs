@@ -22,7 +22,9 @@ use crate::solvers::pool::PoolBuffers;
 use crate::solvers::system::FactoredApply;
 use crate::solvers::{SolveOptions, SolveReport};
 
-use super::layout::{CaLayout, ca_groups, caqr_leaves, powers_prev};
+use super::layout::{
+    CaLayout, STAGED_MAX_WG, ca_groups, caqr_leaves, powers_prev, staged_dots_fit,
+};
 
 mod borth;
 mod transfer;
@@ -62,6 +64,7 @@ enum Which {
     Powers,
     Dots,
     DotsPairs,
+    DotsStaged,
     Finish,
     Update,
     Leaf,
@@ -97,6 +100,10 @@ pub(crate) struct CaSystem<'e, T> {
     /// `ca_block_dots_pairs`: the same inner products, two rows per step, where each thread
     /// has eight rows or more ([`Self::dots_in_pairs`]).
     dots_pairs: Kernel,
+    /// `ca_block_dots_staged`: the same inner products, every column read once per launch
+    /// through workgroup memory, where its stage holds the block ([`staged_dots_fit`]);
+    /// compiled for workgroups of at most [`STAGED_MAX_WG`] threads.
+    dots_staged: Option<Kernel>,
     finish: Kernel,
     update: Kernel,
     /// `ca_cholqr`: CholQR's Cholesky and R⁻¹ on the device, for deferred CholQR cycles.
@@ -111,6 +118,9 @@ pub(crate) struct CaSystem<'e, T> {
     warming: std::cell::Cell<bool>,
     /// Launches recorded since the last submit ([`Self::submit_after`]).
     unsubmitted: std::cell::Cell<usize>,
+    /// Whether the block inner products may run as `ca_block_dots_staged` (off: always the
+    /// tile kernels; the kernel tests compare the two).
+    pub(crate) staged_dots: std::cell::Cell<bool>,
 }
 
 impl<'e, T: Scalar> CaSystem<'e, T> {
@@ -275,6 +285,11 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             powers: solver_kernel::<T>(engine, "ca_powers", config)?,
             dots: solver_kernel::<T>(engine, "ca_block_dots", config)?,
             dots_pairs: solver_kernel::<T>(engine, "ca_block_dots_pairs", config)?,
+            dots_staged: if config.workgroup_size <= STAGED_MAX_WG {
+                Some(solver_kernel::<T>(engine, "ca_block_dots_staged", config)?)
+            } else {
+                None
+            },
             finish: solver_kernel::<T>(engine, "ca_block_finish", config)?,
             update: solver_kernel::<T>(engine, "ca_block_update", config)?,
             cholqr: solver_kernel::<T>(engine, "ca_cholqr", config)?,
@@ -290,6 +305,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             batch: RefCell::new(None),
             warming: std::cell::Cell::new(false),
             unsubmitted: std::cell::Cell::new(0),
+            staged_dots: std::cell::Cell::new(true),
         };
         sys.pool.write(engine, sys.b(), 0, b);
         if let Some(x0) = x0 {
@@ -313,6 +329,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             Which::Powers => &self.powers,
             Which::Dots => &self.dots,
             Which::DotsPairs => &self.dots_pairs,
+            Which::DotsStaged => self.dots_staged.as_ref().expect("staged dots compiled"),
             Which::Finish => &self.finish,
             Which::Update => &self.update,
             Which::Leaf => &self.caqr.as_ref().expect("CAQR kernels compiled").0,
@@ -482,7 +499,9 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         dst: usize,
         acc: Option<(usize, u32)>,
     ) {
-        // ca_block_dots: tiles of 4 × 4 products; ca_block_finish: one workgroup per 4 × 1.
+        // ca_block_dots: tiles of 4 × 4 products, a workgroup per (tile, row chunk);
+        // ca_block_dots_staged: a workgroup per row chunk, all tiles; ca_block_finish: one
+        // workgroup per 4 × 1.
         let tiles = (nx.div_ceil(4) * ny.div_ceil(4)) as u32;
         let finish_groups = (nx.div_ceil(4) * ny) as u32;
         let p = Params {
@@ -493,12 +512,14 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             slot: 0,
             ..self.params()
         };
-        let which = if self.dots_in_pairs() {
-            Which::DotsPairs
+        let wg = self.engine.tuning().workgroup_size;
+        if self.dots_staged.is_some() && self.staged_dots.get() && staged_dots_fit(nx, ny, wg) {
+            self.record(Which::DotsStaged, p, self.g);
+        } else if self.dots_in_pairs() {
+            self.record(Which::DotsPairs, p, tiles * self.g);
         } else {
-            Which::Dots
-        };
-        self.record(which, p, tiles * self.g);
+            self.record(Which::Dots, p, tiles * self.g);
+        }
         let (acc_at, flags) = acc.unwrap_or((0, 0));
         let f = Params {
             slot: 0,
