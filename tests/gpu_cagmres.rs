@@ -62,9 +62,9 @@ fn matrix_powers_kernel_equals_host_spmvs() {
 /// once through workgroup memory, and the tile kernels), against the host's product on fresh
 /// random columns: shapes with partial tiles and padding columns, overlapping ranges (BOrth's
 /// fused [Q, W]ᵀW), row counts that end mid-chunk, 80 padded columns (4 vec4s of rows each)
-/// and 100 (that no stage holds: the tiles take it), on the default grid and on 3 workgroups of 64 (grid-stride loops over many chunks,
-/// a tile per thread at 61 × 15). The cycle buffer is NaN before, so an entry never written
-/// fails.
+/// and 100 (that no stage holds: the tiles take it), on the default grid and on 3 workgroups
+/// of 64 (grid-stride loops over many chunks, a tile per thread at 61 × 15; from 1536 rows
+/// the pairs kernel). The cycle buffer is NaN before, so an entry never written fails.
 #[test]
 fn block_inner_products_equal_the_hosts_in_both_kernels() {
     use rand::SeedableRng;

@@ -64,6 +64,14 @@
 //! [`tsqr_block`]; the solve reports ‖I − QᵀQ‖_F of its last cycle's basis in
 //! `orthogonality_loss`.
 //!
+//! Every `ca_block_dots` above is one of three kernels with the same partial sums
+//! (`CaSystem::record_dots`): with eight rows or more per thread of a tile (n ≳ 2e6 on the
+//! default grid) `ca_block_dots_pairs`; below, `ca_block_dots_staged` wherever its stage
+//! holds the block (up to 96 padded columns: every block of m ≤ 60 at s ≤ 16), a workgroup
+//! per row chunk reading each column once through workgroup memory; otherwise
+//! `ca_block_dots` (a workgroup per 4 × 4 tile and row chunk, the columns shared through
+//! the cache).
+//!
 //! Files: `backend.rs` (the GPU's `CaBackend`, which the shared cycle logic drives),
 //! `system.rs` with `system/` (storage, the recording of the kernels, BOrth and TSQR,
 //! submits and reads), `layout.rs` (the cycle buffer's slots).
@@ -327,7 +335,8 @@ pub fn tsqr_block<T: Scalar>(
 /// written to the pool as the solver's basis; the ranges may overlap, as BOrth's fused
 /// second pass [Q, W]ᵀW does), one `ca_block_dots*` launch and its `ca_block_finish`, read
 /// back from the cycle buffer (filled with NaN before). `staged`: whether
-/// `ca_block_dots_staged` may take it (where it fits; off: the tile kernels).
+/// `ca_block_dots_staged` may take it (where it fits and the rows are too few for
+/// `ca_block_dots_pairs`; off: the tile kernels).
 pub fn block_dots_gpu<T: Scalar>(
     engine: &Engine,
     cols: &DMatrix<f64>,

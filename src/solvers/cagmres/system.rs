@@ -512,11 +512,20 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             slot: 0,
             ..self.params()
         };
+        // Long row loops (eight rows or more per thread of a tile): the pairs kernel, whose
+        // tiles share the rows through the cache well enough there; below, the staged
+        // kernel where its stage holds the block. H100, 600 iterations of CA-GMRES(10, 30)
+        // and (15, 30) (BENCHMARKS.md, 2026-12-07): staged 16–19 % faster per iteration at
+        // 1e5, 2–7 % at 1e6, 21–25 % slower at 1e7 (its chunks' loads and barriers do not
+        // overlap enough when each workgroup walks ~300 of them).
         let wg = self.engine.tuning().workgroup_size;
-        if self.dots_staged.is_some() && self.staged_dots.get() && staged_dots_fit(nx, ny, wg) {
-            self.record(Which::DotsStaged, p, self.g);
-        } else if self.dots_in_pairs() {
+        if self.dots_in_pairs() {
             self.record(Which::DotsPairs, p, tiles * self.g);
+        } else if self.dots_staged.is_some()
+            && self.staged_dots.get()
+            && staged_dots_fit(nx, ny, wg)
+        {
+            self.record(Which::DotsStaged, p, self.g);
         } else {
             self.record(Which::Dots, p, tiles * self.g);
         }
