@@ -51,17 +51,9 @@ pub(crate) const STAGED_MAX_WG: u32 = 256;
 
 /// Whether `ca_block_dots_staged` takes D = XᵀY of nx × ny columns with workgroups of `wg`
 /// threads: the padded columns fit its stage with [`STAGED_MIN_ROW4`] vec4s of rows each,
-/// and every 4 × 4 tile has a thread.
-///
-/// ```
-/// use krylov_wgpu::solvers::cagmres::layout::staged_dots_fit;
-/// // BOrth's fused second pass of CA-GMRES(15, 60): [Q, W]ᵀW, 61 × 15.
-/// assert!(staged_dots_fit(61, 15, 256));
-/// // 16 + 9 quads of columns: 100 padded columns, 3 vec4s each.
-/// assert!(!staged_dots_fit(64, 36, 256));
-/// assert!(!staged_dots_fit(31, 10, 512));
-/// ```
-pub fn staged_dots_fit(nx: usize, ny: usize, wg: u32) -> bool {
+/// and every 4 × 4 tile has a thread (CA-GMRES(15, 60)'s largest, BOrth's fused second pass
+/// [Q, W]ᵀW of 61 × 15, takes 80 padded columns).
+pub(crate) fn staged_dots_fit(nx: usize, ny: usize, wg: u32) -> bool {
     let (quads, quartets) = (nx.div_ceil(4), ny.div_ceil(4));
     let cols = 4 * (quads + quartets);
     wg <= STAGED_MAX_WG

@@ -310,12 +310,7 @@ pub fn tsqr_block<T: Scalar>(
         tsqr,
         ..Default::default()
     };
-    check_supported(&opts)?;
-    let eye = Csr::<T>::identity(n);
-    let mut report =
-        crate::solvers::SolveReport::new(Method::CaGmres, opts.variant, T::PRECISION, n, n);
-    let b = vec![T::zero(); n];
-    let sys = CaSystem::upload(engine, &eye, &b, None, &opts, &mut report)?;
+    let sys = identity_system::<T>(engine, n, &opts)?;
     let cols: Vec<T> = w.iter().map(|&v| T::from_f64(v)).collect();
     engine.write(sys.pool.low(), n, &cols);
     let mut unit = ();
@@ -360,12 +355,7 @@ pub fn block_dots_gpu<T: Scalar>(
         restart: m,
         ..Default::default()
     };
-    check_supported(&opts)?;
-    let eye = Csr::<T>::identity(n);
-    let mut report =
-        crate::solvers::SolveReport::new(Method::CaGmres, opts.variant, T::PRECISION, n, n);
-    let b = vec![T::zero(); n];
-    let sys = CaSystem::upload(engine, &eye, &b, None, &opts, &mut report)?;
+    let sys = identity_system::<T>(engine, n, &opts)?;
     let (nx, ny) = (x.len(), y.len());
     if sys.lay.len < nx * ny {
         return Err(KrylovError::InvalidOption(format!(
@@ -380,4 +370,18 @@ pub fn block_dots_gpu<T: Scalar>(
     sys.record_dots(x.start, nx, y.start, ny, 0, None);
     let d = sys.read(0, nx * ny)?;
     Ok(DMatrix::from_column_slice(nx, ny, &d))
+}
+
+/// The system the kernel hooks above run on: A = I of n rows, b = 0, `opts`' s and m (its
+/// pool holds the columns they write).
+fn identity_system<'e, T: Scalar>(
+    engine: &'e Engine,
+    n: usize,
+    opts: &SolveOptions,
+) -> Result<CaSystem<'e, T>> {
+    check_supported(opts)?;
+    let eye = Csr::<T>::identity(n);
+    let mut report =
+        crate::solvers::SolveReport::new(Method::CaGmres, opts.variant, T::PRECISION, n, n);
+    CaSystem::upload(engine, &eye, &vec![T::zero(); n], None, opts, &mut report)
 }
