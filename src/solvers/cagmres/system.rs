@@ -98,11 +98,12 @@ pub(crate) struct CaSystem<'e, T> {
     powers: Kernel,
     dots: Kernel,
     /// `ca_block_dots_pairs`: the same inner products, two rows per step, where each thread
-    /// has eight rows or more ([`Self::dots_in_pairs`]).
-    dots_pairs: Kernel,
+    /// has eight rows or more ([`Self::dots_in_pairs`]); compiled only for such systems.
+    dots_pairs: Option<Kernel>,
     /// `ca_block_dots_staged`: the same inner products, every column read once per launch
     /// through workgroup memory, where its stage holds the block ([`staged_dots_fit`]);
-    /// compiled for workgroups of at most [`STAGED_MAX_WG`] threads.
+    /// compiled for workgroups of at most [`STAGED_MAX_WG`] threads and only where the pairs
+    /// kernel does not take every launch.
     dots_staged: Option<Kernel>,
     finish: Kernel,
     update: Kernel,
@@ -251,6 +252,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             pool_parts: pool.parts(),
             ..config
         };
+        let in_pairs = dots_in_pairs(n, g, engine.tuning().workgroup_size);
         let caqr = ca.tsqr == crate::base::Tsqr::Caqr;
         let leaves = if caqr { caqr_leaves(n, s, g) } else { 0 };
         let lay = CaLayout::new(m, s, leaves);
@@ -284,8 +286,14 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
             lay,
             powers: solver_kernel::<T>(engine, "ca_powers", config)?,
             dots: solver_kernel::<T>(engine, "ca_block_dots", config)?,
-            dots_pairs: solver_kernel::<T>(engine, "ca_block_dots_pairs", config)?,
-            dots_staged: if config.workgroup_size <= STAGED_MAX_WG {
+            // Each block inner-product kernel is compiled only where the selection rule in
+            // `record_dots` can take it (a compile is a set-up cost on every solve).
+            dots_pairs: if in_pairs {
+                Some(solver_kernel::<T>(engine, "ca_block_dots_pairs", config)?)
+            } else {
+                None
+            },
+            dots_staged: if !in_pairs && config.workgroup_size <= STAGED_MAX_WG {
                 Some(solver_kernel::<T>(engine, "ca_block_dots_staged", config)?)
             } else {
                 None
@@ -328,7 +336,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
         let kernel = match which {
             Which::Powers => &self.powers,
             Which::Dots => &self.dots,
-            Which::DotsPairs => &self.dots_pairs,
+            Which::DotsPairs => self.dots_pairs.as_ref().expect("pairs dots compiled"),
             Which::DotsStaged => self.dots_staged.as_ref().expect("staged dots compiled"),
             Which::Finish => &self.finish,
             Which::Update => &self.update,
@@ -552,8 +560,7 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
     /// where each thread of a tile has eight rows or more, n ≥ 8·groups·WG. Below that the
     /// one-row `ca_block_dots` is faster (BENCHMARKS.md, 2026-11-28).
     pub(crate) fn dots_in_pairs(&self) -> bool {
-        let wg = self.engine.tuning().workgroup_size as usize;
-        self.n >= 8 * self.g as usize * wg
+        dots_in_pairs(self.n, self.g, self.engine.tuning().workgroup_size)
     }
 
     /// Y ← Y·T ∓ X·C on pool ranges (see `ca_block_update`): X = [x0, x0+nx), Y = [y0,
@@ -592,6 +599,13 @@ impl<'e, T: Scalar> CaSystem<'e, T> {
 
 /// ‖G − I‖_F of a k × k Gram matrix `g` (column-major): the orthogonality error ‖I − QᵀQ‖_F
 /// the reports give.
+/// Whether a system of `n` rows on `groups` workgroups of `wg` threads runs its block inner
+/// products as `ca_block_dots_pairs`: eight rows or more per thread of a tile,
+/// n ≥ 8·groups·wg.
+fn dots_in_pairs(n: usize, groups: u32, wg: u32) -> bool {
+    n >= 8 * groups as usize * wg as usize
+}
+
 pub(crate) fn distance_from_identity(g: &[f64], k: usize) -> f64 {
     let mut sum = 0.0;
     for i in 0..k {
