@@ -8,7 +8,9 @@
 // A stage is either one WIDE level (the whole grid shares its rows) or a run of narrow levels
 // that workgroup 0 sweeps alone, with a storage barrier between levels — so many small levels
 // cost one dispatch instead of one each (paper 004's launch overhead, without the busy-waiting
-// of self-scheduled kernels, which WGSL cannot make safe).
+// of self-scheduled kernels, which WGSL cannot make safe). The host cuts a run whose serial
+// work would pass STAGE_STEP_BUDGET loop steps (src/cpu/trisolve.rs): llvmpipe ends an
+// invocation's loops silently after 65535 steps.
 
 struct TriStage {
     level_begin: u32,

@@ -111,7 +111,8 @@ cli_enum!(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Trisolve {
     /// Level scheduling when the factors need at most [`Trisolve::AUTO_MAX_DISPATCHES`]
-    /// dispatches per triangular solve, else [`Trisolve::AUTO_SWEEPS`] Jacobi sweeps.
+    /// dispatches per triangular solve (not counting the cuts of long serial runs,
+    /// `cpu::trisolve::STAGE_STEP_BUDGET`), else [`Trisolve::AUTO_SWEEPS`] Jacobi sweeps.
     #[default]
     Auto,
     /// Exact solves by level scheduling: rows of one level are independent; a dispatch per

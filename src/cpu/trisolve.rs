@@ -37,6 +37,17 @@ use crate::base::scalar::Scalar;
 /// than 48 dispatches) picks sweeps there.
 pub const WIDE_LEVEL_ROWS: usize = 512;
 
+/// The most loop steps a single-workgroup stage may ask of one invocation ([`Levels::steps`]
+/// summed over the stage's levels); a longer run of narrow levels is cut into several stages.
+/// Mesa's llvmpipe (lavapipe, the CI's and the software adapter) ends every loop of an
+/// invocation once it has taken 65535 loop steps in all (gallivm's loop limiter), silently:
+/// the ILUT factors of `cavity2d:24:1000` (843 levels, ~230 entries a row, one stage) left
+/// three rows in four unsolved there, so GMRES stagnated where the CPU twin converged in 37
+/// iterations; a band of 40 entries a row stopped at its 1474th row, the 65535th step
+/// (tests/gpu_ilu/apply.rs). Hardware GPUs have no such limit; for them the cut costs one
+/// launch (~3 µs) per 60000 steps of one workgroup's serial work, which take far longer.
+pub const STAGE_STEP_BUDGET: u64 = 60_000;
+
 /// A sparse triangular matrix T (lower or upper, diagonal non-zero) stored the way the GPU
 /// kernels read it: row i holds its strictly triangular entries at `ptr[i] .. ptr[i+1] − 1`
 /// and 1/tᵢᵢ at `ptr[i+1] − 1` (column i), so one row solves as
@@ -234,12 +245,17 @@ impl<T: Scalar> TriFactor<T> {
         } else {
             Box::new((0..self.n).rev())
         };
+        // A level's steps as one invocation could take them (every row its own, as if one
+        // thread solved them all): the level loop's step and exit, and per row the row loop's
+        // step, the row's terms and the exit.
+        let mut steps = vec![2u64; count as usize];
         for i in visit {
             let l = level[i] as usize;
             rows[next[l] as usize] = i as u32;
             next[l] += 1;
+            steps[l] += 3 + self.strict(i).len() as u64;
         }
-        Levels { ptr, rows }
+        Levels { ptr, rows, steps }
     }
 
     /// The dispatches of one level-scheduled solve of this factor with its `levels`: as
@@ -260,7 +276,7 @@ impl<T: Scalar> TriFactor<T> {
             }
             count.into_iter().max().unwrap_or(0)
         };
-        levels.stages_by(|l| widest_block(l) > WIDE_LEVEL_ROWS)
+        levels.stages_by(|l| widest_block(l) > WIDE_LEVEL_ROWS, STAGE_STEP_BUDGET)
     }
 }
 
@@ -270,6 +286,9 @@ impl<T: Scalar> TriFactor<T> {
 pub struct Levels {
     pub ptr: Vec<u32>,
     pub rows: Vec<u32>,
+    /// Per level, the loop steps one invocation of a single-workgroup stage takes at most
+    /// for it (bounded by [`STAGE_STEP_BUDGET`] per stage).
+    pub steps: Vec<u64>,
 }
 
 impl Levels {
@@ -284,15 +303,24 @@ impl Levels {
     }
 
     /// The dispatches of one level-scheduled solve: each level wider than
-    /// [`WIDE_LEVEL_ROWS`] alone, each run of narrower ones merged into one single-workgroup
-    /// stage.
+    /// [`WIDE_LEVEL_ROWS`] alone, each run of narrower ones merged into single-workgroup
+    /// stages of at most [`STAGE_STEP_BUDGET`] steps.
     pub fn stages(&self) -> Vec<Stage> {
-        self.stages_by(|l| self.size(l) > WIDE_LEVEL_ROWS)
+        self.stages_by(|l| self.size(l) > WIDE_LEVEL_ROWS, STAGE_STEP_BUDGET)
+    }
+
+    /// The stages' count without the cuts of [`STAGE_STEP_BUDGET`]: the wide levels and the
+    /// runs of narrow ones, what `Trisolve::Auto` weighs ([`resolve`]). A cut adds a launch
+    /// only beside 60000 steps of one workgroup's serial work, far longer than the launch.
+    pub fn runs(&self) -> usize {
+        self.stages_by(|l| self.size(l) > WIDE_LEVEL_ROWS, u64::MAX)
+            .len()
     }
 
     /// The stages when level l is wide iff `wide(l)`: each wide level alone, each run of
-    /// narrow ones merged.
-    fn stages_by(&self, wide: impl Fn(usize) -> bool) -> Vec<Stage> {
+    /// narrow ones merged into stages of at most [`STAGE_STEP_BUDGET`] steps (a level of
+    /// more steps stands alone).
+    fn stages_by(&self, wide: impl Fn(usize) -> bool, budget: u64) -> Vec<Stage> {
         let mut stages = Vec::new();
         let mut l = 0;
         while l < self.count() {
@@ -304,7 +332,12 @@ impl Levels {
                 l += 1;
             } else {
                 let start = l;
-                while l < self.count() && !wide(l) {
+                let mut steps = 0;
+                while l < self.count()
+                    && !wide(l)
+                    && (l == start || steps + self.steps[l] <= budget)
+                {
+                    steps += self.steps[l];
                     l += 1;
                 }
                 stages.push(Stage {
@@ -326,16 +359,12 @@ pub struct Stage {
 }
 
 /// The strategy `how` resolves to for factors with these level schedules: `Auto` takes
-/// levels when no solve needs more than [`Trisolve::AUTO_MAX_DISPATCHES`] dispatches, else
+/// levels when no solve needs more than [`Trisolve::AUTO_MAX_DISPATCHES`] dispatches ([`Levels::runs`]), else
 /// [`Trisolve::AUTO_SWEEPS`] sweeps. Explicit choices are kept.
 pub fn resolve(how: Trisolve, schedules: &[&Levels]) -> Trisolve {
     match how {
         Trisolve::Auto => {
-            let most = schedules
-                .iter()
-                .map(|l| l.stages().len())
-                .max()
-                .unwrap_or(0);
+            let most = schedules.iter().map(|l| l.runs()).max().unwrap_or(0);
             if most <= Trisolve::AUTO_MAX_DISPATCHES {
                 Trisolve::Levels
             } else {
@@ -472,6 +501,36 @@ mod tests {
             resolve(Trisolve::Auto, &[&chain.levels()]),
             Trisolve::Levels
         );
+    }
+
+    #[test]
+    fn long_serial_runs_are_cut_at_the_step_budget() {
+        // A band of 100 entries a row: 1680 narrow levels, 103 + 2 steps each.
+        let band = TriFactor::<f64>::from_rows(1680, true, |i| {
+            let strict = (i.saturating_sub(100)..i).map(|j| (j, -1.0)).collect();
+            (strict, 200.0)
+        });
+        let lv = band.levels();
+        assert_eq!(lv.steps[0], 2 + 3);
+        assert_eq!(lv.steps[1000], 2 + 3 + 100);
+        let stages = lv.stages();
+        let total: u64 = lv.steps.iter().sum();
+        assert_eq!(
+            stages.len() as u64,
+            total.div_ceil(STAGE_STEP_BUDGET).max(3)
+        );
+        let mut next = 0;
+        for s in &stages {
+            assert!(!s.wide);
+            assert_eq!(s.levels.start, next, "stages cover the levels in order");
+            next = s.levels.end;
+            let steps: u64 = lv.steps[s.levels.clone()].iter().sum();
+            assert!(steps <= STAGE_STEP_BUDGET, "{s:?}: {steps} steps");
+        }
+        assert_eq!(next, lv.count());
+        // The cuts are not what `auto` weighs: one run of narrow levels, level-scheduled.
+        assert_eq!(lv.runs(), 1);
+        assert_eq!(resolve(Trisolve::Auto, &[&lv]), Trisolve::Levels);
     }
 
     /// [a⁻¹ ra; b⁻¹ rb] by the two separate solves of `how`.

@@ -141,3 +141,37 @@ fn ilut_apply_with_fill_matches_the_host_solve() {
     }
     check(&problems::<f32>()[0], Precond::Ilut, Trisolve::Levels, 1e-4);
 }
+
+/// Long serial runs of narrow levels: llvmpipe ends an invocation's loops after 65535 steps
+/// in all, so a single-workgroup stage longer than that left rows unsolved there (the rows
+/// after the 1474th of a band of 40, ILUT's factors of a saddle point); the schedule now
+/// cuts such runs (`trisolve::STAGE_STEP_BUDGET`).
+#[test]
+fn level_scheduled_apply_of_long_serial_runs_matches_the_host_solve() {
+    // A lower band of 100 entries a row: 1680 levels of one row each, ~170000 steps.
+    let n: usize = 1680;
+    let mut t = Vec::new();
+    for i in 0..n {
+        t.push((i, i, 200.0));
+        for j in i.saturating_sub(100)..i {
+            t.push((i, j, -1.0 - (i + j) as f64 / n as f64));
+        }
+    }
+    let band = Csr::<f64>::from_triplets(n, &t).unwrap();
+    // A driven-cavity saddle point, rows matched: ILUT's factors fill to ~230 entries a row
+    // over 843 and 772 levels.
+    let cavity = krylov_wgpu::matrix::generators::cavity_2d::<f64>(24, 1000.0);
+    let matching = krylov_wgpu::matrix::matching::max_product_matching(&cavity).unwrap();
+    let cavity = matching.permute_rows(&cavity);
+    for (a, kind) in [(&band, Precond::Ilu0), (&cavity, Precond::Ilut)] {
+        let host = host::Ilu::new(a, kind, Trisolve::Levels).unwrap();
+        let (l, _) = host.triangular();
+        let levels = l.levels();
+        assert!(
+            levels.steps.iter().sum::<u64>() > 2 * 65_535,
+            "{kind}: a long serial run"
+        );
+        assert!(l.stages(&levels).len() >= 3, "{kind}: the run is cut");
+        check(a, kind, Trisolve::Levels, 1e-12);
+    }
+}
