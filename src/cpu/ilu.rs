@@ -44,6 +44,16 @@ pub const PIVOT_RTOL: f64 = 1e-12;
 /// tried (a breakdown like a zero pivot).
 pub const MAX_GROWTH: f64 = 1e8;
 
+/// The largest relative error of the triangular solves in the solve's own precision
+/// accepted from the factors: M⁻¹(A e) by [`TriFactor`]s in f32 against the same in f64
+/// (f64 factors are not tested: their error is ~10⁻⁹ where f32's reaches 1). Beyond it a
+/// larger shift is tried, as for a breakdown. ILUT's factors can pass the growth test and
+/// still cancel: those of `cavity2d:24:1000` (rows matched, shift 10⁻⁴) give |M⁻¹(A e)| ≤ 78
+/// through |L⁻¹(A e)| up to 5·10⁶, so their f32 solves err by 40× the result and f32 GMRES
+/// stagnated, as did `cavity2d:32:100`'s at 5·10⁻² (a residual gap); `waveguide2d:48:0.1`'s
+/// at 1.2·10⁻⁴ converge as in f64.
+pub const MAX_ROUNDING: f64 = 1e-3;
+
 /// The shifts α tried after an unshifted attempt breaks down, in order.
 pub const SHIFTS: [f64; 5] = [1e-4, 1e-3, 1e-2, 1e-1, 1.0];
 
@@ -63,6 +73,9 @@ pub struct Ilu0 {
     pub attempts: usize,
     /// The row whose pivot broke down in the last failed attempt (the shift notice names it).
     pub broke_at: Option<usize>,
+    /// The relative error of the solves in the working precision ([`MAX_ROUNDING`]) of the
+    /// last attempt rejected for it, when that was the last rejection (the notice says so).
+    pub rejected_rounding: Option<f64>,
     /// Whether this is IC(0) (U = D·Lᵀ, positive pivots) rather than ILU(0).
     pub symmetric: bool,
     /// "ILU(0)", "IC(0)" or "ILUT": which factorisation made these factors (notices).
@@ -74,6 +87,10 @@ pub struct Ilu0 {
     /// max |M⁻¹(A e)|ᵢ, e = ones (≈ 1 for good factors; above [`MAX_GROWTH`] only when no
     /// shift brought it below, and then the least of the attempts).
     pub growth: f64,
+    /// The relative error of M⁻¹(A e) by the triangular solves in the working precision
+    /// against f64 (0 for f64 factors; above [`MAX_ROUNDING`] only when no shift brought it
+    /// below).
+    pub rounding: f64,
 }
 
 impl Ilu0 {
@@ -135,9 +152,12 @@ impl Ilu0 {
         a.check_finite()?;
         let base = Pattern::of(a)?;
         let mut broke_at = None;
-        // The factors with the least growth among those whose pivots all passed: the answer
-        // when every shift leaves growth above MAX_GROWTH (reported by `growth`).
+        let mut rejected_rounding = None;
+        // The factors least beyond the growth and rounding bounds among those whose pivots
+        // all passed: the answer when every shift fails them (reported by `growth`,
+        // `rounding`).
         let mut best: Option<Ilu0> = None;
+        let excess = |m: &Ilu0| (m.growth / MAX_GROWTH).max(m.rounding / MAX_ROUNDING);
         for (attempt, shift) in std::iter::once(0.0).chain(SHIFTS).enumerate() {
             match factor(&base, shift) {
                 Ok(f) => {
@@ -150,28 +170,40 @@ impl Ilu0 {
                         shift,
                         attempts: attempt + 1,
                         broke_at,
+                        rejected_rounding,
                         symmetric,
                         label,
                         row_scale: base.row_scale.clone(),
                         col_scale: base.col_scale.clone(),
                         growth: 0.0,
+                        rounding: 0.0,
                     };
                     let (row, growth) = m.growth(a);
                     m.growth = growth;
                     if growth <= MAX_GROWTH {
-                        return Ok(m);
+                        m.rounding = m.rounding(a);
+                        if m.rounding <= MAX_ROUNDING {
+                            return Ok(m);
+                        }
+                        rejected_rounding = Some(m.rounding);
+                    } else {
+                        broke_at = Some(row);
+                        rejected_rounding = None;
                     }
-                    broke_at = Some(row);
-                    if best.as_ref().is_none_or(|b| growth < b.growth) {
+                    if best.as_ref().is_none_or(|b| excess(&m) < excess(b)) {
                         best = Some(m);
                     }
                 }
-                Err(row) => broke_at = Some(row),
+                Err(row) => {
+                    broke_at = Some(row);
+                    rejected_rounding = None;
+                }
             }
         }
         if let Some(mut m) = best.filter(|m| m.growth.is_finite()) {
             m.attempts = SHIFTS.len() + 1;
             m.broke_at = broke_at;
+            m.rejected_rounding = rejected_rounding;
             return Ok(m);
         }
         Err(KrylovError::InvalidMatrix(format!(
@@ -207,6 +239,35 @@ impl Ilu0 {
                 )
             })
             .fold((0, 0.0), |acc, x| if x.1 > acc.1 { x } else { acc })
+    }
+
+    /// The relative error ‖z_T − z‖∞ / ‖z‖∞ of z = M⁻¹(A e) solved by the [`TriFactor`]s in
+    /// `T` (what the CPU twin and the GPU kernels run) against the same solves in f64; 0 for
+    /// f64. ∞ when not finite.
+    fn rounding<T: Scalar>(&self, a: &Csr<T>) -> f64 {
+        if T::PRECISION == crate::base::scalar::Precision::F64 {
+            return 0.0;
+        }
+        let ae: Vec<f64> = (0..self.n)
+            .map(|i| a.row(i).1.iter().map(|v| v.as_f64()).sum())
+            .collect();
+        let (mut y, mut z) = (vec![0.0f64; self.n], vec![0.0f64; self.n]);
+        self.lower::<f64>().solve(&ae, &mut y);
+        self.upper::<f64>().solve(&y, &mut z);
+        let ae_t: Vec<T> = ae.iter().map(|&v| T::from_f64(v)).collect();
+        let (mut y_t, mut z_t) = (vec![T::zero(); self.n], vec![T::zero(); self.n]);
+        self.lower::<T>().solve(&ae_t, &mut y_t);
+        self.upper::<T>().solve(&y_t, &mut z_t);
+        let scale = z.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = z
+            .iter()
+            .zip(&z_t)
+            .fold(0.0f64, |m, (w, g)| m.max((w - g.as_f64()).abs()));
+        if scale == 0.0 && err == 0.0 {
+            return 0.0; // A e = 0: nothing to measure
+        }
+        let rel = err / scale;
+        if rel.is_finite() { rel } else { f64::INFINITY }
     }
 
     /// L, unit lower, as a [`TriFactor`] in `T`.

@@ -242,4 +242,53 @@ mod tests {
         assert!(m.shift > 0.0 && m.broke_at == Some(0));
         assert!(m.pivots().iter().all(|p| p.is_finite() && *p != 0.0));
     }
+
+    /// The f32 rounding of ILUT's unshifted factors of `a`: every shifted attempt "breaks
+    /// down", so the unshifted factors come back with their measured rounding.
+    fn unshifted_rounding(a: &Csr<f32>) -> f64 {
+        Ilu0::factor_with(a, "ILUT", false, |b, s| {
+            if s == 0.0 {
+                eliminate(b, s, ILUT_DROP, ILUT_FILL)
+            } else {
+                Err(0)
+            }
+        })
+        .unwrap()
+        .rounding
+    }
+
+    #[test]
+    fn f32_factors_whose_solves_cancel_take_a_larger_shift() {
+        use crate::base::options::{Method, Precond, SolveOptions};
+        use crate::cpu::ilu::MAX_ROUNDING;
+        // A driven-cavity saddle point, rows matched (as `--reorder auto` does for ILUT):
+        // ILUT's unshifted factors pass the growth test, but their f32 solves err by ~5e-2.
+        let a = generators::cavity_2d::<f64>(32, 100.0);
+        let a = crate::matrix::matching::max_product_matching(&a)
+            .unwrap()
+            .permute_rows(&a);
+        let f64_factors = factor_ilut(&a).unwrap();
+        assert_eq!((f64_factors.shift, f64_factors.rounding), (0.0, 0.0));
+        let a32: Csr<f32> = a.cast().unwrap();
+        let f = factor_ilut(&a32).unwrap();
+        // Shifted (every shift's factors were timed against the bound; the least inaccurate
+        // are kept when none meets it), and far more accurate than the unshifted ones.
+        assert!(f.shift > 0.0, "{f:?}");
+        assert!(
+            f.rounding < 0.1 * unshifted_rounding(&a32),
+            "{}",
+            f.rounding
+        );
+        assert!(crate::cpu::precond::shift_notice(&f).is_some());
+        // GMRES in f32 converges with them (it stagnated with the unshifted ones).
+        let b = a32.mul_vec(&vec![1.0; a32.nrows()]).unwrap();
+        let o = SolveOptions {
+            method: Method::Gmres,
+            precond: Precond::Ilut,
+            rtol: 1e-5,
+            ..Default::default()
+        };
+        let s = crate::cpu::solve(&a32, &b, None, &o).unwrap();
+        assert!(s.report.converged, "{:?}", s.report.reason);
+    }
 }

@@ -204,6 +204,30 @@ pub fn shift_notice(f: &Ilu0) -> Option<String> {
             f.growth
         ));
     }
+    if f.rounding > crate::cpu::ilu::MAX_ROUNDING {
+        return Some(format!(
+            "{}: at every shift up to {:.0e}·diag(row maxima) its f32 triangular solves lose \
+             accuracy; using the least inaccurate (shift {:.0e}, relative error {:.1e} on \
+             M^-1 A e): expect slow convergence, or solve in f64",
+            f.label,
+            crate::cpu::ilu::SHIFTS[crate::cpu::ilu::SHIFTS.len() - 1],
+            f.shift,
+            f.rounding
+        ));
+    }
+    if let (true, Some(err)) = (f.shift > 0.0, f.rejected_rounding) {
+        return Some(format!(
+            "{}: the factors of a smaller shift cancel in f32 (their triangular solves err by \
+             {:.1e} relative on M^-1 A e, over {:.0e}); factored A + {:.0e}·diag(row maxima) \
+             instead (attempt {}, error {:.1e})",
+            f.label,
+            err,
+            crate::cpu::ilu::MAX_ROUNDING,
+            f.shift,
+            f.attempts,
+            f.rounding
+        ));
+    }
     (f.shift > 0.0).then(|| {
         format!(
             "{}: pivot {} broke down (zero, tiny{}); factored A + {:.0e}·diag(row maxima) \
