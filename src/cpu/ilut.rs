@@ -260,7 +260,6 @@ mod tests {
     #[test]
     fn f32_factors_whose_solves_cancel_take_a_larger_shift() {
         use crate::base::options::{Method, Precond, SolveOptions};
-        use crate::cpu::ilu::MAX_ROUNDING;
         // A driven-cavity saddle point, rows matched (as `--reorder auto` does for ILUT):
         // ILUT's unshifted factors pass the growth test, but their f32 solves err by ~5e-2.
         let a = generators::cavity_2d::<f64>(32, 100.0);
