@@ -20,14 +20,16 @@ pub(crate) type Solved = (Vec<f64>, Option<Vec<f32>>, SolveReport);
 /// around it).
 pub(crate) type RunWith<'a> = dyn Fn(&SolveOptions, &mut dyn Monitor) -> Result<Solved> + 'a;
 
-/// Runs `run` with `opts` — under `auto` (`precond="auto"` where it applies: one device, not
-/// mixed precision, no `maxiter` given; `opts.precond` is then `none`) watched by the slow
-/// guard and solved again with the rule's preconditioner when it stops short, as the CLI does.
+/// Runs `run` with `opts` — under `auto` (`precond="auto"` where it applies: one device, no
+/// `maxiter` given; `opts.precond` is then `none`) watched by the slow guard where `guard`
+/// (not for mixed-precision refinement, whose outer loop stops a stalled solve itself) and
+/// solved again with the rule's preconditioner when it stops short, as the CLI does.
 /// A retry that fails (the preconditioner cannot be built) leaves the first report, with a
 /// note that says why.
 pub(crate) fn solve(
     opts: &SolveOptions,
     auto: bool,
+    guard: bool,
     monitor: &PyMonitor,
     run: &RunWith<'_>,
 ) -> Result<Solved> {
@@ -37,6 +39,10 @@ pub(crate) fn solve(
     else {
         return run(opts, &mut monitor.clone());
     };
+    if !guard {
+        let first = run(opts, &mut monitor.clone())?;
+        return retry(opts, precond, first, None, monitor, run);
+    }
     let watch = Rc::new(RefCell::new(SlowWatch::new(
         opts.rtol,
         opts.atol,
@@ -50,11 +56,23 @@ pub(crate) fn solve(
     // The CPU reference's residual watch replaces the thread's cancel check while it runs:
     // it asks the Python monitor too, so Ctrl-C still stops the solve.
     let (w, python) = (watch.clone(), monitor.clone());
-    let mut first = krylov_wgpu::cpu::cancellable_watching(
+    let first = krylov_wgpu::cpu::cancellable_watching(
         move |k, r| w.borrow_mut().observe(k, r) || python.cancelled(),
         || run(opts, &mut guard),
     )?;
     let slow = watch.borrow_mut().fired.take();
+    retry(opts, precond, first, slow, monitor, run)
+}
+
+/// The retry of `precond auto` after `first` (`slow`: why the guard stopped it, if it did).
+fn retry(
+    opts: &SolveOptions,
+    precond: solvers::Precond,
+    mut first: Solved,
+    slow: Option<String>,
+    monitor: &PyMonitor,
+    run: &RunWith<'_>,
+) -> Result<Solved> {
     if !solvers::auto_precond_retry_warranted(&first.2, slow.is_some()) {
         return Ok(first);
     }

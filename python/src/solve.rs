@@ -306,10 +306,7 @@ pub fn solve<'py>(
     // `precond="auto"` where the CLI's `--precond auto` retries: one device, not mixed
     // precision, no `maxiter` given (a limit the user set is kept).
     let maxiter_given = options.get_item("maxiter")?.is_some_and(|v| !v.is_none());
-    let precond_auto = precond_option(options)?.1
-        && !maxiter_given
-        && devices.is_none()
-        && precision != SolvePrecision::Mixed;
+    let precond_auto = precond_option(options)?.1 && !maxiter_given && devices.is_none();
     let b = vector(b, "b")?;
     let x0 = x0.map(|x| vector(x, "x0")).transpose()?;
     let monitor = PyMonitor::new(callback);
@@ -346,11 +343,12 @@ pub fn solve<'py>(
                             monitor,
                         )
                     };
-                    // Mixed refinement on a device without f64 (`allow_mixed`) takes no
-                    // retry, as in the CLI.
-                    let auto_precond = precond_auto && session.mixed_because.is_none();
+                    // Mixed refinement (asked for, or on a device without f64 with
+                    // `allow_mixed`) retries unwatched, as in the CLI.
+                    let guard =
+                        precision != SolvePrecision::Mixed && session.mixed_because.is_none();
                     let run = |opts: &SolveOptions| {
-                        precond_auto::solve(opts, auto_precond, &monitor, &solve)
+                        precond_auto::solve(opts, precond_auto, guard, &monitor, &solve)
                     };
                     let first = run(&opts)?;
                     // `auto` took CG and CG found A indefinite: GMRES takes it.

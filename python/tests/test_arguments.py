@@ -175,6 +175,14 @@ def test_precond_auto_solves_a_stagnating_system_again_with_ilut(device):
     note = report.notes[1]
     assert note.startswith("precond auto: gmres without a preconditioner "), report.notes
     assert ", at iteration " in note and note.endswith(": solved again with ilut"), note
+    # Mixed-precision refinement stalls without one (its f32 inner solves stagnate) and is
+    # solved again alike.
+    mixed = kw.solve(A, b, rtol=1e-6, precond="auto", precision="mixed", device=device)
+    assert mixed.converged and mixed.preconditioner["kind"] == "ilut", mixed.notes
+    assert mixed.refinement is not None
+    assert true_relres(A, b, mixed.x) <= 1.01e-6
+    assert any(n.startswith("precond auto: gmres without a preconditioner stopped (stagnation)")
+               for n in mixed.notes), mixed.notes
     # precond="none" (the default) keeps the failure (NotConvergedError with the report).
     with pytest.raises(kw.NotConvergedError) as e:
         kw.solve(A, b, rtol=1e-6, precond="none", device=device)

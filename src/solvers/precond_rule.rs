@@ -6,10 +6,11 @@
 //!
 //! The rule lives here so that every front end retries alike and says so in the same words;
 //! which requests take part (not an explicit preconditioner, an iteration limit the user set,
-//! mixed precision or several devices, which take no factored M) is the front end's to
-//! decide. The first solve is watched by [`crate::solvers::SlowGuard`] (GPU) or
+//! or several devices, which take no factored M) is the front end's to decide. The first
+//! solve is watched by [`crate::solvers::SlowGuard`] (GPU) or
 //! [`crate::cpu::cancellable_watching`] (CPU) with a [`crate::solvers::SlowWatch`], so that a
-//! hopeless one stops early.
+//! hopeless one stops early; mixed-precision refinement is not watched (its outer loop stops
+//! a stalled solve itself) but is solved again alike.
 
 use crate::base::options::{Method, Precond};
 use crate::base::report::{SolveReport, StopReason};
@@ -36,8 +37,9 @@ pub fn auto_precond_for(method: Method) -> Option<Precond> {
 /// stopped for a reason a preconditioner addresses — stagnation, a breakdown, divergence,
 /// non-finite values, the iteration limit, or the slow-convergence guard's cancel
 /// (`guard_fired`: the [`crate::solvers::SlowWatch`] fired) — not f32's residual floor, CG's
-/// indefinite matrix, nor a user's cancel; and it neither converged nor ran as
-/// mixed-precision refinement.
+/// indefinite matrix, nor a user's cancel; and it did not converge. Mixed-precision
+/// refinement that stalls (its report's reason: stagnation) takes the retry too: f32 inner
+/// solves that cannot reduce the residual without a preconditioner often can with one.
 ///
 /// ```
 /// use krylov_wgpu::solvers::{Method, SolveReport, StopReason, Variant, auto_precond_retry_warranted};
@@ -61,7 +63,7 @@ pub fn auto_precond_retry_warranted(report: &SolveReport, guard_fired: bool) -> 
         StopReason::Cancelled => guard_fired,
         _ => false,
     };
-    retry && !report.converged && report.refinement.is_none()
+    retry && !report.converged
 }
 
 /// The note of a retry: `report` is the first solve's (of `method`, without a

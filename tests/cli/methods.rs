@@ -275,6 +275,18 @@ fn precond_auto_solves_a_stagnating_system_again_with_ilut() {
             && n.ends_with("solved again with ilut")),
         "{r}"
     );
+    // Mixed-precision refinement stalls without a preconditioner (its f32 inner solves
+    // stagnate) and is solved again alike.
+    let r = solve_ok_on(&[&data("west0479.mtx")], "--precision mixed", 1e-6);
+    assert_eq!(r["preconditioner"]["kind"], "ilut", "{r}");
+    assert!(r["refinement"].is_object(), "{r}");
+    assert!(
+        r["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("precond auto: gmres without a preconditioner stopped (stagnation)")),
+        "{r}"
+    );
     let west = data("west0479.mtx");
     let fails = |extra: &[&str]| {
         let mut args = vec!["solve", west.as_str(), "--device", "cpu", "--json"];

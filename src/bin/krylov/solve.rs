@@ -474,14 +474,14 @@ struct Run<'a> {
 /// The preconditioner `--precond auto` solves again with after a solve without one on one
 /// device stops short ([`auto_precond_for`]: IC(0) for CG, ILUT for GMRES and BiCGStab) —
 /// or `None` where it does not retry: an explicit preconditioner, an iteration limit the
-/// user set, mixed precision or several devices (which take no factored M), other methods.
+/// user set or several devices (which take no factored M), other methods. Mixed precision
+/// retries too (its outer loop, not the slow guard, stops a stalled first solve).
 fn auto_precond_retry(args: &SolveArgs) -> Option<Precond> {
     if args.precond_arg != PrecondArg::Auto
         || args.precond != Precond::None
         || args.max_iter != DEFAULT_MAX_ITER
         || args.devices.is_some()
         || args.mpi
-        || args.matrix.precision == PrecisionArg::Mixed
     {
         return None;
     }
