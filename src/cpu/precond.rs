@@ -208,7 +208,7 @@ pub fn shift_notice(f: &Ilu0) -> Option<String> {
         return Some(format!(
             "{}: at every shift up to {:.0e}·diag(row maxima) its f32 triangular solves lose \
              accuracy; using the least inaccurate (shift {:.0e}, relative error {:.1e} on \
-             M^-1 A e): expect slow convergence, or solve in f64",
+             M^-1 A e): expect slow convergence; mixed precision or f64 avoids it",
             f.label,
             crate::cpu::ilu::SHIFTS[crate::cpu::ilu::SHIFTS.len() - 1],
             f.shift,
