@@ -182,3 +182,51 @@ fn f64_on_a_device_without_shader_f64_is_a_typed_error() {
         vec![1.0, 2.0, 3.0]
     );
 }
+
+/// A row longer than llvmpipe's 65535 loop steps (one thread per CSR row): wherever the
+/// product is cut short, the solve must not claim convergence — the host's f64 check of the
+/// returned x (`solvers::host_check`) turns the device's claim into a residual gap.
+#[test]
+fn a_row_too_long_for_a_software_loop_never_yields_a_false_convergence() {
+    let Some(engine) = engine() else {
+        return;
+    };
+    if !engine.context().summary.shader_f64 {
+        return;
+    }
+    // SPD arrow: a tridiagonal band and a dense first row and column of 70 000 entries.
+    let n = 70_000usize;
+    let mut t = Vec::new();
+    for i in 0..n {
+        t.push((i, i, if i == 0 { 4.0 + 1e-3 * n as f64 } else { 4.0 }));
+        if i > 0 {
+            t.push((i, i - 1, -1.0));
+            t.push((i - 1, i, -1.0));
+        }
+        if i > 1 {
+            t.push((0, i, 1e-3));
+            t.push((i, 0, 1e-3));
+        }
+    }
+    let a = Csr::<f64>::from_triplets(n, &t).unwrap();
+    let b = a.mul_vec(&vec![1.0; n]).unwrap();
+    let opts = krylov_wgpu::solvers::SolveOptions {
+        method: krylov_wgpu::solvers::Method::Cg,
+        rtol: 1e-8,
+        ..Default::default()
+    };
+    let sol = krylov_wgpu::solvers::solve_gpu(&engine, &a, &b, None, &opts, &mut ()).unwrap();
+    let r = a.residual_inf(&b, &sol.x).unwrap();
+    let b_inf = b.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    if sol.report.converged {
+        assert!(r <= 1e-6 * b_inf, "converged but |b - Ax|∞ = {r:e}");
+    } else {
+        assert_eq!(
+            sol.report.reason,
+            krylov_wgpu::solvers::StopReason::ResidualGap,
+            "{}",
+            sol.report.reason_detail
+        );
+        assert!(sol.report.reason_detail.contains("row of 70000 entries"));
+    }
+}

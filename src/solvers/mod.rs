@@ -11,6 +11,7 @@ pub mod cg;
 pub mod dist;
 mod driver;
 pub mod gmres;
+pub mod host_check;
 pub mod jacobi;
 mod method_rule;
 pub mod mixed;
@@ -79,6 +80,7 @@ pub fn solve_gpu<T: Scalar>(
     let first = solve(opts)?;
     let mut sol = crate::cpu::recovery::balance_after_f32_overflow(first, opts, solve)?;
     crate::cpu::explain_f32_gap(&mut sol.report);
+    host_check::contradicts_convergence(a, b, opts.rtol, opts.atol, &mut sol);
     Ok(sol)
 }
 
