@@ -30,10 +30,10 @@ pub fn contradicts_convergence<T: Scalar>(
     }
     let (mut r2, mut rho2, mut b2) = (0.0f64, 0.0f64, 0.0f64);
     let mut longest = 0usize;
-    for i in 0..a.nrows() {
+    for (i, bi) in b.iter().enumerate() {
         let (cols, vals) = a.row(i);
         longest = longest.max(cols.len());
-        let bi = b[i].as_f64();
+        let bi = bi.as_f64();
         let (mut ax, mut abs) = (0.0f64, bi.abs());
         for (&c, v) in cols.iter().zip(vals) {
             let t = v.as_f64() * sol.x[c as usize].as_f64();
