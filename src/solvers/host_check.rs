@@ -18,6 +18,22 @@ const SLACK: f64 = 10.0;
 /// claims convergence but the host's f64 ‖b − A x‖₂ exceeds `SLACK`× the threshold
 /// max(rtol·‖b‖₂, atol) plus `SLACK`× the rounding of b − Ax in the solve's precision
 /// (ε·‖ |A||x| + |b| ‖₂). Returns whether it did.
+///
+/// ```
+/// use krylov_wgpu::matrix::generators::poisson_2d_fd;
+/// use krylov_wgpu::solvers::host_check::contradicts_convergence;
+/// use krylov_wgpu::solvers::{Method, Solution, SolveReport, StopReason, Variant};
+/// use krylov_wgpu::Precision;
+/// let a = poisson_2d_fd::<f64>(8);
+/// let b = a.mul_vec(&vec![1.0; 64])?;
+/// let mut report = SolveReport::new(Method::Cg, Variant::Pipelined, Precision::F64, 64, a.nnz());
+/// (report.converged, report.reason) = (true, StopReason::Converged);
+/// // A device that claims convergence for x = 0.
+/// let mut sol = Solution { x: vec![0.0; 64], report };
+/// assert!(contradicts_convergence(&a, &b, 1e-6, 0.0, &mut sol));
+/// assert!(!sol.report.converged && sol.report.reason == StopReason::ResidualGap);
+/// # Ok::<(), krylov_wgpu::KrylovError>(())
+/// ```
 pub fn contradicts_convergence<T: Scalar>(
     a: &Csr<T>,
     b: &[T],
