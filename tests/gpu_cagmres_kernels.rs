@@ -112,15 +112,7 @@ fn every_gpu_tsqr_is_a_qr_with_the_papers_orthogonality() {
     for kappa in [1e2, 1e6] {
         let w = block_with_cond(n, s, kappa);
         let host_r = w.clone().qr().r();
-        for t in [
-            Tsqr::Mgs,
-            Tsqr::Cgs,
-            Tsqr::Cgs2,
-            Tsqr::CholQr,
-            Tsqr::CholQr2,
-            Tsqr::Svqr,
-            Tsqr::Caqr,
-        ] {
+        for t in Tsqr::ALL {
             let (q, r, rep) = cagmres::tsqr_block::<f64>(&engine, &w, t).unwrap();
             let back = (&q * &r - &w).norm() / w.norm();
             assert!(back < 1e-12, "{t} kappa {kappa:e}: |QR - W| = {back:e}");
